@@ -1,0 +1,132 @@
+################################################################################
+#
+# Makefile -- build, test and install corral
+#
+################################################################################
+#
+# Inputs (set on the command line):
+#   PREFIX    ?= /usr/local   installation prefix
+#   DESTDIR   ?=              staging root for packagers
+#   SANITIZE  ?=              1: build under build/asan with ASan+UBSan
+#   COVERAGE  ?=              1: build under build/cov with gcov
+#   WERROR    ?=              1: warnings are errors (always, for 'test')
+#   V         ?= 0            1: show every command
+#
+# Targets: all (default), test, coverage, bench, demo, install, uninstall,
+# deps, clean.  The programs land in bin/ (a sanitizer or coverage build
+# keeps its own bin/ under build/, so bin/ is always the plain build).
+
+MAKEFLAGS += -rR
+.SUFFIXES:
+.DELETE_ON_ERROR:
+# Keep objects and directories that pattern rules made along the way.
+.SECONDARY:
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+V       ?= 0
+CC      := gcc
+AR      := ar
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# test and coverage builds always turn warnings into errors.
+ifneq ($(filter test coverage,$(MAKECMDGOALS)),)
+WERROR := 1
+endif
+
+ifeq ($(SANITIZE),1)
+BUILD  := build/asan
+BIN    := $(BUILD)/bin
+FLAVOR := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	  -fno-sanitize-recover=all
+else ifeq ($(COVERAGE),1)
+BUILD  := build/cov
+BIN    := $(BUILD)/bin
+FLAVOR := -O0 --coverage
+else
+BUILD  := build/release
+BIN    := bin
+FLAVOR := -O2
+endif
+
+CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
+CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+CRYPTO_LIBS  = $(shell pkg-config --libs libcrypto)
+
+ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
+	-Wshadow -Wstrict-prototypes -Wmissing-prototypes -g $(FLAVOR) \
+	$(if $(filter 1,$(WERROR)),-Werror) $(CFLAGS)
+ALL_LDFLAGS := $(FLAVOR) $(LDFLAGS)
+
+SRCS  := $(sort $(wildcard src/*.c))
+TOOLS := $(sort $(wildcard tools/*.c))
+OBJS  := $(SRCS:src/%.c=$(BUILD)/src/%.o)
+PROGS := $(TOOLS:tools/%.c=$(BIN)/%)
+LIB   := $(BUILD)/libcorral.a
+
+.PHONY: all
+all: $(PROGS)
+
+# The compiler flags are a prerequisite of every object: when they change
+# (WERROR, CFLAGS), everything is rebuilt.  The file is only rewritten when
+# its content differs, so an unchanged build stays up to date.
+$(BUILD)/cflags: FORCE | deps $(BUILD)/src/ $(BUILD)/tools/
+	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(ALL_LDFLAGS)' \
+		> $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+
+$(BUILD)/src/%.o: src/%.c src/corral.h $(BUILD)/cflags | deps
+	@$(if $(Q),printf '  CC      %s\n' '$<')
+	$(Q)$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tools/%.o: tools/%.c src/corral.h $(BUILD)/cflags | deps
+	@$(if $(Q),printf '  CC      %s\n' '$<')
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
+
+$(LIB): $(OBJS)
+	@$(if $(Q),printf '  AR      %s\n' '$@')
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
+	@$(if $(Q),printf '  LD      %s\n' '$@')
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(CJSON_LIBS) $(CRYPTO_LIBS)
+
+# Directories are order-only: their mtime changes whenever a file inside
+# does, which must not make anything out of date.
+%/:
+	$(Q)mkdir -p $@
+
+# Installs what is missing on Debian (as root), or names the exact command.
+.PHONY: deps
+deps:
+	$(Q)build-aux/deps
+
+.PHONY: test
+test: all
+	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) build-aux/run-tests
+
+.PHONY: coverage
+coverage:
+	$(Q)rm -f build/cov/src/*.gcda
+	$(Q)$(MAKE) --no-print-directory COVERAGE=1 test
+	$(Q)build-aux/coverage build/cov/src src
+
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+
+.PHONY: uninstall
+uninstall:
+	rm -f $(TOOLS:tools/%.c=$(DESTDIR)$(PREFIX)/bin/%)
+
+.PHONY: clean
+clean:
+	rm -rf bin build
+
+.PHONY: FORCE
+FORCE:

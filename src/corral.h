@@ -1,0 +1,219 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral.h is the one header of libcorral, the code shared by every corral
+ * program.  The library reports and the tool decides: nothing declared here
+ * prints or exits, except the x* helpers and the corral_warn/die family,
+ * which only tools/ may call.  Functions that can fail return 0 or a
+ * pointer on success and -1 or NULL on failure, filling a caller-supplied
+ * struct corral_err with a one-line message.
+ */
+#ifndef CORRAL_H
+#define CORRAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CORRAL_VERSION "0.1.0"
+
+/* Exit statuses, the contract of every program (README "Exit status"). */
+enum {
+	CORRAL_EXIT_OK = 0,	/* success */
+	CORRAL_EXIT_NO = 1,	/* ran, and the answer is "no" (failures) */
+	CORRAL_EXIT_ERR = 2	/* usage error, bad input, or I/O failure */
+};
+
+/* ------------------------------------------------------------------ */
+/* err.c: messages, in one format: "progname: what went wrong"         */
+
+/*
+ * A library error: the message, and the errno that caused it (0 if none).
+ * The tool prints it; a message ends without strerror, which the printer
+ * appends when errnum is set.
+ */
+struct corral_err {
+	char msg[1024];
+	int errnum;
+};
+
+/* Set err (if not NULL) and return -1.  errnum 0 means "no errno". */
+int corral_err_set(struct corral_err *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Set the program name printed before every message (argv[0]'s base). */
+void corral_setprogname(const char *argv0);
+const char *corral_progname(void);
+
+/*
+ * Print "progname: message" to stderr.  A format ending in ':' appends
+ * " strerror(errno)".  corral_error returns -1; corral_die exits.
+ */
+void corral_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int corral_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void corral_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* Print a library error as "progname: msg[: strerror]". */
+void corral_warn_err(const struct corral_err *err);
+void corral_die_err(int status, const struct corral_err *err)
+	__attribute__((noreturn));
+
+/* ------------------------------------------------------------------ */
+/* xalloc.c: allocation that exits on failure (tools only)             */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/*
+ * Parse a decimal integer in [min, max] the way OpenBSD strtonum does.
+ * Returns 0 and sets *out, or -1 with a message in err naming `what`.
+ */
+int corral_strtonum(const char *s, long long min, long long max,
+    long long *out, const char *what, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* buf.c: a growable byte buffer (sds-like), always NUL-terminated     */
+
+struct corral_buf {
+	char *data;	/* NULL until the first append */
+	size_t len;
+	size_t cap;
+};
+
+#define CORRAL_BUF_INIT { NULL, 0, 0 }
+
+/* Each returns 0, or -1 with errno ENOMEM (the buffer is then unchanged). */
+int corral_buf_add(struct corral_buf *b, const void *p, size_t n);
+int corral_buf_addstr(struct corral_buf *b, const char *s);
+int corral_buf_addch(struct corral_buf *b, int c);
+int corral_buf_addf(struct corral_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Append s (n bytes) as a JSON string literal, quotes included. */
+int corral_buf_addjson(struct corral_buf *b, const char *s, size_t n);
+void corral_buf_reset(struct corral_buf *b);		/* len = 0, keeps memory */
+void corral_buf_release(struct corral_buf *b);		/* frees data */
+
+/* ------------------------------------------------------------------ */
+/* strv.c: a vector of NUL-terminated strings                          */
+
+struct corral_strv {
+	char **v;	/* v[n] is NULL */
+	size_t n;
+	size_t cap;
+};
+
+#define CORRAL_STRV_INIT { NULL, 0, 0 }
+
+/* Append a copy of s (n bytes).  0, or -1 with errno ENOMEM. */
+int corral_strv_addn(struct corral_strv *sv, const char *s, size_t n);
+int corral_strv_add(struct corral_strv *sv, const char *s);
+void corral_strv_release(struct corral_strv *sv);	/* frees every string */
+
+/* ------------------------------------------------------------------ */
+/* set.c: a hash set of strings mapping each to an integer             */
+
+struct corral_set;
+
+/* NULL with errno ENOMEM.  Free with corral_set_free. */
+struct corral_set *corral_set_new(void);
+void corral_set_free(struct corral_set *s);
+/*
+ * Insert key with value if absent.  Returns 1 if inserted, 0 if it was
+ * already there (its value left alone), -1 on ENOMEM.  When vp is not NULL
+ * it is pointed at the stored value (new or old), valid until the next
+ * insertion.  The set keeps its own copy of key.
+ */
+int corral_set_put(struct corral_set *s, const char *key, long value,
+    long **vp);
+/* The stored value's address, or NULL when key is absent. */
+long *corral_set_get(const struct corral_set *s, const char *key);
+size_t corral_set_size(const struct corral_set *s);
+
+/* ------------------------------------------------------------------ */
+/* units.c: reading a population                                       */
+
+/*
+ * Read units from fp, one per line (sep '\n') or NUL-terminated (sep
+ * '\0').  Empty entries are skipped.  A unit seen twice is kept once, at
+ * its first position; each later copy is appended to dups (if not NULL)
+ * so the caller can warn.  A missing final separator is accepted.
+ * Returns 0, or -1 with err set (read error, ENOMEM).  name is used in
+ * messages.
+ */
+int corral_units_read(FILE *fp, int sep, const char *name,
+    struct corral_strv *units, struct corral_strv *dups,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* io.c: files, atomically                                             */
+
+/* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
+int corral_write_all(int fd, const void *p, size_t n);
+/* Read a whole file into b (appending).  0, or -1 with err set. */
+int corral_read_file(const char *path, struct corral_buf *b,
+    struct corral_err *err);
+/* mkdir -p.  0, or -1 with err set. */
+int corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err);
+/* fsync the directory that holds path.  0, or -1 with err set. */
+int corral_fsync_parent(const char *path, struct corral_err *err);
+
+/*
+ * Atomic replacement of one file (RELIABILITY 4.2): data goes to a
+ * temporary file beside the target, which commit fsyncs and renames over
+ * it, then fsyncs the directory.  A crash leaves the old file or the new
+ * one, never a mix; leftover temporaries are named .NAME.tmp.XXXXXX.
+ */
+struct corral_atomic {
+	int fd;
+	char *path;	/* the target */
+	char *tmp;	/* the temporary beside it */
+};
+
+enum corral_atomic_flags {
+	/* Keep the old file (and its mtime) when the content is the same. */
+	CORRAL_ATOMIC_KEEP_SAME = 1 << 0
+};
+
+/* Open a temporary for path.  0, or -1 with err set. */
+int corral_atomic_open(struct corral_atomic *a, const char *path,
+    struct corral_err *err);
+int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
+    struct corral_err *err);
+/*
+ * fsync, close, rename into place and fsync the directory.  Returns 1 if
+ * the target changed, 0 if it was kept (KEEP_SAME), -1 with err set; the
+ * temporary is removed on failure.  The struct is released either way.
+ */
+int corral_atomic_commit(struct corral_atomic *a, int flags,
+    struct corral_err *err);
+/* Remove the temporary and release the struct; for error paths. */
+void corral_atomic_abort(struct corral_atomic *a);
+/* Write a whole file atomically: open + write + commit. */
+int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* split.c: cutting a population into disjoint, balanced slices        */
+
+/*
+ * Round-robin split, exactly as the original: unit i goes to slice i mod
+ * n, where n = max(1, min(nslices, nunits)); order is kept inside a slice.
+ * On success *slicesp is an array of n vectors (each holding pointers into
+ * units->v, not copies) and *np is n; 0 units give 0 slices and NULL.
+ * Free the array (not the strings) with corral_split_free.  -1 on ENOMEM.
+ */
+int corral_split_roundrobin(const struct corral_strv *units, long nslices,
+    struct corral_strv **slicesp, size_t *np, struct corral_err *err);
+void corral_split_free(struct corral_strv *slices, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* time.c                                                              */
+
+/* Wall-clock time as ISO 8601 UTC, "2026-11-29T10:32:13Z", into out[21]. */
+void corral_time_iso(char out[21]);
+/* Monotonic milliseconds, for durations. */
+long long corral_time_ms(void);
+
+#endif /* CORRAL_H */

@@ -1,0 +1,284 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * io.c writes files so that Make and readers never see half of one: the
+ * atomic-replace recipe of RELIABILITY 4.2 (temporary beside the target,
+ * fsync, rename, fsync the directory), plus whole-file reads and mkdir -p.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+int
+corral_write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+corral_read_file(const char *path, struct corral_buf *b,
+    struct corral_err *err)
+{
+	char chunk[65536];
+	ssize_t r;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	for (;;) {
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (corral_buf_add(b, chunk, (size_t)r) < 0) {
+			r = -1;
+			break;
+		}
+	}
+	if (r < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int
+corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
+{
+	struct stat st;
+	char *p, *s;
+
+	if (!(p = strdup(path)))
+		return corral_err_set(err, errno, "cannot create '%s'", path);
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		if (s[-1] != '/') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST)
+				goto fail;
+			if (stat(p, &st) < 0)
+				goto fail;
+			if (!S_ISDIR(st.st_mode)) {
+				errno = ENOTDIR;
+				goto fail;
+			}
+			*s = c;
+		}
+		if (*s == '\0')
+			break;
+	}
+	free(p);
+	return 0;
+fail:
+	corral_err_set(err, errno, "cannot create '%s'", p);
+	free(p);
+	return -1;
+}
+
+/* The directory part of path ("." when there is none), malloc'd. */
+static char *
+dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	if (!(d = malloc((size_t)(slash - path) + 1)))
+		return NULL;
+	memcpy(d, path, (size_t)(slash - path));
+	d[slash - path] = '\0';
+	return d;
+}
+
+int
+corral_fsync_parent(const char *path, struct corral_err *err)
+{
+	char *dir;
+	int fd, rc = 0;
+
+	if (!(dir = dir_of(path)))
+		return corral_err_set(err, errno, "cannot sync '%s'", path);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fsync(fd) < 0)
+		rc = corral_err_set(err, errno, "cannot sync directory '%s'",
+		    dir);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
+static mode_t
+current_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
+int
+corral_atomic_open(struct corral_atomic *a, const char *path,
+    struct corral_err *err)
+{
+	const char *base = strrchr(path, '/');
+	size_t dirlen = base ? (size_t)(base - path) + 1 : 0;
+
+	base = base ? base + 1 : path;
+	a->fd = -1;
+	a->path = strdup(path);
+	a->tmp = malloc(strlen(path) + sizeof(".tmp.XXXXXX") + 1);
+	if (!a->path || !a->tmp) {
+		corral_atomic_abort(a);
+		return corral_err_set(err, ENOMEM, "cannot write '%s'", path);
+	}
+	memcpy(a->tmp, path, dirlen);
+	sprintf(a->tmp + dirlen, ".%s.tmp.XXXXXX", base);
+	if ((a->fd = mkstemp(a->tmp)) < 0) {
+		corral_err_set(err, errno, "cannot create '%s'", a->tmp);
+		free(a->tmp);
+		a->tmp = NULL;
+		corral_atomic_abort(a);
+		return -1;
+	}
+	/* mkstemp makes 0600; results are for everyone to read. */
+	if (fcntl(a->fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fchmod(a->fd, 0666 & ~current_umask()) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		corral_atomic_abort(a);
+		return -1;
+	}
+	return 0;
+}
+
+int
+corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
+    struct corral_err *err)
+{
+	if (corral_write_all(a->fd, p, n) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+	return 0;
+}
+
+/* 1 when the file at path holds exactly the bytes of fd, else 0. */
+static int
+same_content(const char *path, int fd)
+{
+	char x[65536], y[65536];
+	struct stat sa, sb;
+	ssize_t rx, ry;
+	int other, same = 0;
+
+	if ((other = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if (fstat(other, &sa) < 0 || fstat(fd, &sb) < 0 ||
+	    !S_ISREG(sa.st_mode) || sa.st_size != sb.st_size ||
+	    lseek(fd, 0, SEEK_SET) < 0)
+		goto out;
+	for (;;) {
+		rx = read(other, x, sizeof(x));
+		ry = read(fd, y, sizeof(y));
+		if (rx < 0 || ry < 0 || rx != ry || memcmp(x, y, (size_t)rx))
+			goto out;
+		if (rx == 0)
+			break;
+	}
+	same = 1;
+out:
+	close(other);
+	return same;
+}
+
+int
+corral_atomic_commit(struct corral_atomic *a, int flags,
+    struct corral_err *err)
+{
+	int fd = a->fd;
+
+	if (fsync(fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		goto fail;
+	}
+	if ((flags & CORRAL_ATOMIC_KEEP_SAME) && same_content(a->path, fd)) {
+		corral_atomic_abort(a);
+		return 0;
+	}
+	a->fd = -1;
+	if (close(fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		goto fail;
+	}
+	if (rename(a->tmp, a->path) < 0) {
+		corral_err_set(err, errno, "cannot rename '%s' to '%s'",
+		    a->tmp, a->path);
+		goto fail;
+	}
+	free(a->tmp);
+	a->tmp = NULL;
+	if (corral_fsync_parent(a->path, err) < 0)
+		goto fail;
+	corral_atomic_abort(a);
+	return 1;
+fail:
+	corral_atomic_abort(a);
+	return -1;
+}
+
+void
+corral_atomic_abort(struct corral_atomic *a)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	if (a->tmp)
+		unlink(a->tmp);
+	free(a->tmp);
+	free(a->path);
+	a->fd = -1;
+	a->tmp = a->path = NULL;
+}
+
+int
+corral_atomic_file(const char *path, const void *p, size_t n, int flags,
+    struct corral_err *err)
+{
+	struct corral_atomic a;
+
+	if (corral_atomic_open(&a, path, err) < 0)
+		return -1;
+	if (corral_atomic_write(&a, p, n, err) < 0) {
+		corral_atomic_abort(&a);
+		return -1;
+	}
+	return corral_atomic_commit(&a, flags, err);
+}

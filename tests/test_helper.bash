@@ -1,0 +1,92 @@
+# test_helper.bash -- shared set-up and assertions for corral's bats suite.
+#
+# _corral_setup puts the programs under test ($CORRAL_TEST_BIN, set by
+# 'make test') first on PATH, sets LC_ALL=C and moves into a directory of
+# the test's own under BATS_TEST_TMPDIR, where every test writes.  The assertions print the
+# "expected : / actual :" block that bats-assert users know.
+
+CORRAL_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+
+_corral_setup() {
+	: "${CORRAL_TEST_BIN:=$CORRAL_ROOT/bin}"
+	PATH="$CORRAL_TEST_BIN:$CORRAL_ROOT/tests/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	export PATH CORRAL_ROOT CORRAL_TEST_BIN
+	export LC_ALL=C
+	unset CORRAL_KEEP CORRAL_RUN MAKEFLAGS MFLAGS MAKELEVEL
+	# A directory of our own: bats keeps its --separate-stderr files in
+	# BATS_TEST_TMPDIR itself.
+	mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || return 1
+}
+
+flunk() {
+	{
+		if [ "$#" -eq 0 ]; then cat; else printf '%s\n' "$@"; fi
+	} | sed 's/^/# /' >&2
+	return 1
+}
+
+# assert_equal EXPECTED ACTUAL
+assert_equal() {
+	[ "$1" = "$2" ] && return 0
+	flunk "-- values differ --" "expected : $1" "actual   : $2" "--"
+}
+
+# assert_output TEXT: $output is exactly TEXT
+assert_output() {
+	[ "$output" = "$1" ] && return 0
+	flunk "-- output differs --" "expected : $1" "actual   : $output" "--"
+}
+
+# assert_stderr TEXT: $stderr is exactly TEXT (run --separate-stderr)
+assert_stderr() {
+	[ "$stderr" = "$1" ] && return 0
+	flunk "-- stderr differs --" "expected : $1" "actual   : $stderr" "--"
+}
+
+# assert_contains HAYSTACK NEEDLE
+assert_contains() {
+	case "$1" in *"$2"*) return 0 ;; esac
+	flunk "-- text not found --" "expected : ...$2..." "actual   : $1" "--"
+}
+
+# refute_contains HAYSTACK NEEDLE
+refute_contains() {
+	case "$1" in *"$2"*) ;; *) return 0 ;; esac
+	flunk "-- text found but must not be --" "unexpected : $2" "actual     : $1" "--"
+}
+
+# assert_json FILTER [FILE]: jq -e FILTER holds for FILE (default: $output)
+assert_json() {
+	local filter=$1 got
+	if [ "$#" -ge 2 ]; then
+		got=$(jq -e "$filter" "$2" 2>&1) && return 0
+	else
+		got=$(jq -e "$filter" <<<"$output" 2>&1) && return 0
+	fi
+	flunk "-- JSON check failed --" "filter   : $filter" "result   : $got" \
+		"input    : $(if [ "$#" -ge 2 ]; then head -c 2000 "$2"; else printf '%s' "${output:0:2000}"; fi)" "--"
+}
+
+# assert_json_eq EXPECTED_JSON ACTUAL_JSON: equal by meaning (jq -S)
+assert_json_eq() {
+	local want got
+	want=$(jq -S . <<<"$1") || flunk "expected is not JSON: $1" || return 1
+	got=$(jq -S . <<<"$2") || flunk "actual is not JSON: $2" || return 1
+	[ "$want" = "$got" ] && return 0
+	flunk "-- JSON differs --" "expected : $(jq -cS . <<<"$1")" "actual   : $(jq -cS . <<<"$2")" "--"
+}
+
+# assert_file_exists PATH / assert_no_file PATH
+assert_file_exists() {
+	[ -e "$1" ] || flunk "expected file to exist: $1"
+}
+assert_no_file() {
+	[ ! -e "$1" ] && [ ! -L "$1" ] || flunk "expected no file at: $1"
+}
+
+# tree_digest DIR: a digest of every path, mode, mtime and byte under DIR
+tree_digest() {
+	(cd "$1" && find . -printf '%p %M %T@ %l\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) |
+		sha256sum | cut -d' ' -f1
+}

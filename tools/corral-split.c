@@ -1,0 +1,168 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-split cuts a population into N disjoint, balanced slices.  It
+ * reads units (one per line, or NUL-separated with -0) from FILE or stdin
+ * and writes DIR/K.units for K = 0 .. n-1, each atomically and only when
+ * its content changed, so Make sees an unchanged slice as up to date.
+ * Slice files left from a larger earlier plan are removed.  Without -o, or
+ * with -j, the plan is printed as JSON: {"0":[units...],"1":[...]}.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-split [-0hj] [-n N] [-o DIR] [FILE]\n");
+	exit(status);
+}
+
+static void
+write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
+{
+	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t k, i;
+
+	if (corral_mkdir_p(dir, 0777, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (k = 0; k < n; k++) {
+		corral_buf_reset(&path);
+		corral_buf_reset(&body);
+		if (corral_buf_addf(&path, "%s/%zu.units", dir, k) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		for (i = 0; i < slices[k].n; i++)
+			if (corral_buf_addstr(&body, slices[k].v[i]) < 0 ||
+			    corral_buf_addch(&body, sep) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		if (corral_atomic_file(path.data, body.data, body.len,
+		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+	}
+	corral_buf_release(&path);
+	corral_buf_release(&body);
+}
+
+/* Remove DIR/K.units for every K >= n: slices of an earlier, larger plan. */
+static void
+remove_stale(const char *dir, size_t n)
+{
+	struct corral_buf path = CORRAL_BUF_INIT;
+	struct dirent *de;
+	unsigned long k;
+	char *end;
+	DIR *d;
+
+	if (!(d = opendir(dir)))
+		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", dir);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		errno = 0;
+		k = strtoul(de->d_name, &end, 10);
+		if (errno || strcmp(end, ".units") || k < n)
+			continue;
+		corral_buf_reset(&path);
+		if (corral_buf_addf(&path, "%s/%s", dir, de->d_name) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		if (unlink(path.data) < 0 && errno != ENOENT)
+			corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
+			    path.data);
+	}
+	closedir(d);
+	corral_buf_release(&path);
+}
+
+static void
+print_plan(struct corral_strv *slices, size_t n)
+{
+	struct corral_buf out = CORRAL_BUF_INIT;
+	size_t k, i;
+	int rc = corral_buf_addch(&out, '{');
+
+	for (k = 0; k < n && rc == 0; k++) {
+		rc |= corral_buf_addf(&out, "%s\"%zu\":[", k ? "," : "", k);
+		for (i = 0; i < slices[k].n; i++) {
+			if (i)
+				rc |= corral_buf_addch(&out, ',');
+			rc |= corral_buf_addjson(&out, slices[k].v[i],
+			    strlen(slices[k].v[i]));
+		}
+		rc |= corral_buf_addch(&out, ']');
+	}
+	rc |= corral_buf_addstr(&out, "}\n");
+	if (rc < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	fwrite(out.data, 1, out.len, stdout);
+	corral_buf_release(&out);
+}
+
+static void
+read_units(const char *file, int sep, struct corral_strv *units)
+{
+	struct corral_strv dups = CORRAL_STRV_INIT;
+	struct corral_err err;
+	FILE *fp = stdin;
+	size_t i;
+
+	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
+		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	if (corral_units_read(fp, sep, file, units, &dups, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < dups.n; i++)
+		corral_warn("unit '%s' is listed more than once; "
+		    "counted once", dups.v[i]);
+	if (fp != stdin)
+		fclose(fp);
+	corral_strv_release(&dups);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_strv units = CORRAL_STRV_INIT, *slices;
+	struct corral_err err;
+	const char *dir = NULL, *nstr = NULL;
+	int c, sep = '\n', json = 0;
+	long long nslices;
+	size_t n;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt(argc, argv, "0hjn:o:")) != -1) {
+		switch (c) {
+		case '0': sep = '\0'; break;
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'j': json = 1; break;
+		case 'n': nstr = optarg; break;
+		case 'o': dir = optarg; break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (!nstr || argc - optind > 1)
+		usage(stderr, CORRAL_EXIT_ERR);
+	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+
+	read_units(optind < argc ? argv[optind] : "-", sep, &units);
+	if (corral_split_roundrobin(&units, (long)nslices, &slices, &n,
+	    &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (dir) {
+		write_slices(dir, slices, n, sep);
+		remove_stale(dir, n);
+	}
+	if (!dir || json)
+		print_plan(slices, n);
+	corral_split_free(slices, n);
+	corral_strv_release(&units);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return CORRAL_EXIT_OK;
+}
