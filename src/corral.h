@@ -209,11 +209,92 @@ int corral_split_roundrobin(const struct corral_strv *units, long nslices,
 void corral_split_free(struct corral_strv *slices, size_t n);
 
 /* ------------------------------------------------------------------ */
+/* record.c: one result record, one JSON object per line               */
+
+/*
+ * A record keeps the original five fields first (agent_id, unit, ok, note,
+ * at), then what users of test runners expect.  NULL strings, exit < 0 and
+ * attempt < 0 are written as JSON null.  Key order is fixed, so equal
+ * records are equal bytes.
+ */
+struct corral_record {
+	const char *agent_id;
+	const char *unit;
+	int ok;			/* JSON boolean */
+	const char *note;	/* "VERDICT: detail" */
+	const char *at;		/* ISO 8601 UTC */
+	const char *status;	/* pass fail crash error timeout flaky not-run */
+	int exit_code;		/* < 0: null (killed, or never ran) */
+	const char *signal;	/* "SIGSEGV", or NULL */
+	long long duration_ms;
+	int attempt;		/* 1 for the first run; 0 for not-run */
+	const char *run;	/* the run id */
+	const char *output;	/* path of the captured output, or NULL */
+};
+
+/*
+ * Append r to b as one JSON line ending in '\n'.  0, or -1 (ENOMEM; b may
+ * hold part of the line and should be reset).
+ */
+int corral_record_format(struct corral_buf *b, const struct corral_record *r);
+
+/* ------------------------------------------------------------------ */
+/* checkout.c: an agent's private clone of just the parts it needs     */
+
+/*
+ * A part is a relative path inside src.  It is refused (-1, err names the
+ * part) when it is absolute, when ".." takes it out of src, or when a
+ * symlink on the way (or the part itself, or a link inside a copied
+ * directory) leads outside src.  Checks the part only; 0 when it is fine.
+ * A part that does not exist is fine here (checkout warns about it).
+ */
+int corral_part_check(const char *src, const char *part,
+    struct corral_err *err);
+
+/*
+ * Build dest as a fresh private copy of the given parts of src: regular
+ * files are copied (copy_file_range or FICLONE where the kernel can, plain
+ * read/write otherwise; never hard links), directories merged, modes and
+ * mtimes kept, symlinks that stay inside src copied as (relative)
+ * symlinks.  Every part is checked before anything is written.  The clone
+ * is built beside dest under a temporary name and renamed into place, so
+ * dest is either the whole clone or absent; an existing dest is replaced
+ * only when it is a clone made by corral or an empty directory.  Paths in
+ * exclude (relative to src, may be NULL) are never copied, nor is dest
+ * itself when it lies inside src.  Each part that does not exist is
+ * appended to missing (may be NULL) for the caller to warn about.
+ * Returns 0, or -1 with err set and nothing left at dest or beside it.
+ */
+int corral_checkout(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_strv *missing, struct corral_err *err);
+
+/*
+ * Remove a clone made by corral_checkout.  A path that does not exist is
+ * fine (0); a path that is not such a clone is refused (-1, nothing
+ * removed).  Symlinks inside are removed, never followed.
+ */
+int corral_clone_remove(const char *dest, struct corral_err *err);
+
+/* The file corral_checkout leaves at the top of every clone. */
+#define CORRAL_CLONE_MARK ".corral-clone"
+
+/* ------------------------------------------------------------------ */
 /* time.c                                                              */
 
 /* Wall-clock time as ISO 8601 UTC, "2026-11-29T10:32:13Z", into out[21]. */
 void corral_time_iso(char out[21]);
 /* Monotonic milliseconds, for durations. */
 long long corral_time_ms(void);
+
+/* ------------------------------------------------------------------ */
+/* run.c: running one slice (corral-run-slice)                         */
+
+
+
+/* ------------------------------------------------------------------ */
+/* merge.c: the single writer of the shared result files               */
+
+
 
 #endif /* CORRAL_H */
