@@ -156,6 +156,8 @@ int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
 /* mkdir -p.  0, or -1 with err set. */
 int corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err);
+/* The process's umask (read without changing it for good). */
+mode_t corral_umask(void);
 /* fsync the directory that holds path.  0, or -1 with err set. */
 int corral_fsync_parent(const char *path, struct corral_err *err);
 
