@@ -100,6 +100,8 @@ join(const char *a, const char *b)
 
 	if (!*b)
 		return strdup(a);
+	if (!*a)
+		return strdup(b);
 	if (!(p = malloc(strlen(a) + strlen(b) + 2)))
 		return NULL;
 	sprintf(p, "%s/%s", a, b);
