@@ -36,12 +36,14 @@ struct job {
 	const struct corral_strv *exclude;	/* normalised, may be NULL */
 	const char *tmp;			/* the clone being built */
 	const char *part;			/* the part being copied */
+	struct corral_strv *list;		/* manifest mode: no copies */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
 	struct corral_err *err;
 };
 
 static int copy_entry(struct job *j, const char *rel);
+static int is_clone(const char *path);
 
 /*
  * Normalise a relative path lexically: no empty or "." components, ".."
@@ -361,9 +363,9 @@ copy_dir(struct job *j, const char *from, const char *to, const char *rel,
 	DIR *d;
 	int rc = 0;
 
-	if (mkdir(to, 0700) < 0 && errno != EEXIST)
+	if (!j->list && mkdir(to, 0700) < 0 && errno != EEXIST)
 		return corral_err_set(j->err, errno, "cannot create '%s'", to);
-	if (remember_dir(j, to, st) < 0)
+	if (!j->list && remember_dir(j, to, st) < 0)
 		return -1;
 	if (!(d = opendir(from)))
 		return corral_err_set(j->err, errno, "cannot open '%s'", from);
@@ -394,6 +396,44 @@ is_clone(const char *path)
 	return yes;
 }
 
+/*
+ * Manifest mode: one line for the entry, saying what a copy would hold
+ * (type, mode, size, mtime, path, and a link's target), so that any change
+ * to a part's files changes the manifest.  Symlinks are checked as for a
+ * copy.
+ */
+static int
+list_entry(struct job *j, const char *from, const char *rel,
+    const struct stat *st)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	char target[PATH_MAX];
+	ssize_t n = -1;
+	int type = S_ISDIR(st->st_mode) ? 'd' : S_ISREG(st->st_mode) ? 'f' :
+	    S_ISLNK(st->st_mode) ? 'l' : 'o';
+	int rc;
+
+	if (type == 'l') {
+		if (check_link(j->realsrc, from, j->part, j->err) < 0)
+			return -1;
+		if ((n = readlink(from, target, sizeof(target) - 1)) < 0)
+			return corral_err_set(j->err, errno,
+			    "cannot read '%s'", from);
+		target[n] = '\0';
+	}
+	/* A directory is its entries: its own size and mtime only add noise. */
+	rc = corral_buf_addf(&b, "%c %04o %lld %lld.%09ld %s%s%s", type,
+	    (unsigned)(st->st_mode & 07777),
+	    type == 'd' ? 0LL : (long long)st->st_size,
+	    type == 'd' ? 0LL : (long long)st->st_mtim.tv_sec,
+	    type == 'd' ? 0L : st->st_mtim.tv_nsec,
+	    *rel ? rel : ".", n >= 0 ? " -> " : "", n >= 0 ? target : "");
+	if (rc < 0 || corral_strv_add(j->list, b.data) < 0)
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_buf_release(&b);
+	return rc;
+}
+
 /* Copy the entry at rel (normalised, relative to the source). */
 static int
 copy_entry(struct job *j, const char *rel)
@@ -410,6 +450,12 @@ copy_entry(struct job *j, const char *rel)
 		goto out;
 	if (lstat(from, &st) < 0) {
 		rc = corral_err_set(j->err, errno, "cannot stat '%s'", from);
+		goto out;
+	}
+	if (j->list) {
+		rc = list_entry(j, from, rel, &st);
+		if (rc == 0 && S_ISDIR(st.st_mode) && !is_clone(from))
+			rc = copy_dir(j, from, to, rel, &st);
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -488,6 +534,19 @@ finish_dirs(struct job *j)
 }
 
 static int
+list_missing(struct job *j, const char *part)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc = 0;
+
+	if (corral_buf_addf(&b, "- %s", part) < 0 ||
+	    corral_strv_add(j->list, b.data) < 0)
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
 copy_part(struct job *j, const char *part, struct corral_strv *missing)
 {
 	char *rel = normalise(part), *from;
@@ -507,6 +566,10 @@ copy_part(struct job *j, const char *part, struct corral_strv *missing)
 			    from);
 		else if (missing && corral_strv_add(missing, part) < 0)
 			rc = corral_err_set(j->err, errno, "checkout");
+		else if (j->list && list_missing(j, part) < 0)
+			rc = -1;
+	} else if (j->list) {
+		rc = copy_entry(j, rel);
 	} else {
 		rc = make_parents(j, rel);
 		if (rc == 0 && *rel == '\0')
@@ -746,5 +809,49 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 	closedir(d);
 	if (rc == 0 && rmdir(dest) < 0 && errno != ENOENT)
 		rc = corral_err_set(err, errno, "cannot remove '%s'", dest);
+	return rc;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+corral_checkout_manifest(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, struct corral_buf *out,
+    struct corral_strv *missing, struct corral_err *err)
+{
+	struct corral_strv normex = CORRAL_STRV_INIT, lines = CORRAL_STRV_INIT;
+	struct job j = { 0 };
+	char *realsrc;
+	size_t i;
+	int rc = -1;
+
+	if (!(realsrc = realpath(src, NULL)))
+		return corral_err_set(err, errno, "cannot open '%s'", src);
+	if (prepare(src, parts, exclude, &normex, err) < 0)
+		goto out;
+	j.realsrc = realsrc;
+	j.exclude = &normex;
+	j.tmp = realsrc;
+	j.err = err;
+	j.list = &lines;
+	for (i = 0; i < parts->n; i++) {
+		j.part = parts->v[i];
+		if (copy_part(&j, parts->v[i], missing) < 0)
+			goto out;
+	}
+	if (lines.n)
+		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_str);
+	for (i = 0, rc = 0; i < lines.n && rc == 0; i++)
+		if (corral_buf_addstr(out, lines.v[i]) < 0 ||
+		    corral_buf_addch(out, '\n') < 0)
+			rc = corral_err_set(err, errno, "manifest");
+out:
+	free(realsrc);
+	corral_strv_release(&normex);
+	corral_strv_release(&lines);
 	return rc;
 }

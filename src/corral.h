@@ -278,6 +278,17 @@ int corral_checkout(const char *src, const struct corral_strv *parts,
  */
 int corral_clone_remove(const char *dest, struct corral_err *err);
 
+/*
+ * The manifest of what corral_checkout would copy, without copying: one
+ * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
+ * link; "- PART" for each missing part, which also goes to missing),
+ * sorted, appended to out.  Any change to a part's files or metadata
+ * changes it.  Parts are checked exactly as for a checkout.  0 or -1.
+ */
+int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, struct corral_buf *out,
+    struct corral_strv *missing, struct corral_err *err);
+
 /* The file corral_checkout leaves at the top of every clone. */
 #define CORRAL_CLONE_MARK ".corral-clone"
 

@@ -13,6 +13,7 @@ setup() {
 }
 
 USAGE='usage: corral-checkout [-p PARTSFILE] [-x EXCLUDE] SRC DEST [PART...]
+       corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] SRC [PART...]
        corral-checkout -d DEST'
 
 # listing DIR: every path under DIR, sorted, without the clone mark
@@ -257,4 +258,33 @@ listing() {
 @test "checkout: -d of a missing path is not an error" {
 	run -0 --separate-stderr corral-checkout -d nothere
 	assert_stderr ""
+}
+
+@test "checkout: -m writes a manifest of what the clone would hold, and copies nothing" {
+	ln -s ../top.txt src/a/lnk
+	run -0 --separate-stderr corral-checkout -m manifest src a nothere
+	assert_stderr ""
+	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ [0-9.]+ /\1 /' manifest
+	assert_output "$(printf '%s\n' '- nothere' 'd a' 'd a/deep' 'f a/deep/y.txt' 'f a/x.txt' 'l a/lnk -> ../top.txt')"
+	run -0 ls
+	assert_output "$(printf 'manifest\nsrc')"
+}
+
+@test "checkout: -m rewrites the manifest only when a part's content changed" {
+	run -0 corral-checkout -m manifest src a b
+	touch -d '2001-01-01' manifest
+	run -0 corral-checkout -m manifest src a b
+	run -0 stat -c %Y manifest
+	assert_output "$(date -d 2001-01-01 +%s)"
+	echo changed >> src/b/z.txt
+	run -0 corral-checkout -m manifest src a b
+	run -0 stat -c %Y manifest
+	[ "$output" -gt "$(date -d 2001-01-01 +%s)" ]
+}
+
+@test "checkout: -m refuses an escaping part like a checkout does" {
+	ln -s /etc src/out
+	run -2 --separate-stderr corral-checkout -m manifest src out
+	assert_stderr "corral-checkout: part 'out': symlink 'out' leads outside '$PWD/src'"
+	assert_no_file manifest
 }
