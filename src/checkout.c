@@ -812,10 +812,22 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 	return rc;
 }
 
-static int
-cmp_str(const void *a, const void *b)
+/* The path of a manifest line: after "- ", or after the four fields. */
+static const char *
+manifest_path(const char *line)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	int fields = line[0] == '-' ? 1 : 4;
+
+	while (fields-- > 0 && (line = strchr(line, ' ')))
+		line++;
+	return line ? line : "";
+}
+
+static int
+cmp_manifest(const void *a, const void *b)
+{
+	return strcmp(manifest_path(*(char *const *)a),
+	    manifest_path(*(char *const *)b));
 }
 
 int
@@ -844,7 +856,7 @@ corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 			goto out;
 	}
 	if (lines.n)
-		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_str);
+		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_manifest);
 	for (i = 0, rc = 0; i < lines.n && rc == 0; i++)
 		if (corral_buf_addstr(out, lines.v[i]) < 0 ||
 		    corral_buf_addch(out, '\n') < 0)

@@ -282,7 +282,7 @@ int corral_clone_remove(const char *dest, struct corral_err *err);
  * The manifest of what corral_checkout would copy, without copying: one
  * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
  * link; "- PART" for each missing part, which also goes to missing),
- * sorted, appended to out.  Any change to a part's files or metadata
+ * sorted by path, appended to out.  Any change to a part's files or metadata
  * changes it.  Parts are checked exactly as for a checkout.  0 or -1.
  */
 int corral_checkout_manifest(const char *src, const struct corral_strv *parts,

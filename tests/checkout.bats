@@ -265,7 +265,7 @@ listing() {
 	run -0 --separate-stderr corral-checkout -m manifest src a nothere
 	assert_stderr ""
 	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ [0-9.]+ /\1 /' manifest
-	assert_output "$(printf '%s\n' '- nothere' 'd a' 'd a/deep' 'f a/deep/y.txt' 'f a/x.txt' 'l a/lnk -> ../top.txt')"
+	assert_output "$(printf '%s\n' 'd a' 'd a/deep' 'f a/deep/y.txt' 'l a/lnk -> ../top.txt' 'f a/x.txt' '- nothere')"
 	run -0 ls
 	assert_output "$(printf 'manifest\nsrc')"
 }
