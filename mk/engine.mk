@@ -173,8 +173,8 @@ $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
 
 # The merge: the only writer of the shared files, over the main layer and
 # every re-run layer, the latest attempt of each unit winning.
-__corral_layers = $(__corral_O)/logs $(addsuffix /logs,$(shell \
-	ls -d $(__corral_O)/rerun/[0-9]* 2>/dev/null | sort -t/ -k1 -V))
+__corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
+	2>/dev/null | sort -V | sed 's|$$|/logs|')
 __corral_merge = $(__corral_B)corral-merge -u $(__corral_O)/units \
 	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
 __corral_summary = $(__corral_B)corral-scoreboard -f $(__corral_O)
@@ -186,7 +186,8 @@ __corral_stamps := $(foreach k,$(__corral_slices),$(__corral_O)/slices/$(k).pass
 
 # The manifests must be fresh before the digest; the slices read it.
 $(__corral_stamps): | $(__corral_O)/inputs
-$(__corral_O)/inputs: $(__corral_stamps:.pass=.manifest)
+$(__corral_O)/inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
+	$(wildcard $(__corral_O)/slices/*.manifest))
 
 __corral_phony += __corral-run
 __corral-run: $(__corral_stamps)
@@ -204,7 +205,7 @@ __corral-merge:
 # Re-run the failed and not-run units as a new layer: split across fresh
 # agents, run by an inner make (sharing the jobserver), merged over all.
 __corral_phony += __corral-rerun-failed
-__corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/cmd \
+__corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
 		$(__corral_O)/parts-config
 	$(__corral_Q)[ -f $(__corral_O)/failed.units ] || { \
 		echo "corral: nothing to re-run in '$(__corral_O)'; run corral-run first" >&2; \

@@ -232,6 +232,7 @@ struct corral_record {
 	int attempt;		/* 1 for the first run; 0 for not-run */
 	const char *run;	/* the run id */
 	const char *output;	/* path of the captured output, or NULL */
+	const char *inputs;	/* digest of what the unit depended on */
 };
 
 /*
@@ -295,8 +296,13 @@ int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 /* ------------------------------------------------------------------ */
 /* time.c                                                              */
 
-/* Wall-clock time as ISO 8601 UTC, "2026-11-29T10:32:13Z", into out[21]. */
-void corral_time_iso(char out[21]);
+/*
+ * Wall-clock time as ISO 8601 UTC with milliseconds,
+ * "2026-11-29T10:32:13.042Z", into out.  Equal-length strings sort by time,
+ * which is how the merge tells the latest attempt of a unit.
+ */
+#define CORRAL_TIME_ISO_SIZE 25
+void corral_time_iso(char out[CORRAL_TIME_ISO_SIZE]);
 /* Monotonic milliseconds, for durations. */
 long long corral_time_ms(void);
 
@@ -339,9 +345,11 @@ struct corral_run {
 	const struct corral_strv *parts;
 	const struct corral_strv *exclude;	/* may be NULL */
 	const char *workroot;	/* the clone is made under it */
+	const char *inputs;	/* recorded in each record; may be NULL */
 	int keep;		/* leave the clone in place */
 
 	char *clone;		/* the clone's absolute path, once made */
+	size_t failed;		/* units whose record says ok false */
 
 	/* Private to run.c. */
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */

@@ -679,7 +679,7 @@ append_record(struct corral_run *r, const char *unit, const char *output,
     const struct outcome *o, struct corral_err *err)
 {
 	struct corral_record rec;
-	char at[21];
+	char at[CORRAL_TIME_ISO_SIZE];
 
 	corral_time_iso(at);
 	rec.agent_id = r->agent;
@@ -694,6 +694,9 @@ append_record(struct corral_run *r, const char *unit, const char *output,
 	rec.attempt = 1;
 	rec.run = r->run;
 	rec.output = output;
+	rec.inputs = r->inputs;
+	if (!o->ok)
+		r->failed++;
 	corral_buf_reset(&r->line);
 	if (corral_record_format(&r->line, &rec) < 0)
 		return corral_err_set(err, ENOMEM, "cannot write '%s'",

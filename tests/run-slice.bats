@@ -16,8 +16,8 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hk] [-C SRC] [-p PART] [-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
-KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output"]'
+USAGE='usage: corral-run-slice [-0hk] [-C SRC] [-i INPUTS] [-p PART] [-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
 units() {
@@ -126,25 +126,25 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 	run -0 jq -c 'del(.at, .duration_ms)' logs/agent-K.jsonl
 	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0",
 		"status":"pass","exit":0,"signal":null,"attempt":1,"run":"R1",
-		"output":"logs/agent-K/1.out"}' "$output"
+		"output":"logs/agent-K/1.out","inputs":null}' "$output"
 	run -0 cat logs/agent-K/1.out
 	assert_output "hello"
 }
 
-@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output" {
+@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs" {
 	units a b c
-	run -0 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
 	run -0 jq -cs 'map(keys_unsorted) | unique' logs/agent-K.jsonl
 	assert_output "[$KEYS]"
 	run -0 jq -cs . logs/agent-K.jsonl
-	assert_json 'all(.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))'
+	assert_json 'all(.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"))'
 	assert_json 'all(.duration_ms | type == "number" and . >= 0)'
 	assert_json 'map(.ok) == [true, false, true]'
 }
 
-@test "run-slice: a failing unit's note has its exit status and last output line; exit is still 0" {
+@test "run-slice: a failing unit's note has its exit status and last output line; the agent exits 1" {
 	units u1
-	run -0 --separate-stderr corral-run-slice \
+	run -1 --separate-stderr corral-run-slice \
 		-c 'echo first; echo "  the last words  " >&2; echo; echo "   "; exit 3' -l logs K slice
 	assert_stderr ""
 	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
@@ -153,14 +153,14 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: a failing unit without output has a bare FAIL note" {
 	units u1
-	run -0 corral-run-slice -c 'exit 4' -l logs K slice
+	run -1 corral-run-slice -c 'exit 4' -l logs K slice
 	run -0 jq -r .note logs/agent-K.jsonl
 	assert_output "FAIL: exit 4"
 }
 
 @test "run-slice: a long last line is cut to 200 bytes on a character boundary" {
 	units u1
-	run -0 corral-run-slice -c 'printf x; i=0; while [ $i -lt 150 ]; do printf "\303\251"; i=$((i+1)); done; exit 1' -l logs K slice
+	run -1 corral-run-slice -c 'printf x; i=0; while [ $i -lt 150 ]; do printf "\303\251"; i=$((i+1)); done; exit 1' -l logs K slice
 	run -0 jq -r .note logs/agent-K.jsonl
 	local e99
 	e99=$(printf 'é%.0s' $(seq 99))
@@ -169,14 +169,14 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: a unit killed by a signal is recorded as a crash with the signal's name" {
 	units u1
-	run -0 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice
+	run -1 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice
 	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
 	assert_output '[false,"crash",null,"SIGSEGV","CRASH: signal 11 (SIGSEGV)"]'
 }
 
 @test "run-slice: a missing command is a fail with exit 127 and the shell's complaint" {
 	units u1
-	run -0 corral-run-slice -c 'nosuchcmd' -l logs K slice
+	run -1 corral-run-slice -c 'nosuchcmd' -l logs K slice
 	run -0 jq -c '[.ok, .status, .exit]' logs/agent-K.jsonl
 	assert_output '[false,"fail",127]'
 	run -0 jq -r .note logs/agent-K.jsonl
@@ -186,7 +186,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: a unit printing 50 MB is recorded, its output kept whole" {
 	units u1
-	run -0 corral-run-slice -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789ab | head -c 50000000; echo; echo "the end"; exit 1' -l logs K slice
+	run -1 corral-run-slice -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789ab | head -c 50000000; echo; echo "the end"; exit 1' -l logs K slice
 	run -0 jq -r .note logs/agent-K.jsonl
 	assert_output "FAIL: exit 1: the end"
 	run -0 stat -c %s logs/agent-K/1.out
@@ -195,7 +195,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: pass, fail, crash, missing command and flood side by side each get their own record" {
 	units pass fail crash missing flood pass2
-	run -0 --separate-stderr corral-run-slice -c '
+	run -1 --separate-stderr corral-run-slice -c '
 		case $CORRAL_UNIT in
 		fail) echo broken; exit 3 ;;
 		crash) kill -SEGV $$ ;;
@@ -277,7 +277,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: a note the unit writes to CORRAL_NOTE replaces the generated one; ok still follows the exit" {
 	units good bad quiet
-	run -0 corral-run-slice -c '
+	run -1 corral-run-slice -c '
 		case $CORRAL_UNIT in
 		good) printf "PASS: 12 checks\nsecond line\n" > "$CORRAL_NOTE" ;;
 		bad) echo "GAP: no test for x" > "$CORRAL_NOTE"; exit 1 ;;
@@ -296,7 +296,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: a FIFO at CORRAL_NOTE does not hang the agent" {
 	units a
-	run -0 timeout 20 corral-run-slice -c 'mkfifo "$CORRAL_NOTE"; exit 1' -l logs K slice
+	run -1 timeout 20 corral-run-slice -c 'mkfifo "$CORRAL_NOTE"; exit 1' -l logs K slice
 	run -0 jq -r .note logs/agent-K.jsonl
 	assert_output "FAIL: exit 1"
 }
@@ -356,7 +356,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: the clone is removed afterwards, also when units fail" {
 	units a b
-	run -0 corral-run-slice -C src -p a.txt -c 'echo "$CORRAL_WORKDIR"; chmod 000 .; exit 1' -l logs K slice
+	run -1 corral-run-slice -C src -p a.txt -c 'echo "$CORRAL_WORKDIR"; chmod 000 .; exit 1' -l logs K slice
 	run -0 cat logs/agent-K/1.out
 	assert_no_file "$output"
 	run -0 ls -A "$TMPDIR"
@@ -394,7 +394,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 
 @test "run-slice: a unit that deletes its own clone does not crash the agent" {
 	units a wipe b
-	run -0 --separate-stderr corral-run-slice -c 'case $CORRAL_UNIT in wipe) rm -rf "$CORRAL_WORKDIR" ;; esac' -l logs K slice
+	run -1 --separate-stderr corral-run-slice -c 'case $CORRAL_UNIT in wipe) rm -rf "$CORRAL_WORKDIR" ;; esac' -l logs K slice
 	run -0 jq -c '[.unit, .ok, .status, .exit, .note]' logs/agent-K.jsonl
 	assert_output "$(printf '%s\n' '["a",true,"pass",0,"PASS: exit 0"]' \
 		'["wipe",true,"pass",0,"PASS: exit 0"]' \
@@ -522,4 +522,19 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 	wait "$pid" || rc=$?
 	assert_equal 143 "$rc"
 	assert_no_file logs/agent-K.jsonl
+}
+
+@test "run-slice: -i records the inputs digest in every record" {
+	units a b
+	run -0 corral-run-slice -i abc123 -c true -l logs K slice
+	run -0 jq -r .inputs logs/agent-K.jsonl
+	assert_output "$(printf 'abc123\nabc123')"
+}
+
+@test "run-slice: the agent exits 0 when every unit passed and 1 when one failed" {
+	units a b c
+	run -0 corral-run-slice -c true -l logs K slice
+	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	run -0 jq -c '[.unit, .ok]' logs/agent-K.jsonl
+	assert_output "$(printf '["a",true]\n["b",false]\n["c",true]')"
 }

@@ -4,9 +4,9 @@
  * parts its units need, runs every unit of SLICE there with /bin/sh -c
  * CMD, and leaves one record per unit in LOGDIR/agent-AGENT.jsonl, a name
  * that appears only when the whole slice ran (until then the records
- * grow in agent-AGENT.jsonl.part).  A failing unit is a result, so the
- * exit status is 0 whenever the slice ran and 2 only when it could not
- * be run or logged.  The clone is removed at the end, unless kept.  On
+ * grow in agent-AGENT.jsonl.part).  A failing unit is a result: the exit
+ * status is 0 when every unit passed, 1 when the slice ran and some unit
+ * failed, and 2 only when it could not be run or logged.  The clone is removed at the end, unless kept.  On
  * SIGHUP, SIGINT or SIGTERM the running unit gets the signal, the clone
  * is removed, the .part stays, and the agent dies of the same signal.
  */
@@ -21,8 +21,8 @@
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-run-slice [-0hk] [-C SRC] [-p PART] "
-	    "[-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] "
+	fprintf(fp, "usage: corral-run-slice [-0hk] [-C SRC] [-i INPUTS] "
+	    "[-p PART] [-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] "
 	    "-c CMD -l LOGDIR AGENT SLICE\n");
 	exit(status);
 }
@@ -84,7 +84,7 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 		    r->src);
 	if (rc == 0 && corral_run_units(r, units, &err) == 0 &&
 	    corral_run_commit(r, &err) == 0)
-		status = CORRAL_EXIT_OK;
+		status = r->failed ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	else if (!corral_run_caught())
 		corral_warn_err(&err);
 	if (r->keep && r->clone)
@@ -113,19 +113,20 @@ main(int argc, char *argv[])
 	struct corral_err err;
 	struct corral_run r;
 	const char *cmd = NULL, *logdir = NULL, *run = NULL, *src = ".";
-	const char *workroot = NULL, *keep;
+	const char *workroot = NULL, *keep, *inputs = NULL;
 	char runid[32];
 	int c, sep = '\n', status;
 	size_t i;
 
 	corral_setprogname(argv[0]);
 	corral_run_init(&r);
-	while ((c = getopt(argc, argv, "0C:c:hkl:p:P:r:w:x:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:c:hi:kl:p:P:r:w:x:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': src = optarg; break;
 		case 'c': cmd = optarg; break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'i': inputs = optarg; break;
 		case 'k': r.keep = 1; break;
 		case 'l': logdir = optarg; break;
 		case 'p': xadd(&parts, optarg); break;
@@ -155,6 +156,7 @@ main(int argc, char *argv[])
 	r.parts = &parts;
 	r.exclude = &exclude;
 	r.workroot = workroot ? workroot : env_or("TMPDIR", "/tmp");
+	r.inputs = inputs && *inputs ? inputs : NULL;
 	r.keep |= keep && !strcmp(keep, "1");
 	status = run_slice(&r, &units);
 
