@@ -188,6 +188,18 @@ int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
  */
 int corral_atomic_commit(struct corral_atomic *a, int flags,
     struct corral_err *err);
+/*
+ * The two halves of a commit, for a caller that renames several files
+ * together (merge.c).  prepare fsyncs and closes the temporary; it returns
+ * 1 when it is ready to rename, 0 when KEEP_SAME found the target equal
+ * (the temporary is then removed and the struct released), -1 with err
+ * set (removed and released too).  rename puts a prepared temporary in
+ * place without syncing the directory: 0, releasing the struct, or -1
+ * with err set, leaving the temporary and the struct for abort.
+ */
+int corral_atomic_prepare(struct corral_atomic *a, int flags,
+    struct corral_err *err);
+int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 /* Remove the temporary and release the struct; for error paths. */
 void corral_atomic_abort(struct corral_atomic *a);
 /* Write a whole file atomically: open + write + commit. */

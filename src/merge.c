@@ -29,6 +29,7 @@
 
 #define NONE ((size_t)-1)
 #define OUT_CHUNK 65536
+#define COMMIT_NAME ".merge.commit"	/* see rename_all */
 
 /* One agent's finished log. */
 struct agent {
@@ -92,7 +93,7 @@ struct merge {
 	struct corral_strv runs;
 	struct corral_buf at;		/* the latest "at" seen */
 	time_t units_mtime;
-	struct out succ, fail;
+	struct out succ, fail, sum;
 	int lockfd;
 };
 
@@ -185,11 +186,14 @@ parent_of(const char *dir)
 	return b.data;
 }
 
+/* dir/name, or just name when dir is ".", malloc'd. */
 static char *
 join(const char *dir, const char *name)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
 
+	if (!strcmp(dir, "."))
+		return strdup(name);
 	if (corral_buf_addf(&b, "%s%s%s", dir,
 	    dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0) {
 		corral_buf_release(&b);
@@ -593,27 +597,33 @@ out_add(struct out *o, const char *p, size_t n, int nl,
 	return o->b.len >= OUT_CHUNK ? out_flush(o, err) : 0;
 }
 
-/* Flush and fsync, so that the commits that follow are quick. */
+/*
+ * Flush, fsync and close the temporary.  When the target already holds the
+ * same bytes the temporary goes and o->open becomes 0: nothing to rename.
+ */
 static int
-out_sync(struct out *o, struct corral_err *err)
-{
-	if (out_flush(o, err) < 0)
-		return -1;
-	if (fsync(o->a.fd) < 0)
-		return corral_err_set(err, errno, "cannot write '%s'",
-		    o->a.tmp);
-	return 0;
-}
-
-static int
-out_commit(struct out *o, struct corral_err *err)
+out_prepare(struct out *o, struct corral_err *err)
 {
 	int rc;
 
-	o->open = 0;
-	rc = corral_atomic_commit(&o->a, CORRAL_ATOMIC_KEEP_SAME, err);
+	if (out_flush(o, err) < 0)
+		return -1;
 	corral_buf_release(&o->b);
+	rc = corral_atomic_prepare(&o->a, CORRAL_ATOMIC_KEEP_SAME, err);
+	o->open = rc == 1;
 	return rc < 0 ? -1 : 0;
+}
+
+/* Leave a prepared temporary where it is, for the next merge to finish. */
+static void
+out_leave(struct out *o)
+{
+	if (!o->open)
+		return;
+	free(o->a.tmp);
+	o->a.tmp = NULL;
+	corral_atomic_abort(&o->a);
+	o->open = 0;
 }
 
 static void
@@ -1194,7 +1204,8 @@ static void
 clean_stale(struct merge *m)
 {
 	static const char *const pre[] = { ".successes.jsonl.tmp.",
-	    ".failures.jsonl.tmp.", ".summary.json.tmp.", NULL };
+	    ".failures.jsonl.tmp.", ".summary.json.tmp.",
+	    "." COMMIT_NAME ".tmp.", NULL };
 	const char *const *p;
 	struct dirent *de;
 	char *path;
@@ -1242,6 +1253,7 @@ teardown(struct merge *m)
 
 	out_abort(&m->succ);
 	out_abort(&m->fail);
+	out_abort(&m->sum);
 	if (m->lockfd >= 0)
 		close(m->lockfd);
 	if (m->dir)
@@ -1285,29 +1297,164 @@ read_logs(struct merge *m, struct corral_err *err)
 	return 0;
 }
 
-/* Put the three result files in place, summary.json last. */
+/*
+ * The commit record: the base names of the prepared temporaries, one per
+ * line.  Once it is on disk the new result set is decided; a merge killed
+ * before it has renamed them all is finished by the next (roll_forward),
+ * so the three files are never left half old and half new.
+ */
+static const char *const targets[] = {
+	"successes.jsonl", "failures.jsonl", "summary.json", NULL
+};
+
+/* The target of temporary base name tmp (".NAME.tmp.XXXXXX"), or NULL. */
+static const char *
+target_of(const char *tmp)
+{
+	const char *const *t;
+	size_t n;
+
+	for (t = targets; *t; t++) {
+		n = strlen(*t);
+		if (tmp[0] == '.' && !strncmp(tmp + 1, *t, n) &&
+		    !strncmp(tmp + 1 + n, ".tmp.", 5) && !strchr(tmp, '/'))
+			return *t;
+	}
+	return NULL;
+}
+
+/* Rename the temporary named in one line of the commit record. */
+static int
+finish_one(struct merge *m, const char *tmp, struct corral_err *err)
+{
+	const char *target = target_of(tmp);
+	char *from = join(m->outdir, tmp), *to = NULL;
+	int rc = 0;
+
+	if (!target)
+		goto out;
+	if (!from || !(to = join(m->outdir, target))) {
+		rc = nomem(err);
+		goto out;
+	}
+	if (rename(from, to) < 0 && errno != ENOENT)
+		rc = corral_err_set(err, errno, "cannot rename '%s' to '%s'",
+		    from, to);
+out:
+	free(from);
+	free(to);
+	return rc;
+}
+
+/* Finish the commit of a merge that was killed half-way through it. */
+static int
+roll_forward(struct merge *m, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err e;
+	char *path, *line, *nl;
+	int rc = -1;
+
+	if (!(path = join(m->outdir, COMMIT_NAME)))
+		return nomem(err);
+	if (corral_read_file(path, &b, &e) < 0) {
+		rc = e.errnum == ENOENT ? 0 : corral_err_set(err, e.errnum,
+		    "%s", e.msg);
+		goto out;
+	}
+	say(m, "'%s': finishing the commit of an interrupted merge", path);
+	for (line = b.data; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		if (finish_one(m, line, err) < 0)
+			goto out;
+	}
+	if (corral_fsync_parent(path, err) < 0)
+		goto out;
+	if (unlink(path) < 0) {
+		corral_err_set(err, errno, "cannot remove '%s'", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	corral_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+static const char *
+base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Write the commit record, rename every prepared temporary, sync. */
+static int
+rename_all(struct merge *m, struct corral_err *err)
+{
+	struct out *outs[] = { &m->succ, &m->fail, &m->sum, NULL }, **o;
+	struct corral_buf rec = CORRAL_BUF_INIT;
+	char *path;
+	int rc = -1;
+
+	if (!(path = join(m->outdir, COMMIT_NAME)))
+		return nomem(err);
+	for (o = outs; *o; o++)
+		if ((*o)->open && (corral_buf_addstr(&rec,
+		    base_of((*o)->a.tmp)) < 0 || corral_buf_addch(&rec,
+		    '\n') < 0)) {
+			nomem(err);
+			goto out;
+		}
+	if (!rec.len) {
+		rc = 0;
+		goto out;
+	}
+	if (corral_atomic_file(path, rec.data, rec.len, 0, err) < 0)
+		goto out;
+	for (o = outs; *o; o++) {
+		if ((*o)->open && corral_atomic_rename(&(*o)->a, err) < 0) {
+			out_leave(&m->succ);	/* decided: the next merge */
+			out_leave(&m->fail);	/* renames what is left */
+			out_leave(&m->sum);
+			goto out;
+		}
+		(*o)->open = 0;
+	}
+	if (corral_fsync_parent(path, err) < 0)
+		goto out;
+	if (unlink(path) < 0) {
+		corral_err_set(err, errno, "cannot remove '%s'", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	corral_buf_release(&rec);
+	free(path);
+	return rc;
+}
+
+/* Put the three result files in place, together. */
 static int
 commit(struct merge *m, struct corral_err *err)
 {
 	struct corral_buf sum = CORRAL_BUF_INIT;
-	char *path = NULL;
 	int rc = -1;
 
 	count_results(m);
-	if (format_summary(m, &sum) < 0 ||
-	    !(path = join(m->outdir, "summary.json"))) {
+	if (format_summary(m, &sum) < 0) {
 		nomem(err);
 		goto out;
 	}
-	if (out_sync(&m->succ, err) < 0 || out_sync(&m->fail, err) < 0 ||
-	    out_commit(&m->succ, err) < 0 || out_commit(&m->fail, err) < 0 ||
-	    corral_atomic_file(path, sum.data, sum.len,
-	    CORRAL_ATOMIC_KEEP_SAME, err) < 0)
+	if (out_open(&m->sum, m->outdir, "summary.json", err) < 0 ||
+	    out_add(&m->sum, sum.data, sum.len, 0, err) < 0 ||
+	    out_prepare(&m->succ, err) < 0 || out_prepare(&m->fail, err) < 0 ||
+	    out_prepare(&m->sum, err) < 0 || rename_all(m, err) < 0)
 		goto out;
 	m->st->written = 1;
 	rc = 0;
 out:
-	free(path);
 	corral_buf_release(&sum);
 	return rc;
 }
@@ -1326,7 +1473,8 @@ corral_merge_run(const struct corral_merge_opts *o,
 	m.st = st;
 	m.report = report;
 	m.arg = arg;
-	if (setup(&m, err) < 0 || lock_outdir(&m, err) < 0)
+	if (setup(&m, err) < 0 || lock_outdir(&m, err) < 0 ||
+	    roll_forward(&m, err) < 0)
 		goto out;
 	clean_stale(&m);
 	if (read_logs(&m, err) < 0)
