@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,9 @@
 
 #include "corral.h"
 
-#define NONE ((size_t)-1)
-#define OUT_CHUNK 65536
+#define NONE UINT32_MAX
+#define IN_CHUNK (256 * 1024)
+#define OUT_CHUNK (256 * 1024)
 #define COMMIT_NAME ".merge.commit"	/* see rename_all */
 
 /* One agent's finished log. */
@@ -37,15 +39,19 @@ struct agent {
 	char *path;
 	size_t first;	/* its records are recs[first .. first + n) */
 	size_t n;
+	int redo;	/* a line replaced an earlier one: copy again */
 };
 
-/* One record line: where it is and what the merge needs to know of it. */
+/*
+ * One record line: where it is and what the merge needs to know of it.
+ * 32 bytes; with the unit's slot in the set, this is the memory per unit.
+ */
 struct rec {
 	size_t line;		/* line number in its log (from 1) */
-	size_t agent;		/* index in agents; NONE: a not-run record */
-	size_t dup_agent;	/* last agent reported as a duplicate */
-	unsigned status;	/* index in statuses */
-	unsigned run;		/* index in runs */
+	uint32_t agent;		/* index in agents; NONE: a not-run record */
+	uint32_t dup_agent;	/* last agent reported as a duplicate */
+	uint32_t status;	/* index in statuses */
+	uint32_t run;		/* index in runs */
 	unsigned char ok;
 	unsigned char dropped;	/* a later line of the same log replaced it */
 	unsigned char has_run;	/* the record named its run */
@@ -55,6 +61,7 @@ struct rec {
 struct out {
 	struct corral_atomic a;
 	struct corral_buf b;
+	off_t size;	/* bytes added so far */
 	int open;
 };
 
@@ -69,6 +76,7 @@ struct reader {
 	size_t lineno;
 	int torn;	/* the line had no '\n' */
 	struct stat st;
+	char *vbuf;	/* stdio's buffer: bigger than its 4 KiB */
 };
 
 struct merge {
@@ -338,6 +346,8 @@ list_logs(struct merge *m, struct corral_err *err)
 /* ------------------------------------------------------------------ */
 /* reading lines                                                       */
 
+static void reader_close(struct reader *rd);
+
 static int
 reader_open(struct reader *rd, const char *path, struct corral_err *err)
 {
@@ -345,11 +355,11 @@ reader_open(struct reader *rd, const char *path, struct corral_err *err)
 	rd->path = path;
 	if (!(rd->fp = fopen(path, "r")))
 		return corral_err_set(err, errno, "cannot open '%s'", path);
-	setvbuf(rd->fp, NULL, _IOFBF, OUT_CHUNK);
+	if ((rd->vbuf = malloc(IN_CHUNK)))
+		setvbuf(rd->fp, rd->vbuf, _IOFBF, IN_CHUNK);
 	if (fstat(fileno(rd->fp), &rd->st) < 0) {
 		corral_err_set(err, errno, "cannot read '%s'", path);
-		fclose(rd->fp);
-		rd->fp = NULL;
+		reader_close(rd);
 		return -1;
 	}
 	return 0;
@@ -360,9 +370,10 @@ reader_close(struct reader *rd)
 {
 	if (rd->fp)
 		fclose(rd->fp);
+	free(rd->vbuf);
 	free(rd->line);
 	rd->fp = NULL;
-	rd->line = NULL;
+	rd->vbuf = rd->line = NULL;
 }
 
 /*
@@ -442,7 +453,7 @@ intern(struct corral_set *ix, struct corral_strv *names, const char *s)
 
 /* Append a record; its index, or -1 on ENOMEM. */
 static long
-push_rec(struct merge *m, size_t agent, size_t line, int ok,
+push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
     const char *status, const char *run)
 {
 	struct rec *r;
@@ -473,7 +484,7 @@ push_rec(struct merge *m, size_t agent, size_t line, int ok,
 }
 
 static void
-duplicate(struct merge *m, struct rec *r, size_t ai, const char *unit)
+duplicate(struct merge *m, struct rec *r, uint32_t ai, const char *unit)
 {
 	if (r->dup_agent == ai)
 		return;
@@ -487,10 +498,11 @@ duplicate(struct merge *m, struct rec *r, size_t ai, const char *unit)
 /*
  * Note a valid record of agent ai.  A unit already kept from the same log
  * is replaced (the last attempt wins); one from another log is a
- * duplicate.  A unit the population lacks is unexpected.
+ * duplicate.  A unit the population lacks is unexpected.  Returns 1 when
+ * the line is kept (for now), 0 when it is not, -1 on ENOMEM.
  */
 static int
-add_record(struct merge *m, size_t ai, size_t line,
+add_record(struct merge *m, uint32_t ai, size_t line,
     const struct corral_json_record *jr)
 {
 	const char *status = jr->status ? jr->status : jr->ok ? "pass" : "fail";
@@ -509,17 +521,19 @@ add_record(struct merge *m, size_t ai, size_t line,
 		duplicate(m, &m->recs[was], ai, jr->unit);
 		return 0;
 	}
+	/* vp stays valid: push_rec adds to other sets, not to m->units. */
 	if ((idx = push_rec(m, ai, line, jr->ok, status, jr->run)) < 0)
 		return -1;
 	if (was >= 0) {
 		m->recs[was].dropped = 1;
 		m->recs[idx].dup_agent = m->recs[was].dup_agent;
+		m->agents[ai].redo = 1;
 	} else {
 		m->st->merged++;
 	}
-	*corral_set_get(m->units, jr->unit) = idx;
+	*vp = idx;
 	m->agents[ai].n++;
-	return 0;
+	return 1;
 }
 
 static int
@@ -531,9 +545,23 @@ note_at(struct merge *m, const char *at)
 	return corral_buf_addstr(&m->at, at);
 }
 
-/* Check one line of a log in the first pass. */
+static int out_add(struct out *o, const char *p, size_t n, int nl,
+    struct corral_err *err);
+
+/* 1 while the input is good, so that writing the results is worth it. */
 static int
-check_line(struct merge *m, size_t ai, struct reader *rd)
+writing(const struct merge *m)
+{
+	return !m->st->bad && !m->st->duplicates;
+}
+
+/*
+ * Check one line of agent ai's log, and copy it to its result file while
+ * the input is good.  0, or -1 with err set (ENOMEM, a write error).
+ */
+static int
+check_line(struct merge *m, uint32_t ai, struct reader *rd,
+    struct corral_err *err)
 {
 	struct corral_json_record jr;
 	struct corral_err e;
@@ -550,9 +578,14 @@ check_line(struct merge *m, size_t ai, struct reader *rd)
 		bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;
 	}
-	rc = add_record(m, ai, rd->lineno, &jr);
-	if (rc == 0)
-		rc = note_at(m, jr.at);
+	if ((rc = add_record(m, ai, rd->lineno, &jr)) < 0 ||
+	    note_at(m, jr.at) < 0)
+		rc = nomem(err);
+	else if (rc == 1 && writing(m))
+		rc = out_add(jr.ok ? &m->succ : &m->fail, rd->line, rd->len, 1,
+		    err);
+	else
+		rc = 0;
 	corral_json_record_release(&jr);
 	return rc;
 }
@@ -594,6 +627,7 @@ out_add(struct out *o, const char *p, size_t n, int nl,
 	if (corral_buf_add(&o->b, p, n) < 0 ||
 	    (nl && corral_buf_addch(&o->b, '\n') < 0))
 		return nomem(err);
+	o->size += (off_t)(n + (nl != 0));
 	return o->b.len >= OUT_CHUNK ? out_flush(o, err) : 0;
 }
 
@@ -612,6 +646,20 @@ out_prepare(struct out *o, struct corral_err *err)
 	rc = corral_atomic_prepare(&o->a, CORRAL_ATOMIC_KEEP_SAME, err);
 	o->open = rc == 1;
 	return rc < 0 ? -1 : 0;
+}
+
+/* Cut the temporary back to its first size bytes. */
+static int
+out_truncate(struct out *o, off_t size, struct corral_err *err)
+{
+	if (out_flush(o, err) < 0)
+		return -1;
+	if (ftruncate(o->a.fd, size) < 0 ||
+	    lseek(o->a.fd, size, SEEK_SET) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'",
+		    o->a.tmp);
+	o->size = size;
+	return 0;
 }
 
 /* Leave a prepared temporary where it is, for the next merge to finish. */
@@ -638,9 +686,12 @@ out_abort(struct out *o)
 /* ------------------------------------------------------------------ */
 /* the two passes over one log                                         */
 
-/* Second pass: copy the kept lines of agent ai, in line order. */
+/*
+ * Second pass, only for a log where a later line replaced an earlier one
+ * that the first pass had already copied: copy the kept lines again.
+ */
 static int
-copy_log(struct merge *m, size_t ai, struct reader *rd,
+copy_log(struct merge *m, uint32_t ai, struct reader *rd,
     struct corral_err *err)
 {
 	struct agent *a = &m->agents[ai];
@@ -664,15 +715,20 @@ copy_log(struct merge *m, size_t ai, struct reader *rd,
 		return -1;
 	while (k < end && m->recs[k].dropped)
 		k++;
-	if (k != end || reader_changed(rd))
+	if (k != end)
 		bad(m, "'%s' changed while it was being merged", rd->path);
 	return 0;
 }
 
-/* Both passes over agent ai's log. */
+/*
+ * Read agent ai's log: check every line and copy the kept ones.  When a
+ * unit comes back later in the same log, what this log wrote is cut off
+ * and copied again without the replaced lines.
+ */
 static int
-merge_log(struct merge *m, size_t ai, struct corral_err *err)
+merge_log(struct merge *m, uint32_t ai, struct corral_err *err)
 {
+	off_t succ = m->succ.size, fail = m->fail.size;
 	struct reader rd;
 	int rc;
 
@@ -680,12 +736,17 @@ merge_log(struct merge *m, size_t ai, struct corral_err *err)
 		return -1;
 	m->agents[ai].first = m->nrecs;
 	while ((rc = reader_next(&rd, err)) > 0)
-		if (check_line(m, ai, &rd) < 0) {
-			rc = nomem(err);
+		if (check_line(m, ai, &rd, err) < 0) {
+			rc = -1;
 			break;
 		}
-	if (rc == 0 && !m->st->bad && !m->st->duplicates)
-		rc = copy_log(m, ai, &rd, err);
+	if (rc == 0 && writing(m) && m->agents[ai].redo &&
+	    (out_truncate(&m->succ, succ, err) < 0 ||
+	    out_truncate(&m->fail, fail, err) < 0 ||
+	    copy_log(m, ai, &rd, err) < 0))
+		rc = -1;
+	if (rc == 0 && reader_changed(&rd))
+		bad(m, "'%s' changed while it was being merged", rd.path);
 	reader_close(&rd);
 	m->st->agents++;
 	return rc;
@@ -734,6 +795,8 @@ has_log(struct merge *m, const char *id)
 {
 	struct agent key;
 
+	if (!m->nagents)
+		return 0;
 	key.id = (char *)id;
 	return bsearch(&key, m->agents, m->nagents, sizeof(*m->agents),
 	    agent_cmp) != NULL;
@@ -912,8 +975,10 @@ add_by_status(struct merge *m, struct corral_buf *b)
 	for (i = 0; i < m->nrecs; i++)
 		if (!m->recs[i].dropped)
 			count[m->recs[i].status]++;
-	memcpy(names, m->statuses.v, n * sizeof(*names));
-	qsort(names, n, sizeof(*names), status_cmp);
+	if (n) {
+		memcpy(names, m->statuses.v, n * sizeof(*names));
+		qsort(names, n, sizeof(*names), status_cmp);
+	}
 	rc |= corral_buf_addstr(b, "  \"by_status\": {");
 	for (i = 0; i < n; i++) {
 		long *ix = corral_set_get(m->status_ix, names[i]);
@@ -1035,58 +1100,125 @@ history_flush(struct history *h, struct corral_err *err)
 }
 
 /*
- * Append the lines of result file name whose records (the kept records
- * with ok == ok, in order) belong to run, counting them in *n.
+ * How many kept records with this ok belong to run; *all is set when
+ * every one of them does.
  */
-static int
-history_copy(struct merge *m, struct history *h, const char *name, int ok,
-    unsigned run, size_t *n, struct corral_err *err)
+static size_t
+count_run(const struct merge *m, int ok, uint32_t run, int *all)
 {
-	struct reader rd;
-	char *path;
+	size_t i, n = 0;
+
+	*all = 1;
+	for (i = 0; i < m->nrecs; i++) {
+		if (m->recs[i].dropped || m->recs[i].ok != ok)
+			continue;
+		if (m->recs[i].run == run)
+			n++;
+		else
+			*all = 0;
+	}
+	return n;
+}
+
+/* Append the whole result file rd, which must be size bytes long. */
+static int
+history_whole(struct history *h, struct reader *rd, off_t size,
+    struct corral_err *err)
+{
+	char *chunk;
+	size_t r;
+	int rc = 0;
+
+	if (rd->st.st_size != size)
+		return corral_err_set(err, 0, "'%s' is not what this merge "
+		    "wrote", rd->path);
+	if (history_flush(h, err) < 0)
+		return -1;
+	if (!(chunk = malloc(OUT_CHUNK)))
+		return nomem(err);
+	while (rc == 0 && (r = fread(chunk, 1, OUT_CHUNK, rd->fp)) > 0)
+		if (corral_write_all(h->fd, chunk, r) < 0)
+			rc = corral_err_set(err, errno, "cannot write '%s'",
+			    h->path);
+	if (rc == 0 && ferror(rd->fp))
+		rc = corral_err_set(err, errno, "cannot read '%s'", rd->path);
+	free(chunk);
+	return rc;
+}
+
+/* Append the lines of rd whose records (kept, this ok) belong to run. */
+static int
+history_lines(struct merge *m, struct history *h, struct reader *rd, int ok,
+    uint32_t run, struct corral_err *err)
+{
 	size_t i;
 	int rc = 0;
 
-	if (!(path = join(m->outdir, name)))
-		return nomem(err);
-	if (reader_open(&rd, path, err) < 0) {
-		free(path);
-		return -1;
-	}
 	for (i = 0; i < m->nrecs && rc == 0; i++) {
 		struct rec *r = &m->recs[i];
 
 		if (r->dropped || r->ok != ok)
 			continue;
-		if ((rc = reader_next(&rd, err)) == 0)
-			rc = corral_err_set(err, 0, "'%s' is shorter than "
-			    "this merge wrote it", path);
-		else if (rc > 0)
-			rc = 0;
-		if (rc < 0 || r->run != run)
+		if ((rc = reader_next(rd, err)) == 0)
+			return corral_err_set(err, 0, "'%s' is not what this "
+			    "merge wrote", rd->path);
+		if (rc < 0)
+			return -1;
+		rc = 0;
+		if (r->run != run)
 			continue;
-		(*n)++;
-		if (corral_buf_add(&h->b, rd.line, rd.len) < 0 ||
+		if (corral_buf_add(&h->b, rd->line, rd->len) < 0 ||
 		    corral_buf_addch(&h->b, '\n') < 0)
 			rc = nomem(err);
 		else if (h->b.len >= OUT_CHUNK)
 			rc = history_flush(h, err);
 	}
-	reader_close(&rd);
+	return rc;
+}
+
+/*
+ * Append the records of run from result file o (the kept records with
+ * ok == ok, in order), counting them in *n.  A file that is all of one
+ * run, the usual case, is copied whole.
+ */
+static int
+history_copy(struct merge *m, struct history *h, const struct out *o,
+    const char *name, int ok, uint32_t run, size_t *n,
+    struct corral_err *err)
+{
+	struct reader rd;
+	size_t k;
+	char *path;
+	int rc, all;
+
+	if (!(k = count_run(m, ok, run, &all)))
+		return 0;
+	*n += k;
+	if (!(path = join(m->outdir, name)))
+		return nomem(err);
+	if ((rc = reader_open(&rd, path, err)) == 0) {
+		if (all)
+			rc = history_whole(h, &rd, o->size, err);
+		else
+			rc = history_lines(m, h, &rd, ok, run, err);
+		reader_close(&rd);
+	}
 	free(path);
 	return rc;
 }
 
 /* Append run's records, then the commit line that makes them count. */
 static int
-history_run(struct merge *m, struct history *h, unsigned run,
+history_run(struct merge *m, struct history *h, uint32_t run,
     struct corral_err *err)
 {
 	const char *name = m->runs.v[run];
 	size_t n = 0;
 
-	if (history_copy(m, h, "successes.jsonl", 1, run, &n, err) < 0 ||
-	    history_copy(m, h, "failures.jsonl", 0, run, &n, err) < 0)
+	if (history_copy(m, h, &m->succ, "successes.jsonl", 1, run, &n,
+	    err) < 0 ||
+	    history_copy(m, h, &m->fail, "failures.jsonl", 0, run, &n,
+	    err) < 0)
 		return -1;
 	if (corral_buf_addstr(&h->b, "{\"corral\":\"history\",\"run\":") < 0 ||
 	    corral_buf_addjson(&h->b, name, strlen(name)) < 0 ||
@@ -1153,7 +1285,7 @@ append_history(struct merge *m, struct corral_err *err)
 		goto out;
 	}
 	for (t = todo; *t; t++)
-		if (history_run(m, &h, (unsigned)*corral_set_get(m->run_ix, *t),
+		if (history_run(m, &h, (uint32_t)*corral_set_get(m->run_ix, *t),
 		    err) < 0)
 			goto out;
 	if (fsync(h.fd) < 0) {
@@ -1289,8 +1421,11 @@ read_logs(struct merge *m, struct corral_err *err)
 	if (out_open(&m->succ, m->outdir, "successes.jsonl", err) < 0 ||
 	    out_open(&m->fail, m->outdir, "failures.jsonl", err) < 0)
 		return -1;
+	if (m->nagents >= NONE)
+		return corral_err_set(err, 0, "'%s': too many agent logs",
+		    m->logdir);
 	for (i = 0; i < m->nagents; i++)
-		if (merge_log(m, i, err) < 0)
+		if (merge_log(m, (uint32_t)i, err) < 0)
 			return -1;
 	if (check_parts(m) < 0)
 		return nomem(err);

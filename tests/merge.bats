@@ -353,12 +353,11 @@ no_temps() {
 	assert_output "NOT-RUN: agent '7' did not finish"
 }
 
-@test "merge: a .part without -u still makes the result incomplete" {
-	rec a true > logs/agent-0.jsonl
+@test "merge: a lone .part, without -u, still makes the result incomplete" {
 	: > logs/agent-1.jsonl.part
 	run -2 --separate-stderr corral-merge -q logs
 	assert_stderr "corral-merge: 'logs/agent-1.jsonl.part': agent '1' did not finish"
-	assert_json '.unfinished == ["1"]' summary.json
+	assert_json '.unfinished == ["1"] and .agents == 0' summary.json
 }
 
 @test "merge: a .part beside a finished log of the same agent is only a warning" {
