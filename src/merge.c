@@ -7,9 +7,11 @@
  * atomically, under a lock, and only when the whole input is valid, so
  * they always hold a complete merge, old or new, never a mix of lines.
  *
- * Memory follows the number of records, not the log bytes: a first pass
- * over each log validates it and keeps, per record, its line number and a
- * few small facts; a second pass copies the kept lines without parsing.
+ * Memory follows the number of records, not the log bytes: lines are
+ * streamed, each checked and copied to a temporary as it comes, and per
+ * record only its line number and a few small facts are kept.  A log in
+ * which a unit comes back (a retry: the last line wins) is cut back and
+ * copied again from those facts, without parsing.
  */
 #define _DEFAULT_SOURCE	/* flock(2) */
 #include <dirent.h>

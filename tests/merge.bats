@@ -482,6 +482,27 @@ bad_line_case() {
 	assert_output "$(date -d 2001-01-01 +%s)"
 }
 
+@test "merge: memory follows the units, not the log bytes (over 20 MB of logs vs 1 MB)" {
+	[ -x /usr/bin/time ] || skip "GNU time is not installed"
+	local d pad
+	for d in small:400 big:10000; do
+		mkdir -p "${d%%:*}"
+		awk -v pad="${d##*:}" -v dir="${d%%:*}" 'BEGIN {
+			s = "x"; while (length(s) < pad) s = s s
+			for (i = 0; i < 2000; i++)
+				printf "{\"unit\":\"u%d\",\"ok\":true,\"note\":\"PASS: %s\"}\n", i, s \
+					> (dir "/agent-" (i % 8) ".jsonl")
+		}'
+	done
+	# (without ASan's quarantine, which keeps freed memory on purpose)
+	export ASAN_OPTIONS=quarantine_size_mb=0:thread_local_quarantine_size_kb=0
+	/usr/bin/time -o rss.small -f %M corral-merge -q -o o1 small
+	/usr/bin/time -o rss.big -f %M corral-merge -q -o o2 big
+	[ "$(stat -c %s o2/successes.jsonl)" -gt 20000000 ] || flunk "big is not big"
+	[ $(( $(cat rss.big) * 2 )) -le $(( $(cat rss.small) * 3 )) ] ||
+		flunk "max RSS $(cat rss.big) KB for 20 MB vs $(cat rss.small) KB for 1 MB"
+}
+
 # --- history ----------------------------------------------------------------
 
 @test "merge: history gets each run's records once, then a commit line" {
