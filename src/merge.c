@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -262,6 +261,15 @@ str_cmp(const void *x, const void *y)
 	int c = id_cmp(*a, *b);
 
 	return c ? c : strcmp(*a, *b);
+}
+
+/* For qsort of strings, bytewise: statuses and runs. */
+static int
+bytes_cmp(const void *x, const void *y)
+{
+	const char *const *a = x, *const *b = y;
+
+	return strcmp(*a, *b);
 }
 
 /*
@@ -952,13 +960,6 @@ write_missing(struct merge *m, struct corral_err *err)
 /* ------------------------------------------------------------------ */
 /* summary.json                                                        */
 
-static int
-status_cmp(const void *x, const void *y)
-{
-	const char *const *a = x, *const *b = y;
-
-	return strcmp(*a, *b);
-}
 
 /* "by_status": {"fail": 1, "pass": 2}, keys sorted bytewise. */
 static int
@@ -979,7 +980,7 @@ add_by_status(struct merge *m, struct corral_buf *b)
 			count[m->recs[i].status]++;
 	if (n) {
 		memcpy(names, m->statuses.v, n * sizeof(*names));
-		qsort(names, n, sizeof(*names), status_cmp);
+		qsort(names, n, sizeof(*names), bytes_cmp);
 	}
 	rc |= corral_buf_addstr(b, "  \"by_status\": {");
 	for (i = 0; i < n; i++) {
@@ -1229,14 +1230,6 @@ history_run(struct merge *m, struct history *h, uint32_t run,
 	return history_flush(h, err);
 }
 
-static int
-run_name_cmp(const void *x, const void *y)
-{
-	const char *const *a = x, *const *b = y;
-
-	return strcmp(*a, *b);
-}
-
 /* The runs of kept records that history lacks, sorted; NULL-terminated. */
 static const char **
 history_todo(struct merge *m, struct history *h)
@@ -1258,7 +1251,7 @@ history_todo(struct merge *m, struct history *h)
 	for (i = 0; i < m->runs.n; i++)
 		if (seen[i] && !corral_set_get(h->committed, m->runs.v[i]))
 			todo[n++] = m->runs.v[i];
-	qsort(todo, n, sizeof(*todo), run_name_cmp);
+	qsort(todo, n, sizeof(*todo), bytes_cmp);
 	free(seen);
 	return todo;
 }
