@@ -692,6 +692,29 @@ consistent() {
 	esac
 }
 
+@test "merge: a commit record left by a killed merge is finished by the next merge, even a refused one" {
+	make_set A A 50
+	make_set B B 40
+	make_set BAD BAD 10
+	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
+	run -1 corral-merge -q -o refA A
+	run -1 corral-merge -q -o refB B
+	run -1 corral-merge -q -o out A
+	# killed after renaming successes.jsonl, before the other two
+	cp refB/successes.jsonl out/successes.jsonl
+	cp refB/failures.jsonl out/.failures.jsonl.tmp.KILLED
+	cp refB/summary.json out/.summary.json.tmp.KILLED
+	printf '%s\n' .successes.jsonl.tmp.GONE .failures.jsonl.tmp.KILLED \
+		.summary.json.tmp.KILLED > out/.merge.commit
+	: > out/.successes.jsonl.tmp.STRAY
+	run -2 --separate-stderr corral-merge -q -o out BAD
+	assert_equal "${stderr_lines[0]}" "corral-merge: 'out/.merge.commit': finishing the commit of an interrupted merge"
+	assert_equal "${stderr_lines[1]}" "corral-merge: 'BAD/agent-0.jsonl' line 4: no trailing newline (torn write)"
+	assert_equal "$(which_set out)" B
+	assert_no_file out/.merge.commit
+	no_temps out
+}
+
 @test "merge: SIGSTOP then SIGKILL at 24 points leaves the old or the new set, and the next merge finishes or cleans up" {
 	make_set A A 2000
 	make_set B B 24000
