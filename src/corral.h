@@ -190,6 +190,18 @@ int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
  */
 int corral_atomic_commit(struct corral_atomic *a, int flags,
     struct corral_err *err);
+/*
+ * The two halves of a commit, for a caller that renames several files
+ * together (merge.c).  prepare fsyncs and closes the temporary; it returns
+ * 1 when it is ready to rename, 0 when KEEP_SAME found the target equal
+ * (the temporary is then removed and the struct released), -1 with err
+ * set (removed and released too).  rename puts a prepared temporary in
+ * place without syncing the directory: 0, releasing the struct, or -1
+ * with err set, leaving the temporary and the struct for abort.
+ */
+int corral_atomic_prepare(struct corral_atomic *a, int flags,
+    struct corral_err *err);
+int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 /* Remove the temporary and release the struct; for error paths. */
 void corral_atomic_abort(struct corral_atomic *a);
 /* Write a whole file atomically: open + write + commit. */
@@ -411,6 +423,103 @@ int corral_run_release(struct corral_run *r, struct corral_err *err);
 /* ------------------------------------------------------------------ */
 /* merge.c: the single writer of the shared result files               */
 
+/*
+ * What corral_merge_run reads and where it writes.  logdir holds the
+ * agent-ID.jsonl logs; outdir (NULL: logdir's parent) receives
+ * successes.jsonl, failures.jsonl, summary.json and history.jsonl.
+ * units (may be NULL) names the expected population, one unit per line;
+ * run (may be NULL) is the run id of the not-run records the merge writes.
+ */
+struct corral_merge_opts {
+	const char *logdir;
+	const char *outdir;
+	const char *units;
+	const char *run;
+};
 
+/*
+ * What a merge found.  The counts are those of summary.json.  written is 1
+ * when the three result files were replaced; it is 0 when the input was
+ * bad (bad > 0) or a unit was in two agents' logs (duplicates > 0), and
+ * then no file was touched.  Release with corral_merge_stats_release.
+ */
+struct corral_merge_stats {
+	size_t units;		/* the population: expected, else merged */
+	size_t merged;		/* distinct units found in the logs */
+	size_t successes;	/* lines written to successes.jsonl */
+	size_t failures;	/* lines written to failures.jsonl */
+	size_t missing;		/* expected units no log holds (not-run) */
+	size_t duplicates;	/* units in more than one agent's log */
+	size_t unexpected;	/* units in the logs that were not expected */
+	size_t agents;		/* agent logs read */
+	size_t bad;		/* bad lines and other input problems */
+	struct corral_strv unfinished;	/* IDs of agents with only a .part */
+	char *run;		/* run id given to not-run records */
+	int written;
+};
+
+/*
+ * Called once for every problem and warning, in the order found, with a
+ * one-line message ("'logs/agent-3.jsonl' line 7: invalid JSON at byte
+ * 41") that the tool prints.  The message is freed after the call.
+ */
+typedef void corral_merge_report_fn(void *arg, const char *msg);
+
+/*
+ * Merge the logs of o->logdir into o->outdir, under an exclusive flock on
+ * outdir/.merge.lock held throughout.  Every agent-ID.jsonl is read in
+ * agent order (decimal IDs numerically and first, others bytewise), each
+ * line validated (corral_json_record_parse) and routed byte for byte by
+ * "ok"; a unit twice in one log keeps its last line.  The result files
+ * are replaced atomically (CORRAL_ATOMIC_KEEP_SAME), and only when the
+ * whole input was valid; then the records of every run not yet committed
+ * to history.jsonl are appended to it.  The output is a pure function of
+ * the inputs: no clock is read.
+ * Returns 0 when the merge ran to its end (see st->written for whether
+ * files were replaced), or -1 with err set on an operational failure
+ * (I/O, ENOMEM), after which the old result files are intact unless
+ * st->written is 1 (then only history.jsonl may be incomplete, and the
+ * next merge repairs it).  st is filled either way; the caller releases it.
+ */
+int corral_merge_run(const struct corral_merge_opts *o,
+    struct corral_merge_stats *st, corral_merge_report_fn *report,
+    void *arg, struct corral_err *err);
+void corral_merge_stats_release(struct corral_merge_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* json.c: the one module that uses cJSON                              */
+
+/*
+ * One record line, parsed.  unit is never NULL or empty; status, run and
+ * at are NULL when absent or not strings.  The strings belong to the
+ * parsed document: release with corral_json_record_release.
+ */
+struct corral_json_record {
+	const char *unit;
+	int ok;
+	const char *status;
+	const char *run;
+	const char *at;
+	void *doc;
+};
+
+/*
+ * Parse line[0..len), which must be followed by a NUL at line[len], as
+ * one record: a JSON object and nothing else, with one string "unit" and
+ * one boolean "ok".  Returns 0, or -1 with a message such as "invalid
+ * JSON at byte 41" (bytes of the line, counted from 1) or "\"ok\" is not a
+ * boolean" in err (r is then empty and needs no release).
+ */
+int corral_json_record_parse(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_err *err);
+void corral_json_record_release(struct corral_json_record *r);
+
+/*
+ * Whether line[0..len) (NUL at line[len]) is a history commit line,
+ * {"corral":"history","run":"R","records":N}.  Returns 1 and puts R in
+ * run, 0 when it is not one, -1 on ENOMEM.
+ */
+int corral_json_commit_parse(const char *line, size_t len,
+    struct corral_buf *run);
 
 #endif /* CORRAL_H */

@@ -255,6 +255,43 @@ fail:
 	return -1;
 }
 
+int
+corral_atomic_prepare(struct corral_atomic *a, int flags,
+    struct corral_err *err)
+{
+	int fd = a->fd;
+
+	if (fsync(fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		goto fail;
+	}
+	if ((flags & CORRAL_ATOMIC_KEEP_SAME) && same_content(a->path, fd)) {
+		corral_atomic_abort(a);
+		return 0;
+	}
+	a->fd = -1;
+	if (close(fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		goto fail;
+	}
+	return 1;
+fail:
+	corral_atomic_abort(a);
+	return -1;
+}
+
+int
+corral_atomic_rename(struct corral_atomic *a, struct corral_err *err)
+{
+	if (rename(a->tmp, a->path) < 0)
+		return corral_err_set(err, errno, "cannot rename '%s' to '%s'",
+		    a->tmp, a->path);
+	free(a->tmp);
+	a->tmp = NULL;
+	corral_atomic_abort(a);
+	return 0;
+}
+
 void
 corral_atomic_abort(struct corral_atomic *a)
 {

@@ -38,3 +38,64 @@ random_units() {
 			plan.json >/dev/null || flunk "seed $seed: unbalanced plan (n=$n size=$size)"
 	done
 }
+
+# write_logs SEED NAGENTS UNITS DIR: the population in UNITS, each unit
+# given to a random one of NAGENTS agents, written by awk to
+# DIR/agent-K.jsonl with a random verdict; about one unit in ten gets an
+# earlier attempt with the opposite verdict first (the merge keeps the
+# last), and blank lines are sprinkled in.  Final verdicts go to DIR.truth.
+write_logs() {
+	mkdir -p "$4"
+	awk -v seed="$1" -v n="$2" -v dir="$4" '
+	function esc(s,   i, c, r) {
+		for (i = 1; i <= length(s); i++) {
+			c = substr(s, i, 1)
+			if (c == "\\" || c == "\"") r = r "\\" c
+			else if (c == "\t") r = r "\\t"
+			else r = r c
+		}
+		return r
+	}
+	function put(k, u, ok, f) {
+		f = dir "/agent-" k ".jsonl"
+		printf "{\"agent_id\":\"%d\",\"unit\":\"%s\",\"ok\":%s}\n", k, esc(u), ok > f
+		if (rand() < 0.05) print "" > f
+	}
+	BEGIN { srand(seed) }
+	{
+		k = int(rand() * n); ok = rand() < 0.8 ? "true" : "false"
+		if (rand() < 0.1) put(k, $0, ok == "true" ? "false" : "true")
+		put(k, $0, ok)
+		print ok "\t" $0 > (dir ".truth")
+	}' "$3"
+	touch "$4.truth"
+}
+
+@test "properties: 40 seeded populations (0-500 units, 1-40 agents) merge every unit exactly once" {
+	local seed size n status
+	for seed in $(seq 1 40); do
+		size=$(( (seed * 7919) % 501 ))
+		n=$(( 1 + (seed * 104729) % 40 ))
+		random_units "$seed" "$size" > units
+		[ "$size" -gt 0 ] && printf '%s\n' "back\\slash-$seed" "$(printf 'tab\there')-$seed" >> units &&
+			size=$((size + 2))
+		write_logs "$seed" "$n" units "logs$seed"
+		status=0
+		corral-merge -q -u units "logs$seed" 2>err || status=$?
+		[ "$status" -le 1 ] && [ ! -s err ] ||
+			flunk "seed $seed: exit $status: $(cat err)"
+		jq -e --argjson size "$size" --argjson n "$(ls "logs$seed" | wc -l)" '
+			.units == $size and .merged == $size and
+			.successes + .failures == $size and .missing == 0 and
+			.duplicates == 0 and .unexpected == 0 and .agents == $n' \
+			summary.json >/dev/null ||
+			flunk "seed $seed: summary $(cat summary.json)"
+		# every unit in exactly one file, with its last verdict
+		cat successes.jsonl failures.jsonl | jq -r .unit | LC_ALL=C sort > got
+		LC_ALL=C sort units > want
+		cmp -s got want || flunk "seed $seed: the results are not the population"
+		jq -r .unit successes.jsonl | LC_ALL=C sort > got
+		sed -n 's/^true\t//p' "logs$seed.truth" | LC_ALL=C sort > want
+		cmp -s got want || flunk "seed $seed: a unit has the wrong verdict"
+	done
+}

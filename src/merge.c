@@ -1,0 +1,1635 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * merge.c is the single writer of the shared result files.  It reads every
+ * agent-ID.jsonl of a log directory, checks each line on its own, and
+ * routes it, byte for byte, to successes.jsonl or failures.jsonl, counting
+ * every unit exactly once.  Its invariant: the result files are replaced
+ * atomically, under a lock, and only when the whole input is valid, so
+ * they always hold a complete merge, old or new, never a mix of lines.
+ *
+ * Memory follows the number of records, not the log bytes: lines are
+ * streamed, each checked and copied to a temporary as it comes, and per
+ * record only its line number and a few small facts are kept.  A log in
+ * which a unit comes back (a retry: the last line wins) is cut back and
+ * copied again from those facts, without parsing.
+ */
+#define _DEFAULT_SOURCE	/* flock(2) */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+#define NONE UINT32_MAX
+#define IN_CHUNK (256 * 1024)
+#define OUT_CHUNK (256 * 1024)
+#define COMMIT_NAME ".merge.commit"	/* see rename_all */
+
+/* One agent's finished log. */
+struct agent {
+	char *id;
+	char *path;
+	size_t first;	/* its records are recs[first .. first + n) */
+	size_t n;
+	int redo;	/* a line replaced an earlier one: copy again */
+};
+
+/*
+ * One record line: where it is and what the merge needs to know of it.
+ * 32 bytes; with the unit's slot in the set, this is the memory per unit.
+ */
+struct rec {
+	size_t line;		/* line number in its log (from 1) */
+	uint32_t agent;		/* index in agents; NONE: a not-run record */
+	uint32_t dup_agent;	/* last agent reported as a duplicate */
+	uint32_t status;	/* index in statuses */
+	uint32_t run;		/* index in runs */
+	unsigned char ok;
+	unsigned char dropped;	/* a later line of the same log replaced it */
+	unsigned char has_run;	/* the record named its run */
+};
+
+/* A result file being written: a buffered temporary, renamed on commit. */
+struct out {
+	struct corral_atomic a;
+	struct corral_buf b;
+	off_t size;	/* bytes added so far */
+	int open;
+};
+
+/* A log being read one line at a time. */
+struct reader {
+	FILE *fp;
+	const char *path;
+	char *line;
+	size_t cap;
+	size_t len;
+	size_t raw;	/* bytes read, '\n' and '\r' included */
+	size_t lineno;
+	int torn;	/* the line had no '\n' */
+	struct stat st;
+	char *vbuf;	/* stdio's buffer: bigger than its 4 KiB */
+};
+
+struct merge {
+	const struct corral_merge_opts *o;
+	struct corral_merge_stats *st;
+	corral_merge_report_fn *report;
+	void *arg;
+	char *logdir;
+	char *outdir;
+	struct agent *agents;
+	size_t nagents;
+	struct corral_strv parts;	/* IDs with an agent-ID.jsonl.part */
+	struct corral_strv expected;
+	DIR *dir;			/* logdir, opened before the lock */
+	struct corral_set *units;	/* unit -> rec, or < 0 (see not_run) */
+	struct rec *recs;
+	size_t nrecs;
+	size_t caprecs;
+	struct corral_set *status_ix;
+	struct corral_strv statuses;
+	struct corral_set *run_ix;
+	struct corral_strv runs;
+	struct corral_buf at;		/* the latest "at" seen */
+	time_t units_mtime;
+	struct out succ, fail, sum;
+	int lockfd;
+};
+
+/* ------------------------------------------------------------------ */
+/* messages                                                            */
+
+static void
+vsay(struct merge *m, const char *fmt, va_list ap)
+{
+	va_list aq;
+	char *msg;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0 || !(msg = malloc((size_t)n + 1)))
+		return;
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	if (m->report)
+		m->report(m->arg, msg);
+	free(msg);
+}
+
+/* A warning: said, and the merge goes on as if nothing happened. */
+static void
+say(struct merge *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(m, fmt, ap);
+	va_end(ap);
+}
+
+/* Bad input: said, and nothing will be written. */
+static void
+bad(struct merge *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	m->st->bad++;
+	va_start(ap, fmt);
+	vsay(m, fmt, ap);
+	va_end(ap);
+}
+
+static int
+nomem(struct corral_err *err)
+{
+	return corral_err_set(err, ENOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* paths and agent order                                               */
+
+/* path without trailing slashes ("/" stays), malloc'd. */
+static char *
+trim_slashes(const char *path)
+{
+	size_t n = strlen(path);
+	char *s;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (!(s = malloc(n + 1)))
+		return NULL;
+	memcpy(s, path, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* The directory that holds dir: ".corral/logs" -> ".corral". */
+static char *
+parent_of(const char *dir)
+{
+	const char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : dir;
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (!strcmp(base, ".") || !strcmp(base, "..") || !strcmp(dir, "/"))
+		corral_buf_addf(&b, "%s%s..", dir,
+		    dir[strlen(dir) - 1] == '/' ? "" : "/");
+	else if (!slash)
+		corral_buf_addstr(&b, ".");
+	else if (slash == dir)
+		corral_buf_addstr(&b, "/");
+	else
+		corral_buf_add(&b, dir, (size_t)(slash - dir));
+	return b.data;
+}
+
+/* dir/name, or just name when dir is ".", malloc'd. */
+static char *
+join(const char *dir, const char *name)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (!strcmp(dir, "."))
+		return strdup(name);
+	if (corral_buf_addf(&b, "%s%s%s", dir,
+	    dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0) {
+		corral_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+static int
+is_decimal(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Agent order: decimal IDs first and numerically, then the rest bytewise. */
+static int
+id_cmp(const char *a, const char *b)
+{
+	int da = is_decimal(a), db = is_decimal(b);
+	size_t la, lb;
+
+	if (da != db)
+		return da ? -1 : 1;
+	if (!da)
+		return strcmp(a, b);
+	while (a[0] == '0' && a[1])
+		a++;
+	while (b[0] == '0' && b[1])
+		b++;
+	la = strlen(a);
+	lb = strlen(b);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(a, b);
+}
+
+static int
+agent_cmp(const void *x, const void *y)
+{
+	const struct agent *a = x, *b = y;
+	int c = id_cmp(a->id, b->id);
+
+	/* "01" and "1" are the same number; keep them apart, stably. */
+	return c ? c : strcmp(a->id, b->id);
+}
+
+static int
+str_cmp(const void *x, const void *y)
+{
+	const char *const *a = x, *const *b = y;
+	int c = id_cmp(*a, *b);
+
+	return c ? c : strcmp(*a, *b);
+}
+
+/* For qsort of strings, bytewise: statuses and runs. */
+static int
+bytes_cmp(const void *x, const void *y)
+{
+	const char *const *a = x, *const *b = y;
+
+	return strcmp(*a, *b);
+}
+
+/*
+ * The ID in "agent-ID.jsonl" (suffix ".jsonl") or "agent-ID.jsonl.part"
+ * (suffix ".jsonl.part"), as a malloc'd string, or NULL (errno 0) when
+ * name is not of that form.
+ */
+static char *
+agent_id(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), ns = strlen(suffix);
+	char *id;
+
+	errno = 0;
+	if (strncmp(name, "agent-", 6) || n < 6 + ns ||
+	    strcmp(name + n - ns, suffix))
+		return NULL;
+	if (!(id = malloc(n - 6 - ns + 1)))
+		return NULL;
+	memcpy(id, name + 6, n - 6 - ns);
+	id[n - 6 - ns] = '\0';
+	return id;
+}
+
+static int
+add_agent(struct merge *m, char *id, const char *name)
+{
+	struct agent *v;
+
+	if (m->nagents % 16 == 0) {
+		v = realloc(m->agents, (m->nagents + 16) * sizeof(*v));
+		if (!v)
+			return -1;
+		m->agents = v;
+	}
+	v = &m->agents[m->nagents];
+	memset(v, 0, sizeof(*v));
+	v->id = id;
+	if (!(v->path = join(m->logdir, name)))
+		return -1;
+	m->nagents++;
+	return 0;
+}
+
+/* Sort one directory entry into agents, parts, or nothing. */
+static int
+list_entry(struct merge *m, const char *name)
+{
+	char *id;
+
+	if ((id = agent_id(name, ".jsonl")))
+		return add_agent(m, id, name) < 0 ? (free(id), -1) : 0;
+	if (errno)
+		return -1;
+	if ((id = agent_id(name, ".jsonl.part"))) {
+		if (corral_strv_add(&m->parts, id) < 0) {
+			free(id);
+			return -1;
+		}
+		free(id);
+		return 0;
+	}
+	return errno ? -1 : 0;
+}
+
+static int
+list_logs(struct merge *m, struct corral_err *err)
+{
+	struct dirent *de;
+
+	for (errno = 0; (de = readdir(m->dir)); errno = 0)
+		if (list_entry(m, de->d_name) < 0)
+			return nomem(err);
+	if (errno)
+		return corral_err_set(err, errno, "cannot read '%s'",
+		    m->logdir);
+	if (m->nagents)
+		qsort(m->agents, m->nagents, sizeof(*m->agents), agent_cmp);
+	if (m->parts.n)
+		qsort(m->parts.v, m->parts.n, sizeof(*m->parts.v), str_cmp);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* reading lines                                                       */
+
+static void reader_close(struct reader *rd);
+
+static int
+reader_open(struct reader *rd, const char *path, struct corral_err *err)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->path = path;
+	if (!(rd->fp = fopen(path, "r")))
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	if ((rd->vbuf = malloc(IN_CHUNK)))
+		setvbuf(rd->fp, rd->vbuf, _IOFBF, IN_CHUNK);
+	if (fstat(fileno(rd->fp), &rd->st) < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		reader_close(rd);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+reader_close(struct reader *rd)
+{
+	if (rd->fp)
+		fclose(rd->fp);
+	free(rd->vbuf);
+	free(rd->line);
+	rd->fp = NULL;
+	rd->vbuf = rd->line = NULL;
+}
+
+/*
+ * The next line, without its '\n' and the '\r' of a CRLF ending, NUL
+ * terminated.  1: a line; 0: end of file; -1: read error (err set).
+ */
+static int
+reader_next(struct reader *rd, struct corral_err *err)
+{
+	ssize_t n;
+
+	errno = 0;
+	if ((n = getline(&rd->line, &rd->cap, rd->fp)) < 0) {
+		if (!ferror(rd->fp) && errno != ENOMEM)
+			return 0;
+		return corral_err_set(err, errno ? errno : EIO,
+		    "cannot read '%s'", rd->path);
+	}
+	rd->lineno++;
+	rd->len = rd->raw = (size_t)n;
+	rd->torn = rd->line[n - 1] != '\n';
+	if (!rd->torn)
+		rd->line[--rd->len] = '\0';
+	if (rd->len && rd->line[rd->len - 1] == '\r')
+		rd->line[--rd->len] = '\0';
+	return 1;
+}
+
+static int
+reader_rewind(struct reader *rd, struct corral_err *err)
+{
+	if (fseek(rd->fp, 0, SEEK_SET) < 0)
+		return corral_err_set(err, errno, "cannot read '%s'",
+		    rd->path);
+	rd->lineno = 0;
+	return 0;
+}
+
+/* 1 when the file is not the one first opened (size or mtime moved). */
+static int
+reader_changed(struct reader *rd)
+{
+	struct stat now;
+
+	if (fstat(fileno(rd->fp), &now) < 0)
+		return 1;
+	return now.st_size != rd->st.st_size ||
+	    now.st_mtim.tv_sec != rd->st.st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != rd->st.st_mtim.tv_nsec;
+}
+
+static int
+blank(const char *s, size_t n)
+{
+	for (; n > 0; s++, n--)
+		if (*s != ' ' && *s != '\t' && *s != '\r')
+			return 0;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* records                                                             */
+
+/* The index of s in (ix, names), adding it when new; -1 on ENOMEM. */
+static long
+intern(struct corral_set *ix, struct corral_strv *names, const char *s)
+{
+	long *vp;
+	int put;
+
+	if ((put = corral_set_put(ix, s, (long)names->n, &vp)) < 0)
+		return -1;
+	if (put == 1 && corral_strv_add(names, s) < 0)
+		return -1;
+	return *vp;
+}
+
+/* Append a record; its index, or -1 on ENOMEM. */
+static long
+push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
+    const char *status, const char *run)
+{
+	struct rec *r;
+	long si, ri;
+
+	if (m->nrecs == m->caprecs) {
+		size_t cap = m->caprecs ? m->caprecs * 2 : 256;
+
+		if (!(r = realloc(m->recs, cap * sizeof(*r))))
+			return -1;
+		m->recs = r;
+		m->caprecs = cap;
+	}
+	si = intern(m->status_ix, &m->statuses, status);
+	ri = intern(m->run_ix, &m->runs, run ? run : "none");
+	if (si < 0 || ri < 0)
+		return -1;
+	r = &m->recs[m->nrecs];
+	memset(r, 0, sizeof(*r));
+	r->line = line;
+	r->agent = agent;
+	r->dup_agent = NONE;
+	r->status = (unsigned)si;
+	r->run = (unsigned)ri;
+	r->ok = (unsigned char)ok;
+	r->has_run = run != NULL;
+	return (long)m->nrecs++;
+}
+
+static void
+duplicate(struct merge *m, struct rec *r, uint32_t ai, const char *unit)
+{
+	if (r->dup_agent == ai)
+		return;
+	if (r->dup_agent == NONE)
+		m->st->duplicates++;
+	r->dup_agent = ai;
+	say(m, "unit '%s' is in both '%s' and '%s'", unit,
+	    m->agents[r->agent].path, m->agents[ai].path);
+}
+
+/*
+ * Note a valid record of agent ai.  A unit already kept from the same log
+ * is replaced (the last attempt wins); one from another log is a
+ * duplicate.  A unit the population lacks is unexpected.  Returns 1 when
+ * the line is kept (for now), 0 when it is not, -1 on ENOMEM.
+ */
+static int
+add_record(struct merge *m, uint32_t ai, size_t line,
+    const struct corral_json_record *jr)
+{
+	const char *status = jr->status ? jr->status : jr->ok ? "pass" : "fail";
+	long *vp, idx, was;
+	int put;
+
+	if ((put = corral_set_put(m->units, jr->unit, -1, &vp)) < 0)
+		return -1;
+	if (put == 1 && m->o->units) {
+		m->st->unexpected++;
+		say(m, "unit '%s' in '%s' is not in '%s'", jr->unit,
+		    m->agents[ai].path, m->o->units);
+	}
+	was = *vp;
+	if (was >= 0 && m->recs[was].agent != ai) {
+		duplicate(m, &m->recs[was], ai, jr->unit);
+		return 0;
+	}
+	/* vp stays valid: push_rec adds to other sets, not to m->units. */
+	if ((idx = push_rec(m, ai, line, jr->ok, status, jr->run)) < 0)
+		return -1;
+	if (was >= 0) {
+		m->recs[was].dropped = 1;
+		m->recs[idx].dup_agent = m->recs[was].dup_agent;
+		m->agents[ai].redo = 1;
+	} else {
+		m->st->merged++;
+	}
+	*vp = idx;
+	m->agents[ai].n++;
+	return 1;
+}
+
+static int
+note_at(struct merge *m, const char *at)
+{
+	if (!at || (m->at.data && strcmp(at, m->at.data) <= 0))
+		return 0;
+	corral_buf_reset(&m->at);
+	return corral_buf_addstr(&m->at, at);
+}
+
+static int out_add(struct out *o, const char *p, size_t n, int nl,
+    struct corral_err *err);
+
+/* 1 while the input is good, so that writing the results is worth it. */
+static int
+writing(const struct merge *m)
+{
+	return !m->st->bad && !m->st->duplicates;
+}
+
+/*
+ * Check one line of agent ai's log, and copy it to its result file while
+ * the input is good.  0, or -1 with err set (ENOMEM, a write error).
+ */
+static int
+check_line(struct merge *m, uint32_t ai, struct reader *rd,
+    struct corral_err *err)
+{
+	struct corral_json_record jr;
+	struct corral_err e;
+	int rc;
+
+	if (blank(rd->line, rd->len))
+		return 0;
+	if (rd->torn) {
+		bad(m, "'%s' line %zu: no trailing newline (torn write)",
+		    rd->path, rd->lineno);
+		return 0;
+	}
+	if (corral_json_record_parse(rd->line, rd->len, &jr, &e) < 0) {
+		bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
+		return 0;
+	}
+	if ((rc = add_record(m, ai, rd->lineno, &jr)) < 0 ||
+	    note_at(m, jr.at) < 0)
+		rc = nomem(err);
+	else if (rc == 1 && writing(m))
+		rc = out_add(jr.ok ? &m->succ : &m->fail, rd->line, rd->len, 1,
+		    err);
+	else
+		rc = 0;
+	corral_json_record_release(&jr);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* writing                                                             */
+
+static int
+out_open(struct out *o, const char *dir, const char *name,
+    struct corral_err *err)
+{
+	char *path = join(dir, name);
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if (!path)
+		return nomem(err);
+	rc = corral_atomic_open(&o->a, path, err);
+	free(path);
+	o->open = rc == 0;
+	return rc;
+}
+
+static int
+out_flush(struct out *o, struct corral_err *err)
+{
+	if (o->b.len && corral_atomic_write(&o->a, o->b.data, o->b.len,
+	    err) < 0)
+		return -1;
+	corral_buf_reset(&o->b);
+	return 0;
+}
+
+/* Append p[0..n) and, when nl, a newline. */
+static int
+out_add(struct out *o, const char *p, size_t n, int nl,
+    struct corral_err *err)
+{
+	if (corral_buf_add(&o->b, p, n) < 0 ||
+	    (nl && corral_buf_addch(&o->b, '\n') < 0))
+		return nomem(err);
+	o->size += (off_t)(n + (nl != 0));
+	return o->b.len >= OUT_CHUNK ? out_flush(o, err) : 0;
+}
+
+/*
+ * Flush, fsync and close the temporary.  When the target already holds the
+ * same bytes the temporary goes and o->open becomes 0: nothing to rename.
+ */
+static int
+out_prepare(struct out *o, struct corral_err *err)
+{
+	int rc;
+
+	if (out_flush(o, err) < 0)
+		return -1;
+	corral_buf_release(&o->b);
+	rc = corral_atomic_prepare(&o->a, CORRAL_ATOMIC_KEEP_SAME, err);
+	o->open = rc == 1;
+	return rc < 0 ? -1 : 0;
+}
+
+/* Cut the temporary back to its first size bytes. */
+static int
+out_truncate(struct out *o, off_t size, struct corral_err *err)
+{
+	if (out_flush(o, err) < 0)
+		return -1;
+	if (ftruncate(o->a.fd, size) < 0 ||
+	    lseek(o->a.fd, size, SEEK_SET) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'",
+		    o->a.tmp);
+	o->size = size;
+	return 0;
+}
+
+/* Leave a prepared temporary where it is, for the next merge to finish. */
+static void
+out_leave(struct out *o)
+{
+	if (!o->open)
+		return;
+	free(o->a.tmp);
+	o->a.tmp = NULL;
+	corral_atomic_abort(&o->a);
+	o->open = 0;
+}
+
+static void
+out_abort(struct out *o)
+{
+	if (o->open)
+		corral_atomic_abort(&o->a);
+	o->open = 0;
+	corral_buf_release(&o->b);
+}
+
+/* ------------------------------------------------------------------ */
+/* the two passes over one log                                         */
+
+/*
+ * Second pass, only for a log where a later line replaced an earlier one
+ * that the first pass had already copied: copy the kept lines again.
+ */
+static int
+copy_log(struct merge *m, uint32_t ai, struct reader *rd,
+    struct corral_err *err)
+{
+	struct agent *a = &m->agents[ai];
+	size_t k = a->first, end = a->first + a->n;
+	struct rec *r;
+	int rc = 1;
+
+	if (reader_rewind(rd, err) < 0)
+		return -1;
+	while (k < end && (rc = reader_next(rd, err)) > 0) {
+		while (k < end && m->recs[k].dropped)
+			k++;
+		if (k == end || rd->lineno != m->recs[k].line)
+			continue;
+		r = &m->recs[k++];
+		if (out_add(r->ok ? &m->succ : &m->fail, rd->line, rd->len, 1,
+		    err) < 0)
+			return -1;
+	}
+	if (rc < 0)
+		return -1;
+	while (k < end && m->recs[k].dropped)
+		k++;
+	if (k != end)
+		bad(m, "'%s' changed while it was being merged", rd->path);
+	return 0;
+}
+
+/*
+ * Read agent ai's log: check every line and copy the kept ones.  When a
+ * unit comes back later in the same log, what this log wrote is cut off
+ * and copied again without the replaced lines.
+ */
+static int
+merge_log(struct merge *m, uint32_t ai, struct corral_err *err)
+{
+	off_t succ = m->succ.size, fail = m->fail.size;
+	struct reader rd;
+	int rc;
+
+	if (reader_open(&rd, m->agents[ai].path, err) < 0)
+		return -1;
+	m->agents[ai].first = m->nrecs;
+	while ((rc = reader_next(&rd, err)) > 0)
+		if (check_line(m, ai, &rd, err) < 0) {
+			rc = -1;
+			break;
+		}
+	if (rc == 0 && writing(m) && m->agents[ai].redo &&
+	    (out_truncate(&m->succ, succ, err) < 0 ||
+	    out_truncate(&m->fail, fail, err) < 0 ||
+	    copy_log(m, ai, &rd, err) < 0))
+		rc = -1;
+	if (rc == 0 && reader_changed(&rd))
+		bad(m, "'%s' changed while it was being merged", rd.path);
+	reader_close(&rd);
+	m->st->agents++;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* the population: expected, unfinished and missing units              */
+
+static int
+read_units(struct merge *m, struct corral_err *err)
+{
+	struct corral_strv dups = CORRAL_STRV_INIT;
+	struct stat st;
+	size_t i;
+	FILE *fp;
+	int rc = -1;
+
+	if (!(fp = fopen(m->o->units, "r")))
+		return corral_err_set(err, errno, "cannot open '%s'",
+		    m->o->units);
+	if (fstat(fileno(fp), &st) < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", m->o->units);
+		goto out;
+	}
+	m->units_mtime = st.st_mtime;
+	if (corral_units_read(fp, '\n', m->o->units, &m->expected, &dups,
+	    err) < 0)
+		goto out;
+	for (i = 0; i < dups.n; i++)
+		say(m, "unit '%s' is listed more than once in '%s'; "
+		    "counted once", dups.v[i], m->o->units);
+	for (i = 0; i < m->expected.n; i++)
+		if (corral_set_put(m->units, m->expected.v[i], -1, NULL) < 0) {
+			nomem(err);
+			goto out;
+		}
+	rc = 0;
+out:
+	corral_strv_release(&dups);
+	fclose(fp);
+	return rc;
+}
+
+static int
+has_log(struct merge *m, const char *id)
+{
+	struct agent key;
+
+	if (!m->nagents)
+		return 0;
+	key.id = (char *)id;
+	return bsearch(&key, m->agents, m->nagents, sizeof(*m->agents),
+	    agent_cmp) != NULL;
+}
+
+/*
+ * Credit the expected units an unfinished agent's .part holds (its
+ * complete, valid lines) to that agent: their value becomes -2 - k for
+ * the k-th unfinished agent, so the not-run note can name it.
+ */
+static void
+credit_part(struct merge *m, const char *path, long k)
+{
+	struct corral_json_record jr;
+	struct reader rd;
+	long *vp;
+
+	if (reader_open(&rd, path, NULL) < 0)
+		return;
+	while (reader_next(&rd, NULL) > 0) {
+		if (rd.torn || corral_json_record_parse(rd.line, rd.len, &jr,
+		    NULL) < 0)
+			continue;
+		if ((vp = corral_set_get(m->units, jr.unit)) && *vp == -1)
+			*vp = -2 - k;
+		corral_json_record_release(&jr);
+	}
+	reader_close(&rd);
+}
+
+static int
+check_parts(struct merge *m)
+{
+	struct corral_strv *unf = &m->st->unfinished;
+	struct corral_buf name = CORRAL_BUF_INIT;
+	char *path = NULL;
+	size_t i;
+	int rc = -1;
+
+	for (i = 0; i < m->parts.n; i++) {
+		corral_buf_reset(&name);
+		free(path);
+		if (corral_buf_addf(&name, "agent-%s.jsonl.part",
+		    m->parts.v[i]) < 0 || !(path = join(m->logdir, name.data)))
+			goto out;
+		if (has_log(m, m->parts.v[i])) {
+			say(m, "'%s': ignored, agent '%s' has a finished log",
+			    path, m->parts.v[i]);
+			continue;
+		}
+		say(m, "'%s': agent '%s' did not finish", path,
+		    m->parts.v[i]);
+		if (corral_strv_add(unf, m->parts.v[i]) < 0)
+			goto out;
+		credit_part(m, path, (long)unf->n - 1);
+	}
+	rc = 0;
+out:
+	free(path);
+	corral_buf_release(&name);
+	return rc;
+}
+
+static void
+iso_time(time_t t, char out[21])
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The run id of not-run records: -r, else the greatest run named. */
+static int
+pick_run(struct merge *m)
+{
+	const char *best = NULL, *run;
+	size_t i;
+
+	for (i = 0; !m->o->run && i < m->nrecs; i++) {
+		if (m->recs[i].dropped || !m->recs[i].has_run)
+			continue;
+		run = m->runs.v[m->recs[i].run];
+		if (!best || strcmp(run, best) > 0)
+			best = run;
+	}
+	if (m->o->run)
+		best = m->o->run;
+	return (m->st->run = strdup(best ? best : "none")) ? 0 : -1;
+}
+
+/*
+ * Write the not-run record of unit u.  v is its value in m->units: -1
+ * when no agent reported it, -2 - k when unfinished agent k held it.
+ */
+static int
+not_run(struct merge *m, const char *u, long v, const char *at,
+    struct corral_err *err)
+{
+	struct corral_buf note = CORRAL_BUF_INIT, line = CORRAL_BUF_INIT;
+	struct corral_record r;
+	int rc;
+
+	if (v == -1)
+		rc = corral_buf_addstr(&note, "NOT-RUN: no agent reported it");
+	else
+		rc = corral_buf_addf(&note, "NOT-RUN: agent '%s' did not "
+		    "finish", m->st->unfinished.v[-2 - v]);
+	memset(&r, 0, sizeof(r));
+	r.unit = u;
+	r.note = note.data;
+	r.at = at;
+	r.status = "not-run";
+	r.exit_code = -1;
+	r.run = m->st->run;
+	if (rc < 0 || corral_record_format(&line, &r) < 0 ||
+	    push_rec(m, NONE, 0, 0, "not-run", m->st->run) < 0) {
+		rc = nomem(err);
+		goto out;
+	}
+	say(m, "unit '%s' is missing: %s", u, note.data + 9);
+	rc = out_add(&m->fail, line.data, line.len, 0, err);
+out:
+	corral_buf_release(&note);
+	corral_buf_release(&line);
+	return rc;
+}
+
+/* Every expected unit that no log holds gets a not-run record. */
+static int
+write_missing(struct merge *m, struct corral_err *err)
+{
+	char mtime[21];
+	const char *at;
+	size_t i;
+	long *vp;
+
+	iso_time(m->units_mtime, mtime);
+	at = m->at.data ? m->at.data : mtime;
+	for (i = 0; i < m->expected.n; i++) {
+		vp = corral_set_get(m->units, m->expected.v[i]);
+		if (*vp >= 0)
+			continue;
+		m->st->missing++;
+		if (not_run(m, m->expected.v[i], *vp, at, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* summary.json                                                        */
+
+
+/* "by_status": {"fail": 1, "pass": 2}, keys sorted bytewise. */
+static int
+add_by_status(struct merge *m, struct corral_buf *b)
+{
+	size_t *count, i, n = m->statuses.n;
+	const char **names;
+	int rc = 0;
+
+	count = calloc(n + 1, sizeof(*count));
+	names = calloc(n + 1, sizeof(*names));
+	if (!count || !names) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < m->nrecs; i++)
+		if (!m->recs[i].dropped)
+			count[m->recs[i].status]++;
+	if (n) {
+		memcpy(names, m->statuses.v, n * sizeof(*names));
+		qsort(names, n, sizeof(*names), bytes_cmp);
+	}
+	rc |= corral_buf_addstr(b, "  \"by_status\": {");
+	for (i = 0; i < n; i++) {
+		long *ix = corral_set_get(m->status_ix, names[i]);
+
+		if (!count[*ix])
+			continue;
+		rc |= corral_buf_addstr(b, b->data[b->len - 1] == '{' ? "" :
+		    ", ");
+		rc |= corral_buf_addjson(b, names[i], strlen(names[i]));
+		rc |= corral_buf_addf(b, ": %zu", count[*ix]);
+	}
+	rc |= corral_buf_addstr(b, "}\n");
+out:
+	free(count);
+	free(names);
+	return rc;
+}
+
+static int
+format_summary(struct merge *m, struct corral_buf *b)
+{
+	struct corral_merge_stats *st = m->st;
+	size_t i;
+	int rc = 0;
+
+	rc |= corral_buf_addf(b, "{\n  \"units\": %zu,\n  \"merged\": %zu,\n"
+	    "  \"successes\": %zu,\n  \"failures\": %zu,\n"
+	    "  \"missing\": %zu,\n  \"duplicates\": %zu,\n"
+	    "  \"unexpected\": %zu,\n  \"agents\": %zu,\n"
+	    "  \"unfinished\": [", st->units, st->merged, st->successes,
+	    st->failures, st->missing, st->duplicates, st->unexpected,
+	    st->agents);
+	for (i = 0; i < st->unfinished.n; i++) {
+		rc |= corral_buf_addstr(b, i ? ", " : "");
+		rc |= corral_buf_addjson(b, st->unfinished.v[i],
+		    strlen(st->unfinished.v[i]));
+	}
+	rc |= corral_buf_addstr(b, "],\n  \"run\": ");
+	rc |= corral_buf_addjson(b, st->run, strlen(st->run));
+	rc |= corral_buf_addstr(b, ",\n");
+	rc |= add_by_status(m, b);
+	rc |= corral_buf_addstr(b, "}\n");
+	return rc;
+}
+
+static void
+count_results(struct merge *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nrecs; i++) {
+		if (m->recs[i].dropped)
+			continue;
+		if (m->recs[i].ok)
+			m->st->successes++;
+		else
+			m->st->failures++;
+	}
+	m->st->units = m->o->units ? m->expected.n : m->st->merged;
+}
+
+/* ------------------------------------------------------------------ */
+/* history.jsonl                                                       */
+
+struct history {
+	int fd;
+	char *path;
+	struct corral_set *committed;
+	struct corral_buf b;
+};
+
+/*
+ * Find the runs history already holds and cut off anything after the last
+ * commit line: the tail of an append that was killed half-way.
+ */
+static int
+history_scan(struct merge *m, struct history *h, struct corral_err *err)
+{
+	struct corral_buf run = CORRAL_BUF_INIT;
+	off_t off = 0, keep = 0;
+	struct reader rd;
+	int rc, c;
+
+	if (reader_open(&rd, h->path, err) < 0)
+		return -1;
+	while ((rc = reader_next(&rd, err)) > 0) {
+		off += (off_t)rd.raw;
+		if (rd.torn)
+			continue;
+		if ((c = corral_json_commit_parse(rd.line, rd.len, &run)) < 0 ||
+		    (c == 1 && corral_set_put(h->committed, run.data, 0,
+		    NULL) < 0)) {
+			rc = nomem(err);
+			break;
+		}
+		if (c == 1)
+			keep = off;
+	}
+	if (rc == 0 && rd.st.st_size > keep) {
+		say(m, "'%s': dropped %lld bytes of an unfinished append",
+		    h->path, (long long)(rd.st.st_size - keep));
+		if (ftruncate(h->fd, keep) < 0)
+			rc = corral_err_set(err, errno, "cannot truncate '%s'",
+			    h->path);
+	}
+	reader_close(&rd);
+	corral_buf_release(&run);
+	return rc;
+}
+
+static int
+history_flush(struct history *h, struct corral_err *err)
+{
+	if (h->b.len && corral_write_all(h->fd, h->b.data, h->b.len) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'",
+		    h->path);
+	corral_buf_reset(&h->b);
+	return 0;
+}
+
+/*
+ * How many kept records with this ok belong to run; *all is set when
+ * every one of them does.
+ */
+static size_t
+count_run(const struct merge *m, int ok, uint32_t run, int *all)
+{
+	size_t i, n = 0;
+
+	*all = 1;
+	for (i = 0; i < m->nrecs; i++) {
+		if (m->recs[i].dropped || m->recs[i].ok != ok)
+			continue;
+		if (m->recs[i].run == run)
+			n++;
+		else
+			*all = 0;
+	}
+	return n;
+}
+
+/* Append the whole result file rd, which must be size bytes long. */
+static int
+history_whole(struct history *h, struct reader *rd, off_t size,
+    struct corral_err *err)
+{
+	char *chunk;
+	size_t r;
+	int rc = 0;
+
+	if (rd->st.st_size != size)
+		return corral_err_set(err, 0, "'%s' is not what this merge "
+		    "wrote", rd->path);
+	if (history_flush(h, err) < 0)
+		return -1;
+	if (!(chunk = malloc(OUT_CHUNK)))
+		return nomem(err);
+	while (rc == 0 && (r = fread(chunk, 1, OUT_CHUNK, rd->fp)) > 0)
+		if (corral_write_all(h->fd, chunk, r) < 0)
+			rc = corral_err_set(err, errno, "cannot write '%s'",
+			    h->path);
+	if (rc == 0 && ferror(rd->fp))
+		rc = corral_err_set(err, errno, "cannot read '%s'", rd->path);
+	free(chunk);
+	return rc;
+}
+
+/* Append the lines of rd whose records (kept, this ok) belong to run. */
+static int
+history_lines(struct merge *m, struct history *h, struct reader *rd, int ok,
+    uint32_t run, struct corral_err *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < m->nrecs && rc == 0; i++) {
+		struct rec *r = &m->recs[i];
+
+		if (r->dropped || r->ok != ok)
+			continue;
+		if ((rc = reader_next(rd, err)) == 0)
+			return corral_err_set(err, 0, "'%s' is not what this "
+			    "merge wrote", rd->path);
+		if (rc < 0)
+			return -1;
+		rc = 0;
+		if (r->run != run)
+			continue;
+		if (corral_buf_add(&h->b, rd->line, rd->len) < 0 ||
+		    corral_buf_addch(&h->b, '\n') < 0)
+			rc = nomem(err);
+		else if (h->b.len >= OUT_CHUNK)
+			rc = history_flush(h, err);
+	}
+	return rc;
+}
+
+/*
+ * Append the records of run from result file o (the kept records with
+ * ok == ok, in order), counting them in *n.  A file that is all of one
+ * run, the usual case, is copied whole.
+ */
+static int
+history_copy(struct merge *m, struct history *h, const struct out *o,
+    const char *name, int ok, uint32_t run, size_t *n,
+    struct corral_err *err)
+{
+	struct reader rd;
+	size_t k;
+	char *path;
+	int rc, all;
+
+	if (!(k = count_run(m, ok, run, &all)))
+		return 0;
+	*n += k;
+	if (!(path = join(m->outdir, name)))
+		return nomem(err);
+	if ((rc = reader_open(&rd, path, err)) == 0) {
+		if (all)
+			rc = history_whole(h, &rd, o->size, err);
+		else
+			rc = history_lines(m, h, &rd, ok, run, err);
+		reader_close(&rd);
+	}
+	free(path);
+	return rc;
+}
+
+/* Append run's records, then the commit line that makes them count. */
+static int
+history_run(struct merge *m, struct history *h, uint32_t run,
+    struct corral_err *err)
+{
+	const char *name = m->runs.v[run];
+	size_t n = 0;
+
+	if (history_copy(m, h, &m->succ, "successes.jsonl", 1, run, &n,
+	    err) < 0 ||
+	    history_copy(m, h, &m->fail, "failures.jsonl", 0, run, &n,
+	    err) < 0)
+		return -1;
+	if (corral_buf_addstr(&h->b, "{\"corral\":\"history\",\"run\":") < 0 ||
+	    corral_buf_addjson(&h->b, name, strlen(name)) < 0 ||
+	    corral_buf_addf(&h->b, ",\"records\":%zu}\n", n) < 0)
+		return nomem(err);
+	return history_flush(h, err);
+}
+
+/* The runs of kept records that history lacks, sorted; NULL-terminated. */
+static const char **
+history_todo(struct merge *m, struct history *h)
+{
+	const char **todo;
+	unsigned char *seen;
+	size_t i, n = 0;
+
+	todo = calloc(m->runs.n + 1, sizeof(*todo));
+	seen = calloc(m->runs.n + 1, 1);
+	if (!todo || !seen) {
+		free(todo);
+		free(seen);
+		return NULL;
+	}
+	for (i = 0; i < m->nrecs; i++)
+		if (!m->recs[i].dropped)
+			seen[m->recs[i].run] = 1;
+	for (i = 0; i < m->runs.n; i++)
+		if (seen[i] && !corral_set_get(h->committed, m->runs.v[i]))
+			todo[n++] = m->runs.v[i];
+	qsort(todo, n, sizeof(*todo), bytes_cmp);
+	free(seen);
+	return todo;
+}
+
+static int
+append_history(struct merge *m, struct corral_err *err)
+{
+	struct history h = { -1, NULL, NULL, CORRAL_BUF_INIT };
+	const char **todo = NULL, **t;
+	int rc = -1;
+
+	if (!(h.path = join(m->outdir, "history.jsonl")) ||
+	    !(h.committed = corral_set_new())) {
+		nomem(err);
+		goto out;
+	}
+	h.fd = open(h.path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	if (h.fd < 0) {
+		corral_err_set(err, errno, "cannot open '%s'", h.path);
+		goto out;
+	}
+	if (history_scan(m, &h, err) < 0)
+		goto out;
+	if (!(todo = history_todo(m, &h))) {
+		nomem(err);
+		goto out;
+	}
+	for (t = todo; *t; t++)
+		if (history_run(m, &h, (uint32_t)*corral_set_get(m->run_ix, *t),
+		    err) < 0)
+			goto out;
+	if (fsync(h.fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", h.path);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(todo);
+	if (h.fd >= 0)
+		close(h.fd);
+	corral_set_free(h.committed);
+	corral_buf_release(&h.b);
+	free(h.path);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* the merge                                                           */
+
+/* Take outdir/.merge.lock, waiting for a merge that holds it. */
+static int
+lock_outdir(struct merge *m, struct corral_err *err)
+{
+	char *path;
+	int rc = 0;
+
+	if (corral_mkdir_p(m->outdir, 0777, err) < 0)
+		return -1;
+	if (!(path = join(m->outdir, ".merge.lock")))
+		return nomem(err);
+	m->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (m->lockfd < 0) {
+		rc = corral_err_set(err, errno, "cannot open '%s'", path);
+		goto out;
+	}
+	while ((rc = flock(m->lockfd, LOCK_EX)) < 0 && errno == EINTR)
+		;
+	if (rc < 0)
+		corral_err_set(err, errno, "cannot lock '%s'", path);
+out:
+	free(path);
+	return rc;
+}
+
+/* Remove the temporaries of a merge that was killed (we hold the lock). */
+static void
+clean_stale(struct merge *m)
+{
+	static const char *const pre[] = { ".successes.jsonl.tmp.",
+	    ".failures.jsonl.tmp.", ".summary.json.tmp.",
+	    "." COMMIT_NAME ".tmp.", NULL };
+	const char *const *p;
+	struct dirent *de;
+	char *path;
+	DIR *d;
+
+	if (!(d = opendir(m->outdir)))
+		return;
+	while ((de = readdir(d))) {
+		for (p = pre; *p; p++)
+			if (!strncmp(de->d_name, *p, strlen(*p)))
+				break;
+		if (!*p || !(path = join(m->outdir, de->d_name)))
+			continue;
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
+}
+
+static int
+setup(struct merge *m, struct corral_err *err)
+{
+	m->lockfd = -1;
+	m->units = corral_set_new();
+	m->status_ix = corral_set_new();
+	m->run_ix = corral_set_new();
+	m->logdir = trim_slashes(m->o->logdir);
+	if (m->o->outdir)
+		m->outdir = trim_slashes(m->o->outdir);
+	else if (m->logdir)
+		m->outdir = parent_of(m->logdir);
+	if (!m->units || !m->status_ix || !m->run_ix || !m->logdir ||
+	    !m->outdir)
+		return nomem(err);
+	if (!(m->dir = opendir(m->logdir)))
+		return corral_err_set(err, errno, "cannot open '%s'",
+		    m->logdir);
+	return 0;
+}
+
+static void
+teardown(struct merge *m)
+{
+	size_t i;
+
+	out_abort(&m->succ);
+	out_abort(&m->fail);
+	out_abort(&m->sum);
+	if (m->lockfd >= 0)
+		close(m->lockfd);
+	if (m->dir)
+		closedir(m->dir);
+	for (i = 0; i < m->nagents; i++) {
+		free(m->agents[i].id);
+		free(m->agents[i].path);
+	}
+	free(m->agents);
+	corral_strv_release(&m->parts);
+	corral_strv_release(&m->expected);
+	corral_set_free(m->units);
+	free(m->recs);
+	corral_set_free(m->status_ix);
+	corral_strv_release(&m->statuses);
+	corral_set_free(m->run_ix);
+	corral_strv_release(&m->runs);
+	corral_buf_release(&m->at);
+	free(m->logdir);
+	free(m->outdir);
+}
+
+/* Read and check every log, writing the kept lines to the temporaries. */
+static int
+read_logs(struct merge *m, struct corral_err *err)
+{
+	size_t i;
+
+	if (list_logs(m, err) < 0)
+		return -1;
+	if (m->o->units && read_units(m, err) < 0)
+		return -1;
+	if (out_open(&m->succ, m->outdir, "successes.jsonl", err) < 0 ||
+	    out_open(&m->fail, m->outdir, "failures.jsonl", err) < 0)
+		return -1;
+	if (m->nagents >= NONE)
+		return corral_err_set(err, 0, "'%s': too many agent logs",
+		    m->logdir);
+	for (i = 0; i < m->nagents; i++)
+		if (merge_log(m, (uint32_t)i, err) < 0)
+			return -1;
+	if (check_parts(m) < 0)
+		return nomem(err);
+	return 0;
+}
+
+/*
+ * The commit record: the base names of the prepared temporaries, one per
+ * line.  Once it is on disk the new result set is decided; a merge killed
+ * before it has renamed them all is finished by the next (roll_forward),
+ * so the three files are never left half old and half new.
+ */
+static const char *const targets[] = {
+	"successes.jsonl", "failures.jsonl", "summary.json", NULL
+};
+
+/* The target of temporary base name tmp (".NAME.tmp.XXXXXX"), or NULL. */
+static const char *
+target_of(const char *tmp)
+{
+	const char *const *t;
+	size_t n;
+
+	for (t = targets; *t; t++) {
+		n = strlen(*t);
+		if (tmp[0] == '.' && !strncmp(tmp + 1, *t, n) &&
+		    !strncmp(tmp + 1 + n, ".tmp.", 5) && !strchr(tmp, '/'))
+			return *t;
+	}
+	return NULL;
+}
+
+/* Rename the temporary named in one line of the commit record. */
+static int
+finish_one(struct merge *m, const char *tmp, struct corral_err *err)
+{
+	const char *target = target_of(tmp);
+	char *from = join(m->outdir, tmp), *to = NULL;
+	int rc = 0;
+
+	if (!target)
+		goto out;
+	if (!from || !(to = join(m->outdir, target))) {
+		rc = nomem(err);
+		goto out;
+	}
+	if (rename(from, to) < 0 && errno != ENOENT)
+		rc = corral_err_set(err, errno, "cannot rename '%s' to '%s'",
+		    from, to);
+out:
+	free(from);
+	free(to);
+	return rc;
+}
+
+/* Finish the commit of a merge that was killed half-way through it. */
+static int
+roll_forward(struct merge *m, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err e;
+	char *path, *line, *nl;
+	int rc = -1;
+
+	if (!(path = join(m->outdir, COMMIT_NAME)))
+		return nomem(err);
+	if (corral_read_file(path, &b, &e) < 0) {
+		rc = e.errnum == ENOENT ? 0 : corral_err_set(err, e.errnum,
+		    "%s", e.msg);
+		goto out;
+	}
+	say(m, "'%s': finishing the commit of an interrupted merge", path);
+	for (line = b.data; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		if (finish_one(m, line, err) < 0)
+			goto out;
+	}
+	if (corral_fsync_parent(path, err) < 0)
+		goto out;
+	if (unlink(path) < 0) {
+		corral_err_set(err, errno, "cannot remove '%s'", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	corral_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+static const char *
+base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Write the commit record, rename every prepared temporary, sync. */
+static int
+rename_all(struct merge *m, struct corral_err *err)
+{
+	struct out *outs[] = { &m->succ, &m->fail, &m->sum, NULL }, **o;
+	struct corral_buf rec = CORRAL_BUF_INIT;
+	char *path;
+	int rc = -1;
+
+	if (!(path = join(m->outdir, COMMIT_NAME)))
+		return nomem(err);
+	for (o = outs; *o; o++)
+		if ((*o)->open && (corral_buf_addstr(&rec,
+		    base_of((*o)->a.tmp)) < 0 || corral_buf_addch(&rec,
+		    '\n') < 0)) {
+			nomem(err);
+			goto out;
+		}
+	if (!rec.len) {
+		rc = 0;
+		goto out;
+	}
+	if (corral_atomic_file(path, rec.data, rec.len, 0, err) < 0)
+		goto out;
+	for (o = outs; *o; o++) {
+		if ((*o)->open && corral_atomic_rename(&(*o)->a, err) < 0) {
+			out_leave(&m->succ);	/* decided: the next merge */
+			out_leave(&m->fail);	/* renames what is left */
+			out_leave(&m->sum);
+			goto out;
+		}
+		(*o)->open = 0;
+	}
+	if (corral_fsync_parent(path, err) < 0)
+		goto out;
+	if (unlink(path) < 0) {
+		corral_err_set(err, errno, "cannot remove '%s'", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	corral_buf_release(&rec);
+	free(path);
+	return rc;
+}
+
+/* Put the three result files in place, together. */
+static int
+commit(struct merge *m, struct corral_err *err)
+{
+	struct corral_buf sum = CORRAL_BUF_INIT;
+	int rc = -1;
+
+	count_results(m);
+	if (format_summary(m, &sum) < 0) {
+		nomem(err);
+		goto out;
+	}
+	if (out_open(&m->sum, m->outdir, "summary.json", err) < 0 ||
+	    out_add(&m->sum, sum.data, sum.len, 0, err) < 0 ||
+	    out_prepare(&m->succ, err) < 0 || out_prepare(&m->fail, err) < 0 ||
+	    out_prepare(&m->sum, err) < 0 || rename_all(m, err) < 0)
+		goto out;
+	m->st->written = 1;
+	rc = 0;
+out:
+	corral_buf_release(&sum);
+	return rc;
+}
+
+int
+corral_merge_run(const struct corral_merge_opts *o,
+    struct corral_merge_stats *st, corral_merge_report_fn *report,
+    void *arg, struct corral_err *err)
+{
+	struct merge m;
+	int rc = -1;
+
+	memset(&m, 0, sizeof(m));
+	memset(st, 0, sizeof(*st));
+	m.o = o;
+	m.st = st;
+	m.report = report;
+	m.arg = arg;
+	if (setup(&m, err) < 0 || lock_outdir(&m, err) < 0 ||
+	    roll_forward(&m, err) < 0)
+		goto out;
+	clean_stale(&m);
+	if (read_logs(&m, err) < 0)
+		goto out;
+	if (st->bad || st->duplicates) {
+		rc = 0;
+		goto out;
+	}
+	if (pick_run(&m) < 0) {
+		nomem(err);
+		goto out;
+	}
+	if (write_missing(&m, err) < 0 || commit(&m, err) < 0 ||
+	    append_history(&m, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	teardown(&m);
+	return rc;
+}
+
+void
+corral_merge_stats_release(struct corral_merge_stats *st)
+{
+	corral_strv_release(&st->unfinished);
+	free(st->run);
+	st->run = NULL;
+}

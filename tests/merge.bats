@@ -1,0 +1,754 @@
+#!/usr/bin/env bats
+# merge.bats -- corral-merge, the single writer of the shared result files:
+# every unit exactly once, byte for byte, atomically, or nothing at all.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	mkdir logs
+}
+
+teardown() {
+	if [ -n "${VICTIM:-}" ]; then
+		kill -KILL "$VICTIM" 2>/dev/null || true
+	fi
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then
+		umount "$MNT"
+	fi
+}
+
+USAGE='usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR'
+
+# rec UNIT OK [MORE]: one record line (UNIT must need no JSON escaping)
+rec() {
+	printf '{"agent_id":"0","unit":"%s","ok":%s%s}\n' "$1" "$2" "${3:+,$3}"
+}
+
+# state [DIR]: digest and mtime of the three result files in DIR (.)
+state() {
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		printf '%s %s\n' "$(sha256sum < "${1:-.}/$f")" \
+			"$(stat -c %y "${1:-.}/$f")"
+	done
+}
+
+# a first good merge, so that "unchanged" has something to compare with
+good_merge() {
+	rec a true > logs/agent-0.jsonl
+	rec b false >> logs/agent-0.jsonl
+	corral-merge -q logs || [ "$?" -eq 1 ]
+	touch -d '2001-01-01' successes.jsonl failures.jsonl summary.json
+}
+
+# no_temps DIR: no temporary file of a merge is left in DIR
+no_temps() {
+	local left
+	left=$(find "${1:-.}" -maxdepth 1 -name '.*.tmp.*')
+	[ -z "$left" ] || flunk "temporaries left: $left"
+}
+
+# --- usage --------------------------------------------------------------
+
+@test "merge: -h prints usage to stdout and exits 0" {
+	run -0 --separate-stderr corral-merge -h
+	assert_output "$USAGE"
+	assert_stderr ""
+}
+
+@test "merge: missing LOGDIR prints usage to stderr and exits 2" {
+	run -2 --separate-stderr corral-merge
+	assert_output ""
+	assert_stderr "$USAGE"
+}
+
+@test "merge: two operands or an unknown flag print usage and exit 2" {
+	run -2 --separate-stderr corral-merge logs logs
+	assert_stderr "$USAGE"
+	run -2 --separate-stderr corral-merge -x logs
+	assert_equal "${stderr_lines[1]}" "$USAGE"
+}
+
+@test "merge: an empty option value is refused with exit 2" {
+	run -2 --separate-stderr corral-merge -r '' logs
+	assert_stderr "corral-merge: -r: the value is empty"
+	assert_no_file summary.json
+}
+
+@test "merge: README states the same synopsis" {
+	run -0 grep -cxF "    $USAGE" "$CORRAL_ROOT/README.md"
+	assert_output 1
+}
+
+# --- unreadable input ---------------------------------------------------
+
+@test "merge: an unreadable LOGDIR is named with cannot open and exits 2" {
+	run -2 --separate-stderr corral-merge nothere
+	assert_output ""
+	assert_stderr "corral-merge: cannot open 'nothere': No such file or directory"
+	touch plain
+	run -2 --separate-stderr corral-merge plain
+	assert_stderr "corral-merge: cannot open 'plain': Not a directory"
+	assert_no_file summary.json
+}
+
+@test "merge: an agent log that cannot be read exits 2 and changes nothing" {
+	good_merge
+	local before=$(state)
+	mkdir logs/agent-1.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: cannot read 'logs/agent-1.jsonl': Is a directory"
+	assert_equal "$before" "$(state)"
+	no_temps
+}
+
+@test "merge: an unreadable UNITS file is named and exits 2" {
+	rec a true > logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge -u nounits logs
+	assert_stderr "corral-merge: cannot open 'nounits': No such file or directory"
+	assert_no_file successes.jsonl
+}
+
+@test "merge: an OUTDIR through a regular file fails with exit 2 and writes nothing" {
+	rec a true > logs/agent-0.jsonl
+	touch plain
+	run -2 --separate-stderr corral-merge -o plain/x logs
+	assert_output ""
+	assert_stderr "corral-merge: cannot create 'plain': Not a directory"
+	run -0 ls -A
+	assert_output "$(printf 'logs\nplain')"
+}
+
+# --- routing and counts -------------------------------------------------
+
+@test "merge: ok true goes to successes, ok false to failures, with exact counts" {
+	{ rec a true; rec b false; rec c true '"status":"flaky"'; } > logs/agent-0.jsonl
+	{ rec d false '"status":"timeout"'; rec e true; } > logs/agent-1.jsonl
+	run -1 --separate-stderr corral-merge logs
+	assert_output "merged 5 units from 2 agents: 3 passed, 2 failed"
+	assert_stderr ""
+	run -0 jq -r .unit successes.jsonl
+	assert_output "$(printf 'a\nc\ne')"
+	run -0 jq -r .unit failures.jsonl
+	assert_output "$(printf 'b\nd')"
+	assert_json_eq '{"units":5,"merged":5,"successes":3,"failures":2,
+		"missing":0,"duplicates":0,"unexpected":0,"agents":2,
+		"unfinished":[],"run":"none",
+		"by_status":{"fail":1,"flaky":1,"pass":2,"timeout":1}}' \
+		"$(cat summary.json)"
+}
+
+@test "merge: summary.json keeps a stable key order and ends in a newline" {
+	rec a true > logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	assert_output ""
+	run -0 jq -c keys_unsorted summary.json
+	assert_output '["units","merged","successes","failures","missing","duplicates","unexpected","agents","unfinished","run","by_status"]'
+	run -0 tail -c 2 summary.json
+	assert_output "}"
+}
+
+@test "merge: exit 0 when complete and every unit passed" {
+	{ rec a true; rec b true; } > logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge logs
+	assert_output "merged 2 units from 1 agent: 2 passed, 0 failed"
+	assert_stderr ""
+}
+
+@test "merge: exit 1 when complete with failures" {
+	{ rec a true; rec b false; } > logs/agent-0.jsonl
+	run -1 --separate-stderr corral-merge -q logs
+	assert_output ""
+	assert_stderr ""
+	assert_json '.failures == 1 and .successes == 1' summary.json
+}
+
+@test "merge: an empty log dir gives zero counts, empty files and exit 0" {
+	run -0 --separate-stderr corral-merge logs
+	assert_output "merged 0 units from 0 agents: 0 passed, 0 failed"
+	assert_json '.units == 0 and .merged == 0 and .successes == 0 and
+		.failures == 0 and .agents == 0 and .by_status == {}' summary.json
+	[ ! -s successes.jsonl ] && [ ! -s failures.jsonl ] ||
+		flunk "result files are not empty"
+}
+
+@test "merge: an empty log dir with -u writes every unit as not-run and exits 2" {
+	printf 'a\nb\n' > units
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_output "merged 0 units from 0 agents: 0 passed, 0 failed, 2 not run"
+	assert_equal "${stderr_lines[0]}" "corral-merge: unit 'a' is missing: no agent reported it"
+	assert_equal "${stderr_lines[1]}" "corral-merge: unit 'b' is missing: no agent reported it"
+	assert_json '.units == 2 and .merged == 0 and .missing == 2 and .failures == 2' summary.json
+}
+
+@test "merge: OUTDIR defaults to the parent of LOGDIR, and -o is created" {
+	mkdir -p .corral/logs
+	rec a true > .corral/logs/agent-0.jsonl
+	run -0 corral-merge -q .corral/logs/
+	assert_file_exists .corral/successes.jsonl
+	assert_no_file successes.jsonl
+	run -0 corral-merge -q -o out/deep .corral/logs
+	cmp out/deep/successes.jsonl .corral/successes.jsonl
+	cmp out/deep/summary.json .corral/summary.json
+}
+
+# --- passthrough --------------------------------------------------------
+
+@test "merge: lines pass through byte-identical: spacing, \\u00e9 escapes, invalid UTF-8" {
+	printf '%s\n' '{ "unit" :"sp",   "ok" : true ,"note":"a  b" }' \
+		'{"unit":"caf\u00e9","ok":true,"note":"\u00e9\t\"q\""}' > want
+	printf '{"unit":"bin","ok":true,"note":"\xff\xfe\xc3("}\n' >> want
+	cp want logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	cmp successes.jsonl want
+	run -0 jq -r '.unit' successes.jsonl
+	assert_equal "${lines[1]}" "café"
+}
+
+@test "merge: a 1 MB note passes through byte-identical" {
+	{
+		printf '{"unit":"big","ok":false,"note":"FAIL: '
+		head -c 1048576 /dev/zero | tr '\0' x
+		printf '"}\n'
+	} > logs/agent-0.jsonl
+	rec small true >> logs/agent-0.jsonl
+	run -1 corral-merge -q logs
+	head -n 1 logs/agent-0.jsonl | cmp - failures.jsonl
+	assert_json '.note | length == 1048582' failures.jsonl
+}
+
+@test "merge: CRLF lines are accepted without their CR, blank lines skipped" {
+	printf '{"unit":"a","ok":true}\r\n\n   \n\t\r\n{"unit":"b","ok":false}\r\n' \
+		> logs/agent-0.jsonl
+	run -1 --separate-stderr corral-merge logs
+	assert_stderr ""
+	run -0 cat successes.jsonl
+	assert_output '{"unit":"a","ok":true}'
+	run -0 od -c failures.jsonl
+	refute_contains "$output" '\r'
+	assert_json '.merged == 2' summary.json
+}
+
+# --- order --------------------------------------------------------------
+
+@test "merge: agents come in numeric order (agent-10 after agent-2), then others bytewise" {
+	local id
+	for id in 10 2 b 1 a 0 x9; do
+		rec "u$id" true > "logs/agent-$id.jsonl"
+	done
+	run -0 corral-merge -q logs
+	run -0 jq -r .unit successes.jsonl
+	assert_output "$(printf 'u%s\n' 0 1 2 10 a b x9)"
+}
+
+@test "merge: files that are not agent-ID.jsonl are ignored" {
+	rec a true > logs/agent-0.jsonl
+	rec b false > logs/notes.txt
+	rec c false > logs/summary.jsonl
+	rec d false > logs/agent-1.txt
+	rec e false > logs/.agent-2.jsonl.tmp
+	run -0 corral-merge logs
+	assert_output "merged 1 unit from 1 agent: 1 passed, 0 failed"
+	assert_json '.agents == 1' summary.json
+}
+
+@test "merge: the order logs were created in does not change a byte" {
+	mkdir one two
+	local k
+	for k in 0 1 2 3 10 11; do
+		{ rec "a$k" true; rec "b$k" false; } > "one/agent-$k.jsonl"
+	done
+	for k in 11 3 0 10 2 1; do
+		cp "one/agent-$k.jsonl" "two/agent-$k.jsonl"
+	done
+	run -1 corral-merge -q -o o1 one
+	run -1 corral-merge -q -o o2 two
+	cmp o1/successes.jsonl o2/successes.jsonl
+	cmp o1/failures.jsonl o2/failures.jsonl
+	cmp o1/summary.json o2/summary.json
+}
+
+# --- identity: each unit once --------------------------------------------
+
+@test "merge: the same unit twice in one log keeps the last attempt" {
+	{ rec a false '"attempt":1'; rec b true; rec a true '"attempt":2'; } \
+		> logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge logs
+	assert_stderr ""
+	run -0 cat successes.jsonl
+	assert_output "$(rec b true; rec a true '"attempt":2')"
+	[ ! -s failures.jsonl ] || flunk "the first attempt was written"
+	assert_json '.merged == 2 and .successes == 2 and .failures == 0' summary.json
+}
+
+@test "merge: the same unit in two logs exits 2, names it and both files, changes nothing" {
+	good_merge
+	local before=$(state)
+	{ rec x true; rec y true; } > logs/agent-1.jsonl
+	{ rec y false; rec a true; } > logs/agent-3.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_output ""
+	assert_stderr "$(printf '%s\n' \
+		"corral-merge: unit 'y' is in both 'logs/agent-1.jsonl' and 'logs/agent-3.jsonl'" \
+		"corral-merge: unit 'a' is in both 'logs/agent-0.jsonl' and 'logs/agent-3.jsonl'")"
+	assert_equal "$before" "$(state)"
+	no_temps
+}
+
+@test "merge: missing expected units become not-run records, are named, and exit 2" {
+	{ rec a true '"at":"2024-05-01T10:00:00Z","run":"r7"'
+	  rec b false '"at":"2024-05-01T10:00:09Z","run":"r7"'; } > logs/agent-0.jsonl
+	printf '%s\n' a b c d > units
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_output "merged 2 units from 1 agent: 1 passed, 1 failed, 2 not run"
+	assert_stderr "$(printf '%s\n' \
+		"corral-merge: unit 'c' is missing: no agent reported it" \
+		"corral-merge: unit 'd' is missing: no agent reported it")"
+	run -0 jq -c 'select(.unit == "c")' failures.jsonl
+	assert_json_eq '{"agent_id":null,"unit":"c","ok":false,
+		"note":"NOT-RUN: no agent reported it","at":"2024-05-01T10:00:09Z",
+		"status":"not-run","exit":null,"signal":null,"duration_ms":0,
+		"attempt":0,"run":"r7","output":null}' "$output"
+	assert_json '.units == 4 and .merged == 2 and .missing == 2 and
+		.failures == 3 and .by_status["not-run"] == 2 and .run == "r7"' summary.json
+}
+
+@test "merge: not-run records take -r RUN and, with no record time, the UNITS mtime" {
+	printf 'a\n' > units
+	touch -d '2001-02-03T04:05:06Z' units
+	run -2 --separate-stderr corral-merge -r nightly-5 -u units logs
+	assert_json '.run == "nightly-5" and .at == "2001-02-03T04:05:06Z"' failures.jsonl
+	assert_json '.run == "nightly-5"' summary.json
+}
+
+@test "merge: an unexpected unit is named, still routed, and exits 2" {
+	{ rec a true; rec zz false; } > logs/agent-0.jsonl
+	printf 'a\n' > units
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_stderr "corral-merge: unit 'zz' in 'logs/agent-0.jsonl' is not in 'units'"
+	run -0 jq -r .unit failures.jsonl
+	assert_output zz
+	assert_json '.unexpected == 1 and .units == 1 and .merged == 2' summary.json
+}
+
+@test "merge: a unit listed twice in UNITS is counted once, with a warning" {
+	rec a true > logs/agent-0.jsonl
+	printf 'a\na\n' > units
+	run -0 --separate-stderr corral-merge -q -u units logs
+	assert_stderr "corral-merge: unit 'a' is listed more than once in 'units'; counted once"
+	assert_json '.units == 1' summary.json
+}
+
+@test "merge: an agent-ID.jsonl.part marks the agent unfinished and exits 2" {
+	rec a true > logs/agent-0.jsonl
+	rec b true > logs/agent-7.jsonl.part
+	printf '%s\n' a b c > units
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_equal "${stderr_lines[0]}" "corral-merge: 'logs/agent-7.jsonl.part': agent '7' did not finish"
+	assert_equal "${stderr_lines[1]}" "corral-merge: unit 'b' is missing: agent '7' did not finish"
+	assert_equal "${stderr_lines[2]}" "corral-merge: unit 'c' is missing: no agent reported it"
+	assert_json '.unfinished == ["7"] and .missing == 2 and .agents == 1' summary.json
+	run -0 jq -r 'select(.unit == "b") | .note' failures.jsonl
+	assert_output "NOT-RUN: agent '7' did not finish"
+}
+
+@test "merge: a lone .part, without -u, still makes the result incomplete" {
+	: > logs/agent-1.jsonl.part
+	run -2 --separate-stderr corral-merge -q logs
+	assert_stderr "corral-merge: 'logs/agent-1.jsonl.part': agent '1' did not finish"
+	assert_json '.unfinished == ["1"] and .agents == 0' summary.json
+}
+
+@test "merge: a .part beside a finished log of the same agent is only a warning" {
+	rec a true > logs/agent-1.jsonl
+	rec a false > logs/agent-1.jsonl.part
+	run -0 --separate-stderr corral-merge -q logs
+	assert_stderr "corral-merge: 'logs/agent-1.jsonl.part': ignored, agent '1' has a finished log"
+	assert_json '.unfinished == [] and .successes == 1' summary.json
+}
+
+# --- bad input: reported with file and line, nothing written ---------------
+
+# bad_line_case LINE MESSAGE: the line as line 2 of agent-3's log is reported
+# as MESSAGE (after "'logs/agent-3.jsonl' line 2: "), exit 2, nothing changes
+bad_line_case() {
+	good_merge
+	local before=$(state)
+	rec c true > logs/agent-3.jsonl
+	printf '%s\n' "$1" >> logs/agent-3.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_output ""
+	assert_stderr "corral-merge: 'logs/agent-3.jsonl' line 2: $2"
+	assert_equal "$before" "$(state)"
+	no_temps
+}
+
+@test "merge: a torn last line exits 2, names file and line, changes nothing" {
+	good_merge
+	local before=$(state)
+	rec c true > logs/agent-3.jsonl
+	printf '{"unit":"d","ok":tr' >> logs/agent-3.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: 'logs/agent-3.jsonl' line 2: no trailing newline (torn write)"
+	assert_equal "$before" "$(state)"
+	no_temps
+}
+
+@test "merge: a complete record without its final newline is a torn write too" {
+	printf '{"unit":"c","ok":true}' > logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: 'logs/agent-0.jsonl' line 1: no trailing newline (torn write)"
+	assert_no_file successes.jsonl
+}
+
+@test "merge: glued records {..}{..} exit 2 with the byte offset" {
+	bad_line_case '{"unit":"x","ok":true}{"unit":"y","ok":true}' \
+		"invalid JSON at byte 23"
+}
+
+@test "merge: a torn prefix glued to a record exits 2" {
+	bad_line_case '{"unit":"x","ok":tr{"unit":"y","ok":true}' \
+		"invalid JSON at byte 18"
+}
+
+@test "merge: a record followed by garbage exits 2" {
+	bad_line_case '{"unit":"x","ok":true} garbage' "invalid JSON at byte 24"
+}
+
+@test "merge: a line that is not an object exits 2" {
+	bad_line_case '["unit","ok"]' "not a JSON object"
+}
+
+@test "merge: a record without a unit exits 2" {
+	bad_line_case '{"ok":true}' '"unit" is missing'
+}
+
+@test "merge: a unit that is not a string exits 2" {
+	bad_line_case '{"unit":7,"ok":true}' '"unit" is not a string'
+}
+
+@test "merge: an ok that is not a boolean exits 2" {
+	bad_line_case '{"unit":"x","ok":"false"}' '"ok" is not a boolean'
+}
+
+@test "merge: a record with two ok keys exits 2" {
+	bad_line_case '{"unit":"x","ok":false,"ok":true}' '"ok" appears more than once'
+}
+
+@test "merge: nesting deeper than 1000 exits 2 without a crash" {
+	local deep
+	deep=$(printf '%*s' 1001 '' | tr ' ' '[')$(printf '%*s' 1001 '' | tr ' ' ']')
+	bad_line_case "{\"unit\":\"x\",\"ok\":true,\"n\":$deep}" "invalid JSON at byte 1026"
+}
+
+@test "merge: a lone surrogate \\ud800 exits 2" {
+	bad_line_case '{"unit":"x","ok":true,"note":"\ud800"}' "invalid JSON at byte 31"
+}
+
+@test "merge: a NUL byte inside a line exits 2" {
+	good_merge
+	printf '{"unit":"x","ok":true}\0garbage\n' > logs/agent-3.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: 'logs/agent-3.jsonl' line 1: NUL byte at byte 23"
+}
+
+@test "merge: every bad line of every log is reported, not just the first" {
+	good_merge
+	local before=$(state)
+	printf '%s\n' '{"unit":"x"' '{"unit":"y","ok":true}' '7' > logs/agent-1.jsonl
+	printf '%s\n' '{"unit":"z","ok":null}' > logs/agent-2.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "$(printf '%s\n' \
+		"corral-merge: 'logs/agent-1.jsonl' line 1: invalid JSON at byte 12" \
+		"corral-merge: 'logs/agent-1.jsonl' line 3: not a JSON object" \
+		"corral-merge: 'logs/agent-2.jsonl' line 1: \"ok\" is not a boolean")"
+	assert_equal "$before" "$(state)"
+}
+
+# --- determinism ------------------------------------------------------------
+
+@test "merge: merging twice gives byte-identical files and keeps their mtimes" {
+	{ rec a true '"at":"2024-01-01T00:00:00Z"'; rec b false; } > logs/agent-0.jsonl
+	rec c true > logs/agent-1.jsonl
+	printf 'a\nb\nc\nd\n' > units
+	run -2 corral-merge -q -u units logs
+	touch -d '2001-01-01' successes.jsonl failures.jsonl summary.json
+	local before=$(state)
+	sleep 0.01
+	run -2 corral-merge -q -u units logs
+	assert_equal "$before" "$(state)"
+	run -0 stat -c %Y successes.jsonl
+	assert_output "$(date -d 2001-01-01 +%s)"
+}
+
+@test "merge: memory follows the units, not the log bytes (over 20 MB of logs vs 1 MB)" {
+	[ -x /usr/bin/time ] || skip "GNU time is not installed"
+	local d pad
+	for d in small:400 big:10000; do
+		mkdir -p "${d%%:*}"
+		awk -v pad="${d##*:}" -v dir="${d%%:*}" 'BEGIN {
+			s = "x"; while (length(s) < pad) s = s s
+			for (i = 0; i < 2000; i++)
+				printf "{\"unit\":\"u%d\",\"ok\":true,\"note\":\"PASS: %s\"}\n", i, s \
+					> (dir "/agent-" (i % 8) ".jsonl")
+		}'
+	done
+	# (without ASan's quarantine, which keeps freed memory on purpose)
+	export ASAN_OPTIONS=quarantine_size_mb=0:thread_local_quarantine_size_kb=0
+	/usr/bin/time -o rss.small -f %M corral-merge -q -o o1 small
+	/usr/bin/time -o rss.big -f %M corral-merge -q -o o2 big
+	[ "$(stat -c %s o2/successes.jsonl)" -gt 20000000 ] || flunk "big is not big"
+	[ $(( $(cat rss.big) * 2 )) -le $(( $(cat rss.small) * 3 )) ] ||
+		flunk "max RSS $(cat rss.big) KB for 20 MB vs $(cat rss.small) KB for 1 MB"
+}
+
+# --- history ----------------------------------------------------------------
+
+@test "merge: history gets each run's records once, then a commit line" {
+	{ rec a true '"run":"r1"'; rec b false '"run":"r1"'; } > logs/agent-0.jsonl
+	run -1 corral-merge -q logs
+	run -0 cat history.jsonl
+	assert_output "$(rec a true '"run":"r1"'; rec b false '"run":"r1"')
+{\"corral\":\"history\",\"run\":\"r1\",\"records\":2}"
+	local first
+	first=$(cat history.jsonl)
+	run -1 corral-merge -q logs
+	assert_equal "$first" "$(cat history.jsonl)"
+	# a new run is appended after the old one
+	{ rec a true '"run":"r2"'; rec b true '"run":"r2"'; } > logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	run -0 jq -c 'select(.corral) | [.run, .records]' history.jsonl
+	assert_output "$(printf '%s\n' '["r1",2]' '["r2",2]')"
+	run -0 jq -sc '[.[] | select(.corral | not) | .run]' history.jsonl
+	assert_output '["r1","r1","r2","r2"]'
+}
+
+@test "merge: records without a run go to history as run none" {
+	rec a true > logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	run -0 tail -n 1 history.jsonl
+	assert_output '{"corral":"history","run":"none","records":1}'
+}
+
+@test "merge: a torn uncommitted history tail is dropped before appending" {
+	rec a true '"run":"r1"' > logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	cp history.jsonl committed
+	# a merge killed mid-append left records of r2 but no commit line
+	{ rec a true '"run":"r2"'; printf '{"unit":"a","ok":tr'; } >> history.jsonl
+	local torn=$(( $(stat -c %s history.jsonl) - $(stat -c %s committed) ))
+	rec a true '"run":"r2"' > logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -q logs
+	assert_stderr "corral-merge: 'history.jsonl': dropped $torn bytes of an unfinished append"
+	{ cat committed; rec a true '"run":"r2"'; echo '{"corral":"history","run":"r2","records":1}'; } > want
+	cmp history.jsonl want
+}
+
+# --- write errors -------------------------------------------------------------
+
+@test "merge: a write error on standard output exits 2" {
+	rec a true > logs/agent-0.jsonl
+	run -2 --separate-stderr sh -c 'corral-merge logs > /dev/full'
+	assert_stderr "corral-merge: cannot write standard output: No space left on device"
+}
+
+@test "merge: a file size limit (EFBIG) exits 2 and leaves the old results intact" {
+	good_merge
+	local before=$(state)
+	local i
+	for i in $(seq 1 400); do rec "unit-$i" true '"note":"PASS: padding padding padding"'; done \
+		> logs/agent-1.jsonl
+	run -2 --separate-stderr prlimit --fsize=8192 corral-merge logs
+	assert_output ""
+	assert_contains "$stderr" "corral-merge: cannot write '.successes.jsonl.tmp."
+	assert_contains "$stderr" "': File too large"
+	assert_equal "$before" "$(state)"
+	no_temps
+}
+
+@test "merge: a full filesystem exits 2 and leaves the old results intact" {
+	MNT=$PWD/small
+	mkdir "$MNT"
+	mount -t tmpfs -o size=1m tmpfs "$MNT" 2>/dev/null ||
+		skip "cannot mount a tmpfs here"
+	{ rec a true; rec b false; } > logs/agent-0.jsonl
+	run -1 corral-merge -q -o "$MNT" logs
+	local before=$(state "$MNT")
+	local i
+	for i in $(seq 1 3000); do rec "unit-$i" true '"note":"PASS: padding padding padding"'; done \
+		> logs/agent-1.jsonl
+	# fill it up (dd stops with ENOSPC)
+	dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null || true
+	run -2 --separate-stderr corral-merge -o "$MNT" logs
+	assert_contains "$stderr" "No space left on device"
+	assert_equal "$before" "$(state "$MNT")"
+	no_temps "$MNT"
+	rm "$MNT/filler"
+	run -1 corral-merge -q -o "$MNT" logs
+	assert_json '.successes == 3001' "$MNT/summary.json"
+}
+
+# --- concurrency and crashes ----------------------------------------------------
+
+@test "merge: 16 concurrent agents over 200 units give every unit exactly once" {
+	seq -f 'unit-%g' 1 200 > units
+	local k
+	for k in $(seq 0 15); do
+		(
+			awk -v k="$k" 'NR % 16 == k' units | while read -r u; do
+				n=${u#unit-}
+				if [ $((n % 7)) -eq 0 ]; then ok=false; else ok=true; fi
+				printf '{"agent_id":"%s","unit":"%s","ok":%s}\n' "$k" "$u" "$ok"
+			done > "logs/.agent-$k.tmp" &&
+			mv "logs/.agent-$k.tmp" "logs/agent-$k.jsonl"
+		) &
+	done
+	assert_no_file successes.jsonl
+	wait
+	assert_no_file successes.jsonl
+	run -1 --separate-stderr corral-merge -u units logs
+	assert_output "merged 200 units from 16 agents: 172 passed, 28 failed"
+	cat successes.jsonl failures.jsonl | jq -r .unit | sort > got
+	sort units > want
+	cmp got want
+	assert_json '.units == 200 and .merged == 200 and .successes == 172 and
+		.failures == 28 and .agents == 16' summary.json
+}
+
+# make_set DIR TAG N: a log set of N units over 4 agents, run TAG
+make_set() {
+	mkdir -p "$1"
+	local k
+	for k in 0 1 2 3; do
+		awk -v k="$k" -v tag="$2" -v n="$3" 'BEGIN {
+			for (i = k; i < n; i += 4)
+				printf "{\"agent_id\":\"%d\",\"unit\":\"u%d\",\"ok\":%s,\"run\":\"%s\",\"note\":\"%s %d\"}\n",
+					k, i, (i % 5 ? "true" : "false"), tag, tag, i
+		}' > "$1/agent-$k.jsonl"
+	done
+}
+
+# which_set DIR: "A" or "B" when the three files of DIR are exactly one
+# of the reference sets in refA/ and refB/, else a description of the mix
+which_set() {
+	local s f
+	for s in A B; do
+		for f in successes.jsonl failures.jsonl summary.json; do
+			cmp -s "$1/$f" "ref$s/$f" || continue 2
+		done
+		echo "$s"
+		return
+	done
+	echo "mixed: $(for f in successes.jsonl failures.jsonl summary.json; do
+		cmp -s "$1/$f" refA/$f && echo "$f=A" || { cmp -s "$1/$f" refB/$f && echo "$f=B" || echo "$f=?"; }; done)"
+}
+
+# history_ok FILE: every record in FILE comes before the commit line of its
+# own run, and no run is committed twice
+history_ok() {
+	jq -e -s '
+		reduce .[] as $l ({ok: true, cur: null, runs: {}};
+			(.cur == null or .cur == $l.run) as $same
+			| if $l.corral then
+				.ok = (.ok and $same and .runs[$l.run] == null)
+				| .runs[$l.run] = true | .cur = null
+			else .ok = (.ok and $same) | .cur = $l.run end)
+		| .ok and .cur == null' "$1" >/dev/null
+}
+
+@test "merge: two merges started at once never interleave (40 rounds)" {
+	make_set A A 10000
+	make_set B B 8000
+	run -1 corral-merge -q -o refA A
+	run -1 corral-merge -q -o refB B
+	local round got pa pb sa sb
+	for round in $(seq 1 40); do
+		corral-merge -q -o out A & pa=$!
+		sleep "0.00$((round % 10))"
+		corral-merge -q -o out B & pb=$!
+		sa=0; wait "$pa" || sa=$?
+		sb=0; wait "$pb" || sb=$?
+		[ "$sa" -eq 1 ] && [ "$sb" -eq 1 ] ||
+			flunk "round $round: the merges exited $sa and $sb"
+		got=$(which_set out)
+		case $got in A|B) ;; *) flunk "round $round: $got" ;; esac
+		history_ok out/history.jsonl ||
+			flunk "round $round: history.jsonl mixes runs or repeats one"
+	done
+	no_temps out
+	run -0 jq -sc '[.[] | select(.corral) | .run] | sort' out/history.jsonl
+	assert_output '["A","B"]'
+}
+
+# consistent DIR: the result files of DIR are set A or B, or a commit record
+# says the new set is decided (the next merge finishes it)
+consistent() {
+	local got
+	got=$(which_set "$1")
+	case $got in
+	A|B) ;;
+	*) [ -e "$1/.merge.commit" ] || { echo "$got"; return 1; } ;;
+	esac
+}
+
+@test "merge: a commit record left by a killed merge is finished by the next merge, even a refused one" {
+	make_set A A 50
+	make_set B B 40
+	make_set BAD BAD 10
+	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
+	run -1 corral-merge -q -o refA A
+	run -1 corral-merge -q -o refB B
+	run -1 corral-merge -q -o out A
+	# killed after renaming successes.jsonl, before the other two
+	cp refB/successes.jsonl out/successes.jsonl
+	cp refB/failures.jsonl out/.failures.jsonl.tmp.KILLED
+	cp refB/summary.json out/.summary.json.tmp.KILLED
+	printf '%s\n' .successes.jsonl.tmp.GONE .failures.jsonl.tmp.KILLED \
+		.summary.json.tmp.KILLED > out/.merge.commit
+	: > out/.successes.jsonl.tmp.STRAY
+	run -2 --separate-stderr corral-merge -q -o out BAD
+	assert_equal "${stderr_lines[0]}" "corral-merge: 'out/.merge.commit': finishing the commit of an interrupted merge"
+	assert_equal "${stderr_lines[1]}" "corral-merge: 'BAD/agent-0.jsonl' line 4: no trailing newline (torn write)"
+	assert_equal "$(which_set out)" B
+	assert_no_file out/.merge.commit
+	no_temps out
+}
+
+@test "merge: SIGSTOP then SIGKILL at 24 points leaves the old or the new set, and the next merge finishes or cleans up" {
+	make_set A A 2000
+	make_set B B 24000
+	make_set BAD BAD 10
+	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
+	run -1 corral-merge -q -o refA A
+	run -1 corral-merge -q -o refB B
+	local t0 t1 dur i got caught=0
+	t0=$(date +%s%N)
+	corral-merge -q -o timing B || true
+	t1=$(date +%s%N)
+	dur=$(( (t1 - t0) / 1000 ))	# microseconds
+	for i in $(seq 1 24); do
+		run -1 corral-merge -q -o out A
+		corral-merge -q -o out B & VICTIM=$!
+		sleep "$(awk -v d="$dur" -v i="$i" 'BEGIN { printf "%.6f", d * i / 20 / 1e6 }')"
+		kill -STOP "$VICTIM" 2>/dev/null || true
+		got=$(consistent out) || flunk "point $i (stopped): $got"
+		[ -n "$(find out -maxdepth 1 -name '.*.tmp.*' -o -name .merge.commit)" ] &&
+			caught=$((caught + 1))
+		kill -KILL "$VICTIM" 2>/dev/null || true
+		wait "$VICTIM" 2>/dev/null || true
+		VICTIM=
+		got=$(consistent out) || flunk "point $i (killed): $got"
+		# the next merge, even one that refuses its bad input, first
+		# finishes a decided commit and removes the temporaries
+		run -2 --separate-stderr corral-merge -q -o out BAD
+		got=$(which_set out)
+		case $got in A|B) ;; *) flunk "point $i (next merge): $got" ;; esac
+		no_temps out
+		assert_no_file out/.merge.commit
+	done
+	[ "$caught" -ge 2 ] || flunk "only $caught of 24 stops caught a merge mid-way"
+	run -1 --separate-stderr corral-merge -q -o out B
+	assert_equal "$(which_set out)" B
+	jq -e . out/history.jsonl >/dev/null
+}

@@ -1,0 +1,118 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-merge is the only writer of the shared result files.  It reads
+ * every LOGDIR/agent-ID.jsonl and writes OUTDIR/successes.jsonl,
+ * failures.jsonl and summary.json atomically, under a lock, each unit
+ * exactly once, then appends new runs to OUTDIR/history.jsonl.  Bad input
+ * or a unit in two logs leaves every file as it was.  Exit 0: complete,
+ * all passed; 1: complete, some failed; 2: incomplete, bad input, or an
+ * error.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] "
+	    "LOGDIR\n");
+	exit(status);
+}
+
+/* An option value, refused when empty. */
+static const char *
+value(int opt, const char *arg)
+{
+	if (!*arg)
+		corral_die(CORRAL_EXIT_ERR, "-%c: the value is empty", opt);
+	return arg;
+}
+
+static void
+report(void *arg, const char *msg)
+{
+	(void)arg;
+	corral_warn("%s", msg);
+}
+
+static const char *
+plural(size_t n, const char *word, const char *words)
+{
+	return n == 1 ? word : words;
+}
+
+/* "merged 200 units from 16 agents: 190 passed, 10 failed, 3 not run" */
+static void
+print_summary(const struct corral_merge_stats *st)
+{
+	printf("merged %zu %s from %zu %s: %zu passed, %zu failed",
+	    st->merged, plural(st->merged, "unit", "units"), st->agents,
+	    plural(st->agents, "agent", "agents"), st->successes,
+	    st->failures - st->missing);
+	if (st->missing)
+		printf(", %zu not run", st->missing);
+	putchar('\n');
+}
+
+static int
+status_of(const struct corral_merge_stats *st)
+{
+	if (!st->written || st->missing || st->unexpected ||
+	    st->unfinished.n)
+		return CORRAL_EXIT_ERR;
+	return st->failures ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
+}
+
+static int
+run_merge(const struct corral_merge_opts *o, int quiet)
+{
+	struct corral_merge_stats st;
+	struct corral_err err;
+	int rc, status;
+
+	rc = corral_merge_run(o, &st, report, NULL, &err);
+	if (rc < 0)
+		corral_warn_err(&err);
+	status = rc < 0 ? CORRAL_EXIT_ERR : status_of(&st);
+	if (st.written && !quiet)
+		print_summary(&st);
+	corral_merge_stats_release(&st);
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_merge_opts o;
+	int c, quiet = 0, status;
+
+	corral_setprogname(argv[0]);
+	/* A file size limit must be a write error (EFBIG), not a death. */
+	signal(SIGXFSZ, SIG_IGN);
+	memset(&o, 0, sizeof(o));
+	while ((c = getopt(argc, argv, "ho:qr:u:")) != -1) {
+		switch (c) {
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'o': o.outdir = value(c, optarg); break;
+		case 'q': quiet = 1; break;
+		case 'r': o.run = value(c, optarg); break;
+		case 'u': o.units = value(c, optarg); break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc - optind != 1 || !*argv[optind])
+		usage(stderr, CORRAL_EXIT_ERR);
+	o.logdir = argv[optind];
+
+	status = run_merge(&o, quiet);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		corral_warn("cannot write standard output:");
+		status = CORRAL_EXIT_ERR;
+	}
+	return status;
+}
