@@ -424,14 +424,16 @@ int corral_run_release(struct corral_run *r, struct corral_err *err);
 /* merge.c: the single writer of the shared result files               */
 
 /*
- * What corral_merge_run reads and where it writes.  logdir holds the
- * agent-ID.jsonl logs; outdir (NULL: logdir's parent) receives
+ * What corral_merge_run reads and where it writes.  logdirs[0 .. nlogdirs)
+ * hold the agent-ID.jsonl logs: the main layer first, then the layers of
+ * later re-runs; outdir (NULL: the parent of logdirs[0]) receives
  * successes.jsonl, failures.jsonl, summary.json and history.jsonl.
  * units (may be NULL) names the expected population, one unit per line;
  * run (may be NULL) is the run id of the not-run records the merge writes.
  */
 struct corral_merge_opts {
-	const char *logdir;
+	const char *const *logdirs;
+	size_t nlogdirs;
 	const char *outdir;
 	const char *units;
 	const char *run;
@@ -466,11 +468,15 @@ struct corral_merge_stats {
 typedef void corral_merge_report_fn(void *arg, const char *msg);
 
 /*
- * Merge the logs of o->logdir into o->outdir, under an exclusive flock on
+ * Merge the logs of o->logdirs into o->outdir, under an exclusive flock on
  * outdir/.merge.lock held throughout.  Every agent-ID.jsonl is read in
- * agent order (decimal IDs numerically and first, others bytewise), each
- * line validated (corral_json_record_parse) and routed byte for byte by
- * "ok"; a unit twice in one log keeps its last line.  The result files
+ * layer, then agent order (decimal IDs numerically and first, others
+ * bytewise), each line validated (corral_json_record_parse) and routed
+ * byte for byte by "ok"; a unit twice in one log keeps its last line, a
+ * unit in two logs of one layer is a duplicate, and a unit in several
+ * layers keeps its latest attempt (greatest "at"; the later layer on a
+ * tie).  A pass that wins over a failure with the same "inputs" becomes a
+ * "flaky" record, which the merge writes itself.  The result files
  * are replaced atomically (CORRAL_ATOMIC_KEEP_SAME), and only when the
  * whole input was valid; then the records of every run not yet committed
  * to history.jsonl are appended to it.  The output is a pure function of
@@ -500,6 +506,9 @@ struct corral_json_record {
 	const char *status;
 	const char *run;
 	const char *at;
+	const char *note;	/* NULL when absent or not a string */
+	const char *output;
+	const char *inputs;
 	void *doc;
 };
 
@@ -513,6 +522,14 @@ struct corral_json_record {
 int corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err);
 void corral_json_record_release(struct corral_json_record *r);
+
+/*
+ * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and
+ * the note saying so, re-serialised (a record the merge itself writes),
+ * appended to out without a newline.  0, or -1 (bad line, ENOMEM).
+ */
+int corral_json_record_flaky(const char *line, size_t len,
+    struct corral_buf *out);
 
 /*
  * Whether line[0..len) (NUL at line[len]) is a history commit line,

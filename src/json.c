@@ -103,6 +103,9 @@ corral_json_record_parse(const char *line, size_t len,
 	r->status = get_str(doc, "status");
 	r->run = get_str(doc, "run");
 	r->at = get_str(doc, "at");
+	r->note = get_str(doc, "note");
+	r->output = get_str(doc, "output");
+	r->inputs = get_str(doc, "inputs");
 	r->doc = doc;
 	return 0;
 fail:
@@ -138,5 +141,48 @@ corral_json_commit_parse(const char *line, size_t len,
 		rc = corral_buf_addstr(run, rid) < 0 ? -1 : 1;
 	}
 	cJSON_Delete(doc);
+	return rc;
+}
+
+/* Replace the string member key of obj, in place, keeping key order. */
+static int
+set_str(cJSON *obj, const char *key, const char *val)
+{
+	cJSON *v = cJSON_CreateString(val);
+
+	if (!v)
+		return -1;
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v) ?
+		    0 : (cJSON_Delete(v), -1);
+	return cJSON_AddItemToObject(obj, key, v) ? 0 : (cJSON_Delete(v), -1);
+}
+
+int
+corral_json_record_flaky(const char *line, size_t len, struct corral_buf *out)
+{
+	struct corral_buf note = CORRAL_BUF_INIT;
+	const char *old;
+	cJSON *doc;
+	char *text = NULL;
+	int rc = -1;
+
+	if (!(doc = parse_line(line, len, NULL)))
+		return -1;
+	old = get_str(doc, "note");
+	if (corral_buf_addstr(&note, "FLAKY: passed after failing on the "
+	    "same inputs") < 0 || (old && (corral_buf_addstr(&note, " (") < 0 ||
+	    corral_buf_addstr(&note, old) < 0 || corral_buf_addch(&note,
+	    ')') < 0)))
+		goto out;
+	if (set_str(doc, "status", "flaky") < 0 ||
+	    set_str(doc, "note", note.data) < 0 ||
+	    !(text = cJSON_PrintUnformatted(doc)))
+		goto out;
+	rc = corral_buf_addstr(out, text);
+out:
+	cJSON_free(text);
+	cJSON_Delete(doc);
+	corral_buf_release(&note);
 	return rc;
 }

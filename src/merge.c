@@ -38,6 +38,7 @@
 struct agent {
 	char *id;
 	char *path;
+	uint32_t layer;	/* index in logdirs */
 	size_t first;	/* its records are recs[first .. first + n) */
 	size_t n;
 	int redo;	/* a line replaced an earlier one: copy again */
@@ -56,6 +57,20 @@ struct rec {
 	unsigned char ok;
 	unsigned char dropped;	/* a later line of the same log replaced it */
 	unsigned char has_run;	/* the record named its run */
+	unsigned char flaky;	/* written as a flaky record */
+};
+
+/*
+ * With several layers: the attempt of a unit that wins, found by a first
+ * read of every log before anything is written.
+ */
+struct win {
+	size_t line;
+	uint32_t agent;
+	long inputs;		/* index in inputs, or -1 */
+	long long at;		/* ms since the epoch, or -1 */
+	unsigned char ok;
+	unsigned char flaky;
 };
 
 /* A result file being written: a buffered temporary, renamed on commit. */
@@ -85,13 +100,21 @@ struct merge {
 	struct corral_merge_stats *st;
 	corral_merge_report_fn *report;
 	void *arg;
-	char *logdir;
+	char *logdir;			/* logdirs[0], for the default outdir */
+	char **logdirs;
+	DIR **dirs;			/* opened before the lock */
+	size_t nlayers;
 	char *outdir;
 	struct agent *agents;
 	size_t nagents;
-	struct corral_strv parts;	/* IDs with an agent-ID.jsonl.part */
+	struct corral_strv parts;	/* "LAYER/ID" with a .part */
 	struct corral_strv expected;
-	DIR *dir;			/* logdir, opened before the lock */
+	struct win *wins;		/* NULL with one layer */
+	size_t nwins;
+	struct corral_set *win_ix;	/* unit -> index in wins */
+	struct corral_set *inputs_ix;
+	struct corral_strv inputs;
+	struct corral_buf flaky;	/* a flaky record being written */
 	struct corral_set *units;	/* unit -> rec, or < 0 (see not_run) */
 	struct rec *recs;
 	size_t nrecs;
@@ -244,12 +267,16 @@ id_cmp(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
+/* Agent order: by layer, then by ID. */
 static int
 agent_cmp(const void *x, const void *y)
 {
 	const struct agent *a = x, *b = y;
-	int c = id_cmp(a->id, b->id);
+	int c;
 
+	if (a->layer != b->layer)
+		return a->layer < b->layer ? -1 : 1;
+	c = id_cmp(a->id, b->id);
 	/* "01" and "1" are the same number; keep them apart, stably. */
 	return c ? c : strcmp(a->id, b->id);
 }
@@ -295,7 +322,7 @@ agent_id(const char *name, const char *suffix)
 }
 
 static int
-add_agent(struct merge *m, char *id, const char *name)
+add_agent(struct merge *m, uint32_t layer, char *id, const char *name)
 {
 	struct agent *v;
 
@@ -308,29 +335,32 @@ add_agent(struct merge *m, char *id, const char *name)
 	v = &m->agents[m->nagents];
 	memset(v, 0, sizeof(*v));
 	v->id = id;
-	if (!(v->path = join(m->logdir, name)))
+	v->layer = layer;
+	if (!(v->path = join(m->logdirs[layer], name)))
 		return -1;
 	m->nagents++;
 	return 0;
 }
 
-/* Sort one directory entry into agents, parts, or nothing. */
+/* Sort one directory entry into agents, parts ("LAYER/ID"), or nothing. */
 static int
-list_entry(struct merge *m, const char *name)
+list_entry(struct merge *m, uint32_t layer, const char *name)
 {
+	struct corral_buf b = CORRAL_BUF_INIT;
 	char *id;
+	int rc;
 
 	if ((id = agent_id(name, ".jsonl")))
-		return add_agent(m, id, name) < 0 ? (free(id), -1) : 0;
+		return add_agent(m, layer, id, name) < 0 ? (free(id), -1) : 0;
 	if (errno)
 		return -1;
 	if ((id = agent_id(name, ".jsonl.part"))) {
-		if (corral_strv_add(&m->parts, id) < 0) {
-			free(id);
-			return -1;
-		}
+		rc = corral_buf_addf(&b, "%u/%s", (unsigned)layer, id);
+		if (rc == 0)
+			rc = corral_strv_add(&m->parts, b.data);
+		corral_buf_release(&b);
 		free(id);
-		return 0;
+		return rc;
 	}
 	return errno ? -1 : 0;
 }
@@ -339,13 +369,16 @@ static int
 list_logs(struct merge *m, struct corral_err *err)
 {
 	struct dirent *de;
+	size_t l;
 
-	for (errno = 0; (de = readdir(m->dir)); errno = 0)
-		if (list_entry(m, de->d_name) < 0)
-			return nomem(err);
-	if (errno)
-		return corral_err_set(err, errno, "cannot read '%s'",
-		    m->logdir);
+	for (l = 0; l < m->nlayers; l++) {
+		for (errno = 0; (de = readdir(m->dirs[l])); errno = 0)
+			if (list_entry(m, (uint32_t)l, de->d_name) < 0)
+				return nomem(err);
+		if (errno)
+			return corral_err_set(err, errno, "cannot read '%s'",
+			    m->logdirs[l]);
+	}
 	if (m->nagents)
 		qsort(m->agents, m->nagents, sizeof(*m->agents), agent_cmp);
 	if (m->parts.n)
@@ -505,6 +538,140 @@ duplicate(struct merge *m, struct rec *r, uint32_t ai, const char *unit)
 	    m->agents[r->agent].path, m->agents[ai].path);
 }
 
+/* ------------------------------------------------------------------ */
+/* layers: which attempt of a unit wins                                */
+
+/*
+ * "2026-11-29T10:32:13.042Z" as a number that sorts as the time does
+ * (YYYYMMDDhhmmssmmm; the fraction is optional), or -1.
+ */
+static long long
+at_key(const char *at)
+{
+	int y, mo, d, h, mi, s, n = 0, ms = 0, i;
+
+	if (!at || sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h,
+	    &mi, &s, &n) != 6 || n != 19)
+		return -1;
+	if (at[19] == '.')
+		for (i = 20; i < 23; i++)
+			ms = ms * 10 + (at[i] >= '0' && at[i] <= '9' ?
+			    at[i] - '0' : 0);
+	return ((((((long long)y * 100 + mo) * 100 + d) * 100 + h) * 100 +
+	    mi) * 100 + s) * 1000 + ms;
+}
+
+static struct win *
+winner(const struct merge *m, const char *unit)
+{
+	long *vp;
+
+	if (!m->win_ix || !(vp = corral_set_get(m->win_ix, unit)))
+		return NULL;
+	return &m->wins[*vp];
+}
+
+static struct win *
+new_win(struct merge *m, long *vp)
+{
+	struct win *w;
+
+	if (m->nwins % 256 == 0) {
+		w = realloc(m->wins, (m->nwins + 256) * sizeof(*w));
+		if (!w)
+			return NULL;
+		m->wins = w;
+	}
+	*vp = (long)m->nwins;
+	w = &m->wins[m->nwins++];
+	memset(w, 0, sizeof(*w));
+	return w;
+}
+
+/*
+ * Weigh one attempt of a unit against the best so far.  Within one log the
+ * last line wins; between layers the later "at" (the later layer on a
+ * tie); within one layer two logs are a duplicate, left for the main pass
+ * to report.  A pass that wins over a failure on the same inputs, or that
+ * an older such failure preceded, is flaky.
+ */
+static int
+consider(struct merge *m, uint32_t ai, size_t line,
+    const struct corral_json_record *jr)
+{
+	long long at = at_key(jr->at);
+	long *vp, inputs = -1;
+	struct win *w;
+	uint32_t wl, al = m->agents[ai].layer;
+	int put, newer, same;
+
+	if (jr->inputs && (inputs = intern(m->inputs_ix, &m->inputs,
+	    jr->inputs)) < 0)
+		return -1;
+	if ((put = corral_set_put(m->win_ix, jr->unit, -1, &vp)) < 0)
+		return -1;
+	if (put == 1 && !(w = new_win(m, vp)))
+		return -1;
+	w = &m->wins[*vp];
+	wl = m->agents[w->agent].layer;
+	same = inputs >= 0 && inputs == w->inputs;
+	if (put == 1 || w->agent == ai)
+		newer = 1;
+	else if (wl == al)
+		return 0;
+	else
+		newer = at > w->at || (at == w->at && al > wl);
+	if (!newer) {
+		if (!jr->ok && w->ok && same)
+			w->flaky = 1;
+		return 0;
+	}
+	w->flaky = put == 0 && jr->ok && same && (!w->ok || w->flaky);
+	w->agent = ai;
+	w->line = line;
+	w->at = at;
+	w->inputs = inputs;
+	w->ok = (unsigned char)jr->ok;
+	return 0;
+}
+
+/*
+ * With more than one layer, read every log once to find each unit's
+ * winning attempt before anything is written.  Lines that cannot be read
+ * are left for the main pass to report.
+ */
+static int
+find_winners(struct merge *m, struct corral_err *err)
+{
+	struct corral_json_record jr;
+	struct reader rd;
+	size_t i;
+	int rc = 0;
+
+	if (m->nlayers < 2)
+		return 0;
+	if (!(m->win_ix = corral_set_new()))
+		return nomem(err);
+	for (i = 0; i < m->nagents && rc >= 0; i++) {
+		if (reader_open(&rd, m->agents[i].path, err) < 0)
+			return -1;
+		while ((rc = reader_next(&rd, err)) > 0) {
+			if (rd.torn || blank(rd.line, rd.len) ||
+			    corral_json_record_parse(rd.line, rd.len, &jr,
+			    NULL) < 0)
+				continue;
+			rc = consider(m, (uint32_t)i, rd.lineno, &jr);
+			corral_json_record_release(&jr);
+			if (rc < 0) {
+				nomem(err);
+				break;
+			}
+		}
+		reader_close(&rd);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
 /*
  * Note a valid record of agent ai.  A unit already kept from the same log
  * is replaced (the last attempt wins); one from another log is a
@@ -516,9 +683,17 @@ add_record(struct merge *m, uint32_t ai, size_t line,
     const struct corral_json_record *jr)
 {
 	const char *status = jr->status ? jr->status : jr->ok ? "pass" : "fail";
+	const struct win *w = winner(m, jr->unit);
 	long *vp, idx, was;
-	int put;
+	int put, flaky = 0;
 
+	/* Another layer holds the attempt that wins: this one is history. */
+	if (w && m->agents[w->agent].layer != m->agents[ai].layer)
+		return 0;
+	if (w && w->flaky && w->agent == ai && w->line == line) {
+		flaky = 1;
+		status = "flaky";
+	}
 	if ((put = corral_set_put(m->units, jr->unit, -1, &vp)) < 0)
 		return -1;
 	if (put == 1 && m->o->units) {
@@ -534,6 +709,7 @@ add_record(struct merge *m, uint32_t ai, size_t line,
 	/* vp stays valid: push_rec adds to other sets, not to m->units. */
 	if ((idx = push_rec(m, ai, line, jr->ok, status, jr->run)) < 0)
 		return -1;
+	m->recs[idx].flaky = (unsigned char)flaky;
 	if (was >= 0) {
 		m->recs[was].dropped = 1;
 		m->recs[idx].dup_agent = m->recs[was].dup_agent;
@@ -557,6 +733,21 @@ note_at(struct merge *m, const char *at)
 
 static int out_add(struct out *o, const char *p, size_t n, int nl,
     struct corral_err *err);
+
+/* Write a kept line to its result file: as it is, or as a flaky record. */
+static int
+route(struct merge *m, const struct rec *r, const char *line, size_t len,
+    struct corral_err *err)
+{
+	struct out *o = r->ok ? &m->succ : &m->fail;
+
+	if (!r->flaky)
+		return out_add(o, line, len, 1, err);
+	corral_buf_reset(&m->flaky);
+	if (corral_json_record_flaky(line, len, &m->flaky) < 0)
+		return nomem(err);
+	return out_add(o, m->flaky.data, m->flaky.len, 1, err);
+}
 
 /* 1 while the input is good, so that writing the results is worth it. */
 static int
@@ -592,8 +783,8 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 	    note_at(m, jr.at) < 0)
 		rc = nomem(err);
 	else if (rc == 1 && writing(m))
-		rc = out_add(jr.ok ? &m->succ : &m->fail, rd->line, rd->len, 1,
-		    err);
+		rc = route(m, &m->recs[*corral_set_get(m->units, jr.unit)],
+		    rd->line, rd->len, err);
 	else
 		rc = 0;
 	corral_json_record_release(&jr);
@@ -717,8 +908,7 @@ copy_log(struct merge *m, uint32_t ai, struct reader *rd,
 		if (k == end || rd->lineno != m->recs[k].line)
 			continue;
 		r = &m->recs[k++];
-		if (out_add(r->ok ? &m->succ : &m->fail, rd->line, rd->len, 1,
-		    err) < 0)
+		if (route(m, r, rd->line, rd->len, err) < 0)
 			return -1;
 	}
 	if (rc < 0)
@@ -801,13 +991,14 @@ out:
 }
 
 static int
-has_log(struct merge *m, const char *id)
+has_log(struct merge *m, uint32_t layer, const char *id)
 {
 	struct agent key;
 
 	if (!m->nagents)
 		return 0;
 	key.id = (char *)id;
+	key.layer = layer;
 	return bsearch(&key, m->agents, m->nagents, sizeof(*m->agents),
 	    agent_cmp) != NULL;
 }
@@ -842,24 +1033,27 @@ check_parts(struct merge *m)
 {
 	struct corral_strv *unf = &m->st->unfinished;
 	struct corral_buf name = CORRAL_BUF_INIT;
-	char *path = NULL;
+	char *path = NULL, *id;
+	uint32_t layer;
 	size_t i;
 	int rc = -1;
 
 	for (i = 0; i < m->parts.n; i++) {
 		corral_buf_reset(&name);
 		free(path);
-		if (corral_buf_addf(&name, "agent-%s.jsonl.part",
-		    m->parts.v[i]) < 0 || !(path = join(m->logdir, name.data)))
+		path = NULL;
+		layer = (uint32_t)strtoul(m->parts.v[i], &id, 10);
+		id++;	/* past the '/' */
+		if (corral_buf_addf(&name, "agent-%s.jsonl.part", id) < 0 ||
+		    !(path = join(m->logdirs[layer], name.data)))
 			goto out;
-		if (has_log(m, m->parts.v[i])) {
+		if (has_log(m, layer, id)) {
 			say(m, "'%s': ignored, agent '%s' has a finished log",
-			    path, m->parts.v[i]);
+			    path, id);
 			continue;
 		}
-		say(m, "'%s': agent '%s' did not finish", path,
-		    m->parts.v[i]);
-		if (corral_strv_add(unf, m->parts.v[i]) < 0)
+		say(m, "'%s': agent '%s' did not finish", path, id);
+		if (corral_strv_add(unf, id) < 0)
 			goto out;
 		credit_part(m, path, (long)unf->n - 1);
 	}
@@ -1355,21 +1549,33 @@ clean_stale(struct merge *m)
 static int
 setup(struct merge *m, struct corral_err *err)
 {
+	size_t l;
+
 	m->lockfd = -1;
 	m->units = corral_set_new();
 	m->status_ix = corral_set_new();
 	m->run_ix = corral_set_new();
-	m->logdir = trim_slashes(m->o->logdir);
+	m->inputs_ix = corral_set_new();
+	m->nlayers = m->o->nlogdirs;
+	m->logdirs = calloc(m->nlayers, sizeof(*m->logdirs));
+	m->dirs = calloc(m->nlayers, sizeof(*m->dirs));
+	if (!m->units || !m->status_ix || !m->run_ix || !m->inputs_ix ||
+	    !m->logdirs || !m->dirs)
+		return nomem(err);
+	for (l = 0; l < m->nlayers; l++)
+		if (!(m->logdirs[l] = trim_slashes(m->o->logdirs[l])))
+			return nomem(err);
+	m->logdir = m->logdirs[0];
 	if (m->o->outdir)
 		m->outdir = trim_slashes(m->o->outdir);
-	else if (m->logdir)
+	else
 		m->outdir = parent_of(m->logdir);
-	if (!m->units || !m->status_ix || !m->run_ix || !m->logdir ||
-	    !m->outdir)
+	if (!m->outdir)
 		return nomem(err);
-	if (!(m->dir = opendir(m->logdir)))
-		return corral_err_set(err, errno, "cannot open '%s'",
-		    m->logdir);
+	for (l = 0; l < m->nlayers; l++)
+		if (!(m->dirs[l] = opendir(m->logdirs[l])))
+			return corral_err_set(err, errno, "cannot open '%s'",
+			    m->logdirs[l]);
 	return 0;
 }
 
@@ -1383,8 +1589,19 @@ teardown(struct merge *m)
 	out_abort(&m->sum);
 	if (m->lockfd >= 0)
 		close(m->lockfd);
-	if (m->dir)
-		closedir(m->dir);
+	for (i = 0; i < m->nlayers; i++) {
+		if (m->dirs && m->dirs[i])
+			closedir(m->dirs[i]);
+		if (m->logdirs)
+			free(m->logdirs[i]);
+	}
+	free(m->dirs);
+	free(m->logdirs);
+	free(m->wins);
+	corral_set_free(m->win_ix);
+	corral_set_free(m->inputs_ix);
+	corral_strv_release(&m->inputs);
+	corral_buf_release(&m->flaky);
 	for (i = 0; i < m->nagents; i++) {
 		free(m->agents[i].id);
 		free(m->agents[i].path);
@@ -1399,7 +1616,6 @@ teardown(struct merge *m)
 	corral_set_free(m->run_ix);
 	corral_strv_release(&m->runs);
 	corral_buf_release(&m->at);
-	free(m->logdir);
 	free(m->outdir);
 }
 
@@ -1419,6 +1635,8 @@ read_logs(struct merge *m, struct corral_err *err)
 	if (m->nagents >= NONE)
 		return corral_err_set(err, 0, "'%s': too many agent logs",
 		    m->logdir);
+	if (find_winners(m, err) < 0)
+		return -1;
 	for (i = 0; i < m->nagents; i++)
 		if (merge_log(m, (uint32_t)i, err) < 0)
 			return -1;

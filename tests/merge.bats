@@ -18,7 +18,7 @@ teardown() {
 	fi
 }
 
-USAGE='usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR'
+USAGE='usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
 
 # rec UNIT OK [MORE]: one record line (UNIT must need no JSON escaping)
 rec() {
@@ -63,8 +63,8 @@ no_temps() {
 	assert_stderr "$USAGE"
 }
 
-@test "merge: two operands or an unknown flag print usage and exit 2" {
-	run -2 --separate-stderr corral-merge logs logs
+@test "merge: an unknown flag or an empty LOGDIR prints usage and exits 2" {
+	run -2 --separate-stderr corral-merge logs ''
 	assert_stderr "$USAGE"
 	run -2 --separate-stderr corral-merge -x logs
 	assert_equal "${stderr_lines[1]}" "$USAGE"
@@ -309,7 +309,7 @@ no_temps() {
 	assert_json_eq '{"agent_id":null,"unit":"c","ok":false,
 		"note":"NOT-RUN: no agent reported it","at":"2024-05-01T10:00:09Z",
 		"status":"not-run","exit":null,"signal":null,"duration_ms":0,
-		"attempt":0,"run":"r7","output":null}' "$output"
+		"attempt":0,"run":"r7","output":null,"inputs":null}' "$output"
 	assert_json '.units == 4 and .merged == 2 and .missing == 2 and
 		.failures == 3 and .by_status["not-run"] == 2 and .run == "r7"' summary.json
 }
@@ -751,4 +751,98 @@ consistent() {
 	run -1 --separate-stderr corral-merge -q -o out B
 	assert_equal "$(which_set out)" B
 	jq -e . out/history.jsonl >/dev/null
+}
+
+# --- layers: re-runs merged over the main result ------------------------
+
+@test "merge: a later layer's attempt wins over the main layer's, every unit still once" {
+	mkdir -p rerun
+	rec a true '"at":"2026-01-01T10:00:00.000Z","status":"pass"' > logs/agent-0.jsonl
+	rec b false '"at":"2026-01-01T10:00:00.000Z","status":"fail"' >> logs/agent-0.jsonl
+	rec b true '"at":"2026-01-01T10:05:00.000Z","status":"pass"' > rerun/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs rerun
+	run -0 jq -r .unit successes.jsonl
+	assert_output "$(printf 'a\nb')"
+	run -0 cat failures.jsonl
+	assert_output ""
+	assert_json '.merged == 2 and .successes == 2 and .failures == 0 and .duplicates == 0' summary.json
+}
+
+@test "merge: a main-layer attempt newer than the re-run layer's wins" {
+	mkdir -p rerun
+	rec b false '"at":"2026-01-01T11:00:00.000Z"' > logs/agent-0.jsonl
+	rec b true '"at":"2026-01-01T10:05:00.000Z"' > rerun/agent-0.jsonl
+	run -1 --separate-stderr corral-merge -o . logs rerun
+	run -0 jq -r .unit failures.jsonl
+	assert_output "b"
+}
+
+@test "merge: equal times go to the later layer, and an old-style 'at' without milliseconds compares by time" {
+	mkdir -p rerun
+	rec b false '"at":"2026-01-01T10:05:00Z"' > logs/agent-0.jsonl
+	rec b true '"at":"2026-01-01T10:05:00.000Z"' > rerun/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs rerun
+	rec b false '"at":"2026-01-01T10:05:01Z"' > logs/agent-0.jsonl
+	run -1 --separate-stderr corral-merge -o . logs rerun
+}
+
+@test "merge: a pass after a failure on the same inputs is written as flaky" {
+	mkdir -p rerun
+	rec u false '"note":"FAIL: exit 1","at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"' > logs/agent-0.jsonl
+	rec u true '"note":"PASS: exit 0","at":"2026-01-01T10:01:00.000Z","status":"pass","inputs":"d1"' > rerun/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs rerun
+	run -0 jq -c '[.unit, .ok, .status, .note]' successes.jsonl
+	assert_output '["u",true,"flaky","FLAKY: passed after failing on the same inputs (PASS: exit 0)"]'
+	assert_json '.by_status == {"flaky": 1}' summary.json
+}
+
+@test "merge: a pass after a failure on changed inputs is a plain pass, byte for byte" {
+	mkdir -p rerun
+	rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"' > logs/agent-0.jsonl
+	rec u true '"at":"2026-01-01T10:01:00.000Z","status":"pass","inputs":"d2"' > rerun/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs rerun
+	run -0 cmp successes.jsonl rerun/agent-0.jsonl
+}
+
+@test "merge: an older failure read after a newer pass on the same inputs still makes it flaky" {
+	mkdir -p rerun
+	rec u true '"at":"2026-01-01T10:09:00.000Z","status":"pass","inputs":"d1"' > logs/agent-0.jsonl
+	rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"' > rerun/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs rerun
+	run -0 jq -r .status successes.jsonl
+	assert_output "flaky"
+}
+
+@test "merge: a unit in two agents of one layer is still a duplicate when there are layers" {
+	mkdir -p rerun
+	rec a true '"at":"2026-01-01T10:00:00.000Z"' > logs/agent-0.jsonl
+	rec x true '"at":"2026-01-01T10:00:00.000Z"' > rerun/agent-0.jsonl
+	rec x true '"at":"2026-01-01T10:00:00.000Z"' > rerun/agent-1.jsonl
+	run -2 --separate-stderr corral-merge -o . logs rerun
+	assert_contains "$stderr" "unit 'x' is in both 'rerun/agent-0.jsonl' and 'rerun/agent-1.jsonl'"
+	assert_no_file successes.jsonl
+}
+
+@test "merge: layers merged twice, or listed by other agents, give the same bytes" {
+	mkdir -p rerun
+	for i in 1 2 3 4 5 6; do
+		rec "u$i" false "\"at\":\"2026-01-01T10:00:0$i.000Z\",\"inputs\":\"d\"" >> "logs/agent-$((i % 2)).jsonl"
+	done
+	rec u2 true '"at":"2026-01-01T10:10:00.000Z","inputs":"d"' > rerun/agent-0.jsonl
+	rec u5 true '"at":"2026-01-01T10:10:00.000Z","inputs":"x"' > rerun/agent-1.jsonl
+	run -1 corral-merge -q -o . logs rerun
+	cp successes.jsonl s1; cp failures.jsonl f1
+	run -1 corral-merge -q -o . logs rerun
+	run -0 cmp s1 successes.jsonl
+	run -0 cmp f1 failures.jsonl
+	run -0 jq -r '.unit + " " + (.status // "none")' successes.jsonl
+	assert_output "$(printf 'u2 flaky\nu5 none')"
+}
+
+@test "merge: an unfinished agent in a re-run layer makes the result incomplete" {
+	mkdir -p rerun
+	rec a false '"at":"2026-01-01T10:00:00.000Z"' > logs/agent-0.jsonl
+	rec a true '"at":"2026-01-01T10:01:00.000Z"' > rerun/agent-0.jsonl.part
+	run -2 --separate-stderr corral-merge -o . logs rerun
+	assert_contains "$stderr" "'rerun/agent-0.jsonl.part': agent '0' did not finish"
 }

@@ -20,7 +20,7 @@ static void
 usage(FILE *fp, int status)
 {
 	fprintf(fp, "usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] "
-	    "LOGDIR\n");
+	    "LOGDIR...\n");
 	exit(status);
 }
 
@@ -105,9 +105,13 @@ main(int argc, char *argv[])
 		default: usage(stderr, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind != 1 || !*argv[optind])
+	if (argc - optind < 1)
 		usage(stderr, CORRAL_EXIT_ERR);
-	o.logdir = argv[optind];
+	for (c = optind; c < argc; c++)
+		if (!*argv[c])
+			usage(stderr, CORRAL_EXIT_ERR);
+	o.logdirs = (const char *const *)argv + optind;
+	o.nlogdirs = (size_t)(argc - optind);
 
 	status = run_merge(&o, quiet);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
