@@ -71,7 +71,7 @@ __corral_phony :=
 # The mark comes first.  A CORRAL_OUT that exists, is not empty and has no
 # mark belongs to somebody else: refuse it rather than mix files into it.
 $(__corral_O)/.corral-out:
-	$(__corral_Q)if [ -d $(@D) ] && [ -n "$$(ls -A $(@D))" ]; then \
+	$(__corral_Q)if [ ! -f $@ ] && [ -d $(@D) ] && [ -n "$$(ls -A $(@D))" ]; then \
 		echo "corral: CORRAL_OUT '$(@D)' exists and was not made by corral; choose another" >&2; \
 		exit 2; fi
 	$(__corral_Q)mkdir -p $(@D) && touch $@
@@ -167,8 +167,10 @@ $(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
 
 # The digest of everything the units depend on, recorded with each result
 # so that a failure followed by a pass on the same inputs reads as flaky.
+# (The manifests come from the prerequisites, never a $(wildcard) in the
+# recipe: make's directory cache would miss the ones made in this run.)
 $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
-	$(__corral_Q)cat $(__corral_O)/cmd $(wildcard $(__corral_O)/slices/*.manifest) | \
+	$(__corral_Q)cat $(__corral_O)/cmd $(sort $(filter %.manifest,$^)) | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
 
 # The merge: the only writer of the shared files, over the main layer and
@@ -177,8 +179,16 @@ __corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
 	2>/dev/null | sort -V | sed 's|$$|/logs|')
 __corral_merge = $(__corral_B)corral-merge -u $(__corral_O)/units \
 	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
-__corral_summary = $(__corral_B)corral-scoreboard -f $(__corral_O)
+# After a merge: the failed and not-run units (what a re-run takes), then
+# the one-screen summary.
+__corral_summary = $(__corral_B)corral-scoreboard -u $(__corral_O) \
+	> $(__corral_O)/failed.units.tmp 2>/dev/null; \
+	mv -f $(__corral_O)/failed.units.tmp $(__corral_O)/failed.units; \
+	$(__corral_B)corral-scoreboard -f $(__corral_O)
 
+# The slice list comes from plan.mk, which make remakes first when the
+# population or the agent count changed.
+__corral_slices :=
 ifneq ($(filter __corral-run,$(MAKECMDGOALS)),)
 include $(__corral_O)/plan.mk
 endif
@@ -221,6 +231,7 @@ __corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
 		__corral-layer || exit 2; \
 	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
 
+__corral_layer_stamps :=
 ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)
 __corral_layer_stamps := $(patsubst %.units,%.pass,$(wildcard \
 	$(value CORRAL_LAYER)/slices/*.units))

@@ -539,4 +539,55 @@ int corral_json_record_flaky(const char *line, size_t len,
 int corral_json_commit_parse(const char *line, size_t len,
     struct corral_buf *run);
 
+/* ------------------------------------------------------------------ */
+/* score.c: a run's merged results, tallied by verdict                 */
+
+/* A verdict is at most this many characters (code points). */
+#define CORRAL_VERDICT_MAX 24
+#define CORRAL_VERDICT_SIZE (CORRAL_VERDICT_MAX * 4 + 1)
+
+/*
+ * The verdict of a note, as the original defines it: the text before the
+ * first colon, trimmed, when it is not empty, holds no white space and is
+ * at most CORRAL_VERDICT_MAX characters; upper-cased (ASCII).  Returns 1
+ * and fills out, or 0 (out empty) when the note has none; note may be NULL.
+ */
+int corral_verdict(const char *note, char out[CORRAL_VERDICT_SIZE]);
+
+/* The tally of DIR/successes.jsonl and DIR/failures.jsonl. */
+struct corral_score {
+	size_t units, successes, failures;
+	struct corral_strv verdicts;	/* distinct, first seen first */
+	struct corral_set *counts;	/* verdict -> rows */
+	struct corral_strv found;	/* the result files that exist */
+	struct corral_strv unreadable;	/* "FILE line N: why" */
+	struct corral_strv failed_unit;	/* the rows of failures.jsonl */
+	struct corral_strv failed_note;
+	struct corral_strv failed_output;
+};
+
+/*
+ * Why dir cannot be scored, as a sentence appended to why: it does not
+ * exist, is not a directory, or holds neither result file.  Returns 1 with
+ * the sentence, 0 when dir can be read, -1 on ENOMEM.
+ */
+int corral_score_why(const char *dir, struct corral_buf *why);
+
+/*
+ * Tally the result files of dir; a line that is not a record goes to
+ * unreadable, never into the counts.  Membership of a file, not the
+ * row's "ok", says success.  0, or -1 with err set (I/O, ENOMEM).  Release
+ * s with corral_score_release either way.
+ */
+int corral_score_read(const char *dir, struct corral_score *s,
+    struct corral_err *err);
+long corral_score_count(const struct corral_score *s, const char *verdict);
+/*
+ * The verdicts, most rows first, ties in first-seen order, in a malloc'd
+ * NULL-terminated array of pointers into s (free the array only).  -1 on
+ * ENOMEM.
+ */
+int corral_score_order(const struct corral_score *s, const char ***orderp);
+void corral_score_release(struct corral_score *s);
+
 #endif /* CORRAL_H */

@@ -1,0 +1,222 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-scoreboard reads a run's merged results (DIR/successes.jsonl and
+ * DIR/failures.jsonl) back into a tally by verdict, the word before the
+ * first colon of each note.  It exits 0 when it scored the run, failures
+ * or not, and 2 with "COULD NOT TELL" when it could not: no such
+ * directory, no result file, no scoreable row, or a line it could not
+ * read.  "Found nothing" and "could not look" never read alike.  -f lists
+ * the failed units with their notes and outputs, -u prints just their
+ * names, one per line (what a re-run of the failures needs), and -j the
+ * tally as JSON.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-scoreboard [-fhju] DIR\n");
+	exit(status);
+}
+
+static void
+print_json(const char *dir, const struct corral_score *s, const char *why)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	const char **order = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (!why && corral_score_order(s, &order) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	rc |= corral_buf_addstr(&b, "{\"dir\":");
+	rc |= corral_buf_addjson(&b, dir, strlen(dir));
+	rc |= corral_buf_addf(&b, ",\"units\":%zu,\"successes\":%zu,"
+	    "\"failures\":%zu,\"by_verdict\":{", s->units, s->successes,
+	    s->failures);
+	for (i = 0; order && order[i]; i++) {
+		rc |= corral_buf_addstr(&b, i ? "," : "");
+		rc |= corral_buf_addjson(&b, order[i], strlen(order[i]));
+		rc |= corral_buf_addf(&b, ":%ld", corral_score_count(s,
+		    order[i]));
+	}
+	rc |= corral_buf_addstr(&b, "},\"found\":[");
+	for (i = 0; i < s->found.n; i++) {
+		rc |= corral_buf_addstr(&b, i ? "," : "");
+		rc |= corral_buf_addjson(&b, s->found.v[i],
+		    strlen(s->found.v[i]));
+	}
+	rc |= corral_buf_addstr(&b, "],\"unreadable\":[");
+	for (i = 0; i < s->unreadable.n; i++) {
+		rc |= corral_buf_addstr(&b, i ? "," : "");
+		rc |= corral_buf_addjson(&b, s->unreadable.v[i],
+		    strlen(s->unreadable.v[i]));
+	}
+	rc |= corral_buf_addstr(&b, "],\"failed\":[");
+	for (i = 0; i < s->failed_unit.n; i++) {
+		rc |= corral_buf_addstr(&b, i ? ",{\"unit\":" : "{\"unit\":");
+		rc |= corral_buf_addjson(&b, s->failed_unit.v[i],
+		    strlen(s->failed_unit.v[i]));
+		rc |= corral_buf_addstr(&b, ",\"note\":");
+		rc |= corral_buf_addjson(&b, s->failed_note.v[i],
+		    strlen(s->failed_note.v[i]));
+		rc |= corral_buf_addstr(&b, ",\"output\":");
+		rc |= corral_buf_addjson(&b, s->failed_output.v[i],
+		    strlen(s->failed_output.v[i]));
+		rc |= corral_buf_addch(&b, '}');
+	}
+	rc |= corral_buf_addstr(&b, "],\"could_not_tell\":");
+	if (why)
+		rc |= corral_buf_addjson(&b, why, strlen(why));
+	else
+		rc |= corral_buf_addstr(&b, "null");
+	rc |= corral_buf_addstr(&b, "}\n");
+	if (rc < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	fwrite(b.data, 1, b.len, stdout);
+	corral_buf_release(&b);
+	free(order);
+}
+
+static void
+print_failed(const struct corral_score *s)
+{
+	size_t i;
+
+	if (!s->failed_unit.n)
+		return;
+	printf("  failed units:\n");
+	for (i = 0; i < s->failed_unit.n; i++) {
+		printf("    %s  %s\n", s->failed_unit.v[i], s->failed_note.v[i]);
+		if (*s->failed_output.v[i])
+			printf("      output: %s\n", s->failed_output.v[i]);
+	}
+}
+
+static void
+print_text(const char *dir, const struct corral_score *s, const char *why,
+    int failed)
+{
+	const char **order;
+	size_t i;
+
+	printf("corral scoreboard  %s\n", dir);
+	printf("========================================================\n");
+	if (s->unreadable.n) {
+		printf("  %zu line(s) could not be read:\n", s->unreadable.n);
+		for (i = 0; i < s->unreadable.n && i < 10; i++)
+			printf("    %s\n", s->unreadable.v[i]);
+	}
+	if (why) {
+		printf("  COULD NOT TELL: %s\n", why);
+		return;
+	}
+	printf("  %zu units  ->  %zu successes, %zu failures\n", s->units,
+	    s->successes, s->failures);
+	printf("  by verdict:\n");
+	if (corral_score_order(s, &order) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	for (i = 0; order[i]; i++)
+		printf("    %-16s %ld\n", order[i], corral_score_count(s,
+		    order[i]));
+	free(order);
+	if (failed)
+		print_failed(s);
+}
+
+/* -u: the failed units, one per line; the reason, if any, on stderr. */
+static void
+print_units(const char *dir, const struct corral_score *s, const char *why)
+{
+	size_t i;
+
+	(void)dir;
+	for (i = 0; i < s->unreadable.n; i++)
+		corral_warn("%s", s->unreadable.v[i]);
+	if (why) {
+		corral_warn("COULD NOT TELL: %s", why);
+		return;
+	}
+	for (i = 0; i < s->failed_unit.n; i++)
+		printf("%s\n", s->failed_unit.v[i]);
+}
+
+/* The sentence when nothing can be scored: no rows in the files found. */
+static int
+why_empty(const char *dir, const struct corral_score *s,
+    struct corral_buf *why)
+{
+	size_t i;
+	int rc = corral_buf_addf(why, "%s holds ", dir);
+
+	for (i = 0; i < s->found.n; i++)
+		rc |= corral_buf_addf(why, "%s%s", i ? " and " : "",
+		    s->found.v[i]);
+	rc |= corral_buf_addstr(why, " but no scoreable rows, so there is "
+	    "nothing to tally. That is not a clean run -- it is a run that "
+	    "recorded nothing.");
+	return rc;
+}
+
+static int
+run_scoreboard(const char *dir, int mode, int failed)
+{
+	struct corral_score s = { 0 };
+	struct corral_buf why = CORRAL_BUF_INIT;
+	struct corral_err err;
+	int unreadable, status;
+
+	if ((unreadable = corral_score_why(dir, &why)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (!unreadable && corral_score_read(dir, &s, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (!unreadable && s.units == 0 && why_empty(dir, &s, &why) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (mode == 'j')
+		print_json(dir, &s, why.len ? why.data : NULL);
+	else if (mode == 'u')
+		print_units(dir, &s, why.len ? why.data : NULL);
+	else
+		print_text(dir, &s, why.len ? why.data : NULL, failed);
+	status = why.len || s.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
+	corral_score_release(&s);
+	corral_buf_release(&why);
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, mode = 0, failed = 0, status;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt_long(argc, argv, "fhju", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': failed = 1; break;
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'j':
+		case 'u':
+			if (mode && mode != c)
+				corral_die(CORRAL_EXIT_ERR, "-j and -u may not be "
+				    "given together");
+			mode = c;
+			break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc - optind != 1)
+		usage(stderr, CORRAL_EXIT_ERR);
+	status = run_scoreboard(argv[optind], mode, failed);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return status;
+}
