@@ -59,8 +59,10 @@ CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CRYPTO_LIBS  = $(shell pkg-config --libs libcrypto)
 
 ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
-	-Wshadow -Wstrict-prototypes -Wmissing-prototypes -g $(FLAVOR) \
-	$(if $(filter 1,$(WERROR)),-Werror) $(CFLAGS)
+	-Wshadow -Wstrict-prototypes -Wmissing-prototypes -g $(FLAVOR) $(CFLAGS)
+# -Werror changes no object, only whether a warning stops the build, so it
+# stays out of the flags that decide a rebuild.
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 ALL_LDFLAGS := $(FLAVOR) $(LDFLAGS)
 
 SRCS  := $(sort $(wildcard src/*.c))
@@ -81,11 +83,11 @@ $(BUILD)/cflags: FORCE | deps $(BUILD)/src/ $(BUILD)/tools/
 
 $(BUILD)/src/%.o: src/%.c src/corral.h $(BUILD)/cflags | deps
 	@$(if $(Q),printf '  CC      %s\n' '$<')
-	$(Q)$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(CJSON_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tools/%.o: tools/%.c src/corral.h $(BUILD)/cflags | deps
 	@$(if $(Q),printf '  CC      %s\n' '$<')
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(WERROR_FLAG) -Isrc -c -o $@ $<
 
 $(LIB): $(OBJS)
 	@$(if $(Q),printf '  AR      %s\n' '$@')

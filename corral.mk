@@ -113,18 +113,20 @@ __corral-q = '$(subst ','\'',$(1))'
 
 # The engine's inputs travel in its environment, quoted here and read
 # there as shell variables, so a '$' in CORRAL_CMD reaches the shell as
-# written.  One run id for the whole invocation, sortable by time.
+# written.  Paths made absolute here go under __corral_* names: a
+# CORRAL_* set on make's command line reaches the engine as it was typed
+# and would win.  One run id for the whole invocation, sortable by time.
 __corral_env = \
-	CORRAL_SRC=$(call __corral-q,$(abspath $(CORRAL_SRC))) \
-	CORRAL_OUT=$(call __corral-q,$(abspath $(CORRAL_OUT))) \
+	__corral_src=$(call __corral-q,$(abspath $(CORRAL_SRC))) \
+	__corral_out=$(call __corral-q,$(abspath $(CORRAL_OUT))) \
+	__corral_units_file=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \
+	__corral_bin=$(call __corral-q,$(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)) \
 	CORRAL_UNITS=$(call __corral-q,$(CORRAL_UNITS)) \
-	CORRAL_UNITS_FILE=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \
 	CORRAL_DISCOVER=$(call __corral-q,$(CORRAL_DISCOVER)) \
 	CORRAL_CMD=$(call __corral-q,$(CORRAL_CMD)) \
 	CORRAL_PARTS=$(call __corral-q,$(CORRAL_PARTS)) \
 	CORRAL_PARTS_CMD=$(call __corral-q,$(CORRAL_PARTS_CMD)) \
 	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
-	CORRAL_BIN=$(call __corral-q,$(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)) \
 	CORRAL_V=$(call __corral-q,$(CORRAL_V)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 

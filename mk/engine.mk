@@ -6,11 +6,11 @@
 #
 # Inputs come from the environment corral.mk sets.  Recipes read them as
 # shell variables ("$$CORRAL_CMD"), so no value is ever expanded by make:
-#   CORRAL_SRC, CORRAL_OUT   absolute directories
-#   CORRAL_UNITS, CORRAL_UNITS_FILE, CORRAL_DISCOVER   the population
-#   CORRAL_CMD, CORRAL_PARTS, CORRAL_PARTS_CMD, CORRAL_AGENTS
-#   CORRAL_BIN               directory of the programs, with a trailing '/',
-#                            or empty
+#   __corral_src, __corral_out   CORRAL_SRC and CORRAL_OUT, absolute
+#   __corral_units_file      CORRAL_UNITS_FILE, absolute, or empty
+#   __corral_bin             CORRAL_BIN with a trailing '/', or empty
+#   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
+#   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
 #   CORRAL_V                 1: show every command
 #
@@ -40,9 +40,9 @@ MAKEFLAGS += -rR
 .SECONDARY:
 .DELETE_ON_ERROR:
 
-__corral_O := $(value CORRAL_OUT)
-__corral_S := $(value CORRAL_SRC)
-__corral_B := $(value CORRAL_BIN)
+__corral_O := $(value __corral_out)
+__corral_S := $(value __corral_src)
+__corral_B := $(value __corral_bin)
 
 ifeq ($(value CORRAL_V),1)
 __corral_Q :=
@@ -88,8 +88,8 @@ $(__corral_O)/agents: FORCE | $(__corral_O)/.corral-out
 # The population, minus anything under CORRAL_OUT.
 __corral_list = \
 	if [ -n "$$CORRAL_DISCOVER" ]; then \
-		(cd "$$CORRAL_SRC" && eval "$$CORRAL_DISCOVER"); \
-	elif [ -n "$$CORRAL_UNITS_FILE" ]; then cat "$$CORRAL_UNITS_FILE"; \
+		(cd "$$__corral_src" && eval "$$CORRAL_DISCOVER"); \
+	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else printf '%s\n' $$CORRAL_UNITS; fi
 
 $(__corral_O)/units: FORCE | $(__corral_O)/.corral-out
@@ -102,7 +102,7 @@ $(__corral_O)/units: FORCE | $(__corral_O)/.corral-out
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
 $(__corral_O)/cmd: FORCE | $(__corral_O)/.corral-out
-	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$CORRAL_SRC" "$$CORRAL_CMD" \
+	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
 		> $@.tmp && $(__corral_filechk)
 
 $(__corral_O)/parts-config: FORCE | $(__corral_O)/.corral-out
@@ -131,9 +131,9 @@ $(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
 %.parts: %.units $(__corral_O)/parts-config
 	$(__corral_Q){ for p in $$CORRAL_PARTS; do printf '%s\n' "$$p"; done; \
 	while IFS= read -r u; do \
-		if [ -e "$$CORRAL_SRC/$$u" ] || [ -L "$$CORRAL_SRC/$$u" ]; then \
+		if [ -e "$$__corral_src/$$u" ] || [ -L "$$__corral_src/$$u" ]; then \
 			printf '%s\n' "$$u"; fi; \
-		[ -z "$$CORRAL_PARTS_CMD" ] || (cd "$$CORRAL_SRC" && \
+		[ -z "$$CORRAL_PARTS_CMD" ] || (cd "$$__corral_src" && \
 			CORRAL_UNIT=$$u; export CORRAL_UNIT; \
 			eval "$$CORRAL_PARTS_CMD") || { \
 			echo "corral: CORRAL_PARTS_CMD failed for unit '$$u'" >&2; \
@@ -146,7 +146,7 @@ $(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
 %.manifest: %.parts FORCE
 	$(__corral_Q)$(__corral_B)corral-checkout -m $@ -p $< \
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
-		"$$CORRAL_SRC" 2>/dev/null || rm -f $@
+		"$$__corral_src" 2>/dev/null || rm -f $@
 
 # One slice, one agent.  The stamp exists only when every unit passed, so
 # a slice that failed or died runs again next time; whatever happened, the
@@ -154,7 +154,7 @@ $(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
 %.pass: %.units %.manifest $(__corral_O)/cmd
 	$(call __corral-say,SLICE,$(patsubst $(__corral_O)/%,%,$*))
 	$(__corral_Q)rm -f $@; $(__corral_B)corral-run-slice \
-		-C "$$CORRAL_SRC" -P $*.parts \
+		-C "$$__corral_src" -P $*.parts \
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
 		-w $(__corral_O)/work -r "$$CORRAL_RUN" \
 		-i "$$(cat $(__corral_O)/inputs 2>/dev/null)" \

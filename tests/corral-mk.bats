@@ -344,6 +344,6 @@ EOF
 	run -0 make -C "$CORRAL_ROOT" --no-print-directory install PREFIX="$PWD/inst" >/dev/null
 	project a b
 	sed -i "s|$CORRAL_ROOT/corral.mk|$PWD/inst/share/corral/corral.mk|" proj/Makefile
-	PATH=/usr/bin:/bin run -0 make -C proj -j2 corral-run
+	run -0 env -u CORRAL_BIN PATH=/usr/bin:/bin make -C proj -j2 corral-run
 	assert_json '.successes == 2' proj/.corral/summary.json
 }

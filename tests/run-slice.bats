@@ -59,7 +59,7 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 }
 
 @test "run-slice: README shows the same synopsis as -h" {
-	run -0 grep -cxF -- "$USAGE" "$CORRAL_ROOT/README.md"
+	run -0 grep -cxF -- "    $USAGE" "$CORRAL_ROOT/README.md"
 	assert_output "1"
 }
 

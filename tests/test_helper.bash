@@ -12,7 +12,10 @@ _corral_setup() {
 	PATH="$CORRAL_TEST_BIN:$CORRAL_ROOT/tests/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 	export PATH CORRAL_ROOT CORRAL_TEST_BIN
 	export LC_ALL=C
-	unset CORRAL_KEEP CORRAL_RUN MAKEFLAGS MFLAGS MAKELEVEL
+	unset CORRAL_KEEP CORRAL_RUN MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES \
+		SANITIZE COVERAGE WERROR V
+	# corral.mk runs the programs under test too (a sanitizer build, say).
+	export CORRAL_BIN=$CORRAL_TEST_BIN
 	# A directory of our own: bats keeps its --separate-stderr files in
 	# BATS_TEST_TMPDIR itself.
 	mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || return 1

@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# scoreboard.bats -- corral-scoreboard tallies merged results by verdict and
+# never mistakes "could not look" for "found nothing".
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	mkdir run
+}
+
+USAGE='usage: corral-scoreboard [-fhju] DIR'
+
+# row FILE UNIT NOTE: append one record to run/FILE
+row() {
+	jq -nc --arg u "$2" --arg n "$3" '{agent_id: "0", unit: $u, ok: true, note: $n}' >> "run/$1"
+}
+
+@test "scoreboard: -h prints usage to stdout and exits 0" {
+	run -0 --separate-stderr corral-scoreboard -h
+	assert_output "$USAGE"
+}
+
+@test "scoreboard: no DIR prints usage to stderr and exits 2" {
+	run -2 --separate-stderr corral-scoreboard
+	assert_output ""
+	assert_stderr "$USAGE"
+}
+
+@test "scoreboard: -j and -u together are refused" {
+	run -2 --separate-stderr corral-scoreboard -j -u run
+	assert_stderr "corral-scoreboard: -j and -u may not be given together"
+}
+
+@test "scoreboard: counts by verdict, most first, ties in first-seen order" {
+	row successes.jsonl a "CAUGHT: one"
+	row successes.jsonl b "caught: two"
+	row successes.jsonl c "MANY: x"
+	row successes.jsonl d "MANY: y"
+	row successes.jsonl e "MANY: z"
+	row failures.jsonl f "GAP: missed"
+	row failures.jsonl g "FEW: x"
+	run -0 --separate-stderr corral-scoreboard run
+	assert_output "corral scoreboard  run
+========================================================
+  7 units  ->  5 successes, 2 failures
+  by verdict:
+    MANY             3
+    CAUGHT           2
+    GAP              1
+    FEW              1"
+}
+
+@test "scoreboard: a note without a verdict counts as OK or FAIL by its file" {
+	row successes.jsonl a "just words"
+	row failures.jsonl b "two words: here"
+	row failures.jsonl c ": empty head"
+	run -0 corral-scoreboard -j run
+	assert_json '.by_verdict == {"FAIL": 2, "OK": 1}'
+}
+
+@test "scoreboard: a verdict is at most 24 characters, counted as characters not bytes" {
+	row successes.jsonl a "$(printf 'x%.0s' $(seq 24)): ok"
+	row successes.jsonl b "$(printf 'y%.0s' $(seq 25)): too long"
+	row successes.jsonl c "$(printf 'é%.0s' $(seq 24)): ok in UTF-8"
+	run -0 corral-scoreboard -j run
+	assert_json '.by_verdict | keys == ["OK", "XXXXXXXXXXXXXXXXXXXXXXXX", "éééééééééééééééééééééééé"]'
+}
+
+@test "scoreboard: a tab in the head is white space, so no verdict" {
+	row successes.jsonl a "$(printf 'two\twords: x')"
+	run -0 corral-scoreboard -j run
+	assert_json '.by_verdict == {"OK": 1}'
+}
+
+@test "scoreboard: membership of the file decides success, not the row's ok" {
+	jq -nc '{unit: "a", ok: false, note: "X: y"}' > run/successes.jsonl
+	run -0 corral-scoreboard -j run
+	assert_json '.successes == 1 and .failures == 0'
+}
+
+@test "scoreboard: a note that is a number, list or object does not crash it" {
+	jq -nc '{unit: "a", ok: true, note: 42}' > run/successes.jsonl
+	jq -nc '{unit: "b", ok: false, note: [1, 2]}' >> run/failures.jsonl
+	jq -nc '{unit: "c", ok: false, note: {"k": "v"}}' >> run/failures.jsonl
+	run -0 corral-scoreboard -j run
+	assert_json '.units == 3 and .by_verdict == {"OK": 1, "FAIL": 2}'
+}
+
+@test "scoreboard: invalid UTF-8 in a note is scored, not a crash" {
+	printf '{"unit":"a","ok":true,"note":"\377\376: bad bytes"}\n' > run/successes.jsonl
+	run -0 --separate-stderr corral-scoreboard run
+	assert_contains "$output" "1 units  ->  1 successes, 0 failures"
+}
+
+@test "scoreboard: a missing directory could not be told, exit 2" {
+	run -2 --separate-stderr corral-scoreboard nothere
+	assert_contains "$output" "COULD NOT TELL: nothere does not exist."
+}
+
+@test "scoreboard: a file instead of a directory could not be told, exit 2" {
+	touch plain
+	run -2 corral-scoreboard plain
+	assert_contains "$output" "COULD NOT TELL: plain is a file, not a directory."
+}
+
+@test "scoreboard: a directory with neither result file is not a fan-out output, exit 2" {
+	run -2 corral-scoreboard run
+	assert_contains "$output" "COULD NOT TELL: run holds neither successes.jsonl nor failures.jsonl, so it is not a fan-out output directory."
+}
+
+@test "scoreboard: result files without a row are a run that recorded nothing, exit 2" {
+	: > run/successes.jsonl
+	printf '\n  \n' > run/failures.jsonl
+	run -2 corral-scoreboard run
+	assert_contains "$output" "COULD NOT TELL: run holds successes.jsonl and failures.jsonl but no scoreable rows"
+}
+
+@test "scoreboard: an unreadable line is reported with file and line, and exits 2" {
+	row successes.jsonl a "PASS: fine"
+	printf '{"unit":"b","ok":tr\n' >> run/successes.jsonl
+	run -2 corral-scoreboard run
+	assert_contains "$output" "1 line(s) could not be read:"
+	assert_contains "$output" "successes.jsonl line 2: invalid JSON at byte"
+	assert_contains "$output" "1 units  ->  1 successes, 0 failures"
+}
+
+@test "scoreboard: failures alone still score, exit 0" {
+	row failures.jsonl a "GAP: x"
+	run -0 corral-scoreboard -j run
+	assert_json '.found == ["failures.jsonl"] and .failures == 1'
+}
+
+@test "scoreboard: -f lists each failed unit with its note and output" {
+	row successes.jsonl a "PASS: x"
+	jq -nc '{unit: "t/b.sh", ok: false, note: "FAIL: exit 1: boom", output: "logs/agent-0/2.out"}' > run/failures.jsonl
+	run -0 corral-scoreboard -f run
+	assert_contains "$output" "  failed units:
+    t/b.sh  FAIL: exit 1: boom
+      output: logs/agent-0/2.out"
+}
+
+@test "scoreboard: -u prints the failed units, one per line, and nothing else" {
+	row successes.jsonl a "PASS: x"
+	row failures.jsonl 'b c' "FAIL: x"
+	row failures.jsonl d "NOT-RUN: x"
+	run -0 --separate-stderr corral-scoreboard -u run
+	assert_output "$(printf 'b c\nd')"
+	assert_stderr ""
+}
+
+@test "scoreboard: a write error on standard output exits 2" {
+	row successes.jsonl a "PASS: x"
+	run -2 --separate-stderr sh -c 'corral-scoreboard run > /dev/full'
+	assert_stderr "corral-scoreboard: cannot write standard output: No space left on device"
+}
+
+@test "scoreboard: it scores what corral.mk's merge wrote" {
+	mkdir -p proj
+	printf 'CORRAL_UNITS = a b c\nCORRAL_CMD = echo "CAUGHT: $$CORRAL_UNIT" > "$$CORRAL_NOTE"; test "$$CORRAL_UNIT" != c\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > proj/Makefile
+	run -2 make -C proj -j3 corral-run
+	run -0 corral-scoreboard -j proj/.corral
+	assert_json '.units == 3 and .successes == 2 and .by_verdict.CAUGHT == 3'
+}
