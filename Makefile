@@ -111,6 +111,11 @@ deps:
 test: all
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) build-aux/run-tests
 
+# Ratios measured side by side, never timed assertions (bench/*.sh).
+.PHONY: bench
+bench: all
+	$(Q)for b in bench/*.sh; do $$b || exit; echo; done
+
 .PHONY: coverage
 coverage:
 	$(Q)rm -f build/cov/src/*.gcda

@@ -347,3 +347,25 @@ EOF
 	run -0 env -u CORRAL_BIN PATH=/usr/bin:/bin make -C proj -j2 corral-run
 	assert_json '.successes == 2' proj/.corral/summary.json
 }
+
+@test "corral-mk: Ctrl-C (SIGINT to make's process group) mid-run, then a re-run, completes every unit exactly once" {
+	project $(seq -f 'i%02g' 1 12)
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; sleep 0.3
+EOF
+	# A background job of a script starts with SIGINT ignored: undo that.
+	setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' \
+		make -C proj -j3 corral-run CORRAL_AGENTS=3 >/dev/null 2>&1 &
+	local pid=$!
+	# wait until some units ran, then interrupt the whole group, as a terminal would
+	while [ "$(ran_count)" -lt 3 ]; do sleep 0.1; done
+	kill -INT -- "-$pid"
+	wait "$pid" || true
+	[ "$(ran_count)" -lt 12 ] || skip "the run finished before the interrupt landed"
+	run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
+	assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/successes.jsonl
+	assert_equal "$(seq -f 'i%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+	run -0 find proj/.corral -name '*.tmp*' -o -name '*.part'
+	assert_output ""
+}
