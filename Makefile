@@ -11,6 +11,8 @@
 #   COVERAGE  ?=              1: build under build/cov with gcov
 #   WERROR    ?=              1: warnings are errors (always, for 'test')
 #   V         ?= 0            1: show every command
+#   VALGRIND  ?=              1: 'make test' runs the programs under valgrind
+#   TESTS     ?=              bats arguments for 'make test' (a file, -f RE)
 #
 # Targets: all (default), test, coverage, bench, demo, install, uninstall,
 # deps, clean.  The programs land in bin/ (a sanitizer or coverage build
@@ -107,9 +109,13 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 deps:
 	$(Q)build-aux/deps
 
+# VALGRIND=1 runs every program of the suite under valgrind; a leak or an
+# error makes the program exit 99, and so the test fail.
 .PHONY: test
 test: all
-	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) build-aux/run-tests
+	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
+		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
+		build-aux/run-tests $(TESTS)
 
 # Ratios measured side by side, never timed assertions (bench/*.sh).
 .PHONY: bench
