@@ -224,35 +224,24 @@ int
 corral_atomic_commit(struct corral_atomic *a, int flags,
     struct corral_err *err)
 {
-	int fd = a->fd;
+	char *path;
+	int rc;
 
-	if (fsync(fd) < 0) {
-		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
-		goto fail;
-	}
-	if ((flags & CORRAL_ATOMIC_KEEP_SAME) && same_content(a->path, fd)) {
+	if ((rc = corral_atomic_prepare(a, flags, err)) <= 0)
+		return rc;
+	if (!(path = strdup(a->path))) {
 		corral_atomic_abort(a);
-		return 0;
+		return corral_err_set(err, ENOMEM, "cannot write '%s'",
+		    a->tmp);
 	}
-	a->fd = -1;
-	if (close(fd) < 0) {
-		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
-		goto fail;
+	if (corral_atomic_rename(a, err) < 0) {
+		corral_atomic_abort(a);
+		rc = -1;
+	} else if (corral_fsync_parent(path, err) < 0) {
+		rc = -1;
 	}
-	if (rename(a->tmp, a->path) < 0) {
-		corral_err_set(err, errno, "cannot rename '%s' to '%s'",
-		    a->tmp, a->path);
-		goto fail;
-	}
-	free(a->tmp);
-	a->tmp = NULL;
-	if (corral_fsync_parent(a->path, err) < 0)
-		goto fail;
-	corral_atomic_abort(a);
-	return 1;
-fail:
-	corral_atomic_abort(a);
-	return -1;
+	free(path);
+	return rc;
 }
 
 int

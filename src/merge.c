@@ -1694,6 +1694,17 @@ out:
 	return rc;
 }
 
+/* The renames are on disk: sync them, then drop the commit record. */
+static int
+end_commit(const char *path, struct corral_err *err)
+{
+	if (corral_fsync_parent(path, err) < 0)
+		return -1;
+	if (unlink(path) < 0)
+		return corral_err_set(err, errno, "cannot remove '%s'", path);
+	return 0;
+}
+
 /* Finish the commit of a merge that was killed half-way through it. */
 static int
 roll_forward(struct merge *m, struct corral_err *err)
@@ -1716,12 +1727,8 @@ roll_forward(struct merge *m, struct corral_err *err)
 		if (finish_one(m, line, err) < 0)
 			goto out;
 	}
-	if (corral_fsync_parent(path, err) < 0)
+	if (end_commit(path, err) < 0)
 		goto out;
-	if (unlink(path) < 0) {
-		corral_err_set(err, errno, "cannot remove '%s'", path);
-		goto out;
-	}
 	rc = 0;
 out:
 	corral_buf_release(&b);
@@ -1770,12 +1777,8 @@ rename_all(struct merge *m, struct corral_err *err)
 		}
 		(*o)->open = 0;
 	}
-	if (corral_fsync_parent(path, err) < 0)
+	if (end_commit(path, err) < 0)
 		goto out;
-	if (unlink(path) < 0) {
-		corral_err_set(err, errno, "cannot remove '%s'", path);
-		goto out;
-	}
 	rc = 0;
 out:
 	corral_buf_release(&rec);
