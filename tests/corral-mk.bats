@@ -369,3 +369,17 @@ EOF
 	run -0 find proj/.corral -name '*.tmp*' -o -name '*.part'
 	assert_output ""
 }
+
+@test "corral-mk: a helper that fails halfway through writing a target leaves no target behind" {
+	project a b c
+	# corral.mk's programs: the stub checkout, the real rest
+	mkdir stubbin
+	for p in "$CORRAL_TEST_BIN"/corral-*; do ln -s "$p" stubbin/; done
+	rm stubbin/corral-checkout
+	cp "$CORRAL_ROOT/tests/stubs/corral-checkout" stubbin/
+	CORRAL_REAL_BIN=$CORRAL_TEST_BIN CORRAL_BIN=$PWD/stubbin \
+		run -0 make -C proj -j3 corral-run
+	run -0 find proj/.corral/slices -name '*.manifest'
+	assert_output ""
+	assert_json '.successes == 3' proj/.corral/summary.json
+}
