@@ -57,7 +57,10 @@ function is_check(cmd, w1) {
 function is_chore(cmd, w1) {
 	if (w1 ~ /^[A-Za-z_][A-Za-z0-9_]*=/ || cmd == "" || w1 ~ /^#/)
 		return 1
-	return w1 ~ /^(run|echo|printf|cd|pushd|popd|local|export|declare|readonly|unset|:|true|load|source|\.|mkdir|touch|rm|cp|mv|ln|sleep|cat|skip|set|shift|wait|\{|\}|then|else|fi|do|done|esac|;;)$/
+	return w1 ~ /^(run|echo|printf|cd|pushd|popd|local|export|declare)$/ ||
+	    w1 ~ /^(readonly|unset|:|true|load|source|\.|set|shift|wait|skip)$/ ||
+	    w1 ~ /^(mkdir|touch|rm|cp|mv|ln|sleep|cat)$/ ||
+	    w1 ~ /^(\{|\}|then|else|fi|do|done|esac|;;)$/
 }
 
 # Tautologies among the words of a check.
@@ -158,7 +161,8 @@ test == "" && infunc == "" { next }
 			if ((d = tautology(cmd)) != "")
 				report("tautology", d, FNR)
 			if (i < n && trim(part[n]) ~ /^(true|:|return 0|exit 0)[ \t;]*$/)
-				report("swallowed-failure", "'" trim(part[n]) "' after a check: it can never fail the test", FNR)
+				report("swallowed-failure", "'" trim(part[n]) \
+				    "' after a check: it can never fail the test", FNR)
 		} else if (!is_chore(cmd, c1))
 			checks++
 	}
