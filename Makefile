@@ -14,8 +14,8 @@
 #   VALGRIND  ?=              1: 'make test' runs the programs under valgrind
 #   TESTS     ?=              bats arguments for 'make test' (a file, -f RE)
 #
-# Targets: all (default), test, coverage, bench, demo, install, uninstall,
-# deps, clean.  The programs land in bin/ (a sanitizer or coverage build
+# Targets: all (default), test, coverage, bench, demo, proving-ground,
+# repair-round, install, uninstall, deps, clean.  The programs land in bin/ (a sanitizer or coverage build
 # keeps its own bin/ under build/, so bin/ is always the plain build).
 
 MAKEFLAGS += -rR
@@ -121,6 +121,19 @@ test: all
 .PHONY: bench
 bench: all
 	$(Q)for b in bench/*.sh; do $$b || exit; echo; done
+
+# The proving ground: every MANIFEST row scored through a real corral run
+# (REPORT.md in proving-ground/out), then the catch and quiet rates over
+# generated systems.  repair-round needs corral-fix; without it, it says
+# COULD-NOT-LOOK and fails.
+.PHONY: proving-ground
+proving-ground: all
+	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/run
+	$(Q)proving-ground/scale
+
+.PHONY: repair-round
+repair-round: all
+	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 
 .PHONY: coverage
 coverage:

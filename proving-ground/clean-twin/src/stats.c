@@ -1,0 +1,12 @@
+/* stats.c -- the mean length of some notes. */
+#include "notes.h"
+
+double
+mean_length(const int *len, int n)
+{
+	int i, sum = 0;
+
+	for (i = 0; i < n; i++)
+		sum += len[i];
+	return n > 0 ? (double)sum / n : 0;
+}
