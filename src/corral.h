@@ -223,6 +223,62 @@ int corral_split_roundrobin(const struct corral_strv *units, long nslices,
 void corral_split_free(struct corral_strv *slices, size_t n);
 
 /* ------------------------------------------------------------------ */
+/* install.c: where an install's pieces are, and of which version      */
+
+/* One command of the umbrella: corral NAME runs corral-NAME. */
+struct corral_command {
+	const char *name;
+	const char *summary;	/* one line, for corral -h */
+};
+
+/* The commands corral -h lists, sorted by name, ending with { NULL }. */
+extern const struct corral_command corral_commands[];
+/* The entry for name, or NULL. */
+const struct corral_command *corral_command_find(const char *name);
+
+/*
+ * Every program carries CORRAL_VERSION_TAG CORRAL_VERSION, NUL-ended, in
+ * its read-only data (err.c), where corral-doctor and what(1) find it.
+ */
+#define CORRAL_VERSION_TAG "@(#)corral "
+extern const char corral_version_tag[];
+
+/*
+ * The directory of the running program, absolute and with symlinks
+ * resolved: /proc/self/exe, else argv0 (a path, or a name looked up in
+ * PATH).  A malloc'd string the caller frees, or NULL with err set.
+ */
+char *corral_self_dir(const char *argv0, struct corral_err *err);
+
+/*
+ * Find the program name: dir/name when it exists (dir may be NULL), else
+ * the first PATH entry holding it.  Returns 0 with the path appended to
+ * path, or -1 (errno ENOENT when there is none, ENOMEM).
+ */
+int corral_program_find(const char *dir, const char *name,
+    struct corral_buf *path);
+
+/*
+ * Find corral.mk for the programs in bindir: ../share/corral/corral.mk
+ * (an install), ../corral.mk (a checkout's bin/), ../../../corral.mk (a
+ * checkout's build/FLAVOR/bin).  Returns 0 with the first that is a
+ * regular file appended to path (resolved), or -1 (errno ENOENT, ENOMEM);
+ * the places looked at are appended to tried (may be NULL), separated by
+ * ", ".
+ */
+int corral_mk_find(const char *bindir, struct corral_buf *path,
+    struct corral_buf *tried);
+
+/*
+ * The version the file at path carries, from its CORRAL_VERSION_TAG.
+ * Returns 1 with it appended to version, 0 when the file carries none,
+ * -1 with err set (unreadable, ENOMEM).  Two different versions in one
+ * file read as none.
+ */
+int corral_version_read(const char *path, struct corral_buf *version,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */
 
 /*
