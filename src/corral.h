@@ -223,6 +223,39 @@ int corral_split_roundrobin(const struct corral_strv *units, long nslices,
 void corral_split_free(struct corral_strv *slices, size_t n);
 
 /* ------------------------------------------------------------------ */
+/* plan.c: one brief per agent, for a subagent fan-out                 */
+
+/*
+ * What corral_plan_write needs.  The slices are corral_split_roundrobin's
+ * over units; logdir names where agent K writes LOGDIR/agent-K.jsonl;
+ * parts are cloned by every agent; parts_cmd (may be NULL) is run with
+ * /bin/sh -c for each unit, CORRAL_UNIT in its environment, and prints
+ * that unit's parts, one per line; template is the task text, in which
+ * {agent}, {units}, {parts}, {log} and {n} are replaced (units and parts
+ * joined by single spaces, n the number of units) and every other
+ * character is kept as written.
+ */
+struct corral_plan_opts {
+	long nslices;
+	const char *logdir;
+	const struct corral_strv *parts;
+	const char *parts_cmd;
+	const char *template;
+};
+
+/*
+ * Append the briefs to out as one JSON array, one brief per line, each
+ * with exactly agent_id, units, clone_parts (sorted bytewise, each once),
+ * log_path and task, in agent order; no unit gives "[]".  Returns 0, or
+ * -1 with err set: a part that is empty, absolute or leaves the tree
+ * through "..", a parts command that could not run or did not exit 0,
+ * ENOMEM.  out may then hold part of the text.
+ */
+int corral_plan_write(const struct corral_plan_opts *o,
+    const struct corral_strv *units, struct corral_buf *out,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
 /* install.c: where an install's pieces are, and of which version      */
 
 /* One command of the umbrella: corral NAME runs corral-NAME. */
@@ -277,6 +310,34 @@ int corral_mk_find(const char *bindir, struct corral_buf *path,
  */
 int corral_version_read(const char *path, struct corral_buf *version,
     struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* spawn.c: running a program and waiting for it                       */
+
+/*
+ * A program to run: argv[0] is looked up on PATH (or is a path); dir is
+ * its working directory (NULL: ours); env holds NAME=VALUE settings added
+ * to our environment, NULL-ended, or is NULL; stdin is /dev/null; stdout
+ * and stderr go to the file out (created or truncated), or stdout is read
+ * into capture (stderr inherited), or both are inherited.
+ */
+struct corral_spawn {
+	const char *const *argv;
+	const char *dir;
+	const char *const *env;
+	const char *out;
+	struct corral_buf *capture;
+};
+
+/*
+ * Run s and wait for it.  Returns 0 with its wait status in *wstatus, or
+ * -1 with err set when it could not be started ("cannot run 'make': No
+ * such file or directory") or waited for.
+ */
+int corral_spawn_run(const struct corral_spawn *s, int *wstatus,
+    struct corral_err *err);
+/* Append "exit 3" or "signal 9 (SIGKILL)" for wstatus.  0, or -1 ENOMEM. */
+int corral_wstatus_describe(struct corral_buf *b, int wstatus);
 
 /* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */

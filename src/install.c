@@ -21,6 +21,7 @@ const struct corral_command corral_commands[] = {
 	{ "checkout", "make a private copy of just the parts a slice needs" },
 	{ "merge", "fold the agents' logs into the shared results, once" },
 	{ "mk-path", "print the corral.mk that belongs to these programs" },
+	{ "plan", "one brief per agent, as JSON, for a subagent fan-out" },
 	{ "run-slice", "run one agent's slice in a private clone, log it" },
 	{ "scoreboard", "tally a run's merged results by verdict" },
 	{ "split", "cut a population into disjoint, balanced slices" },
