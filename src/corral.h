@@ -292,6 +292,15 @@ int corral_program_find(const char *dir, const char *name,
     struct corral_buf *path);
 
 /*
+ * Make this process's environment that of a clean shell with the programs
+ * of bindir first on PATH: every CORRAL_* variable and make's MAKEFLAGS,
+ * MFLAGS, GNUMAKEFLAGS, MAKELEVEL, MAKEOVERRIDES and MAKEFILES are
+ * removed, so a tour runs the same wherever it is started (from make, or
+ * with CORRAL_AGENTS exported).  0, or -1 on ENOMEM.
+ */
+int corral_env_isolate(const char *bindir);
+
+/*
  * Find corral.mk for the programs in bindir: ../share/corral/corral.mk
  * (an install), ../corral.mk (a checkout's bin/), ../../../corral.mk (a
  * checkout's build/FLAVOR/bin).  Returns 0 with the first that is a
@@ -338,6 +347,109 @@ int corral_spawn_run(const struct corral_spawn *s, int *wstatus,
     struct corral_err *err);
 /* Append "exit 3" or "signal 9 (SIGKILL)" for wstatus.  0, or -1 ENOMEM. */
 int corral_wstatus_describe(struct corral_buf *b, int wstatus);
+
+/*
+ * Remove path and everything under it, never following a symlink; a
+ * directory without owner rwx gets it first.  A path that does not exist
+ * is fine.  0, or -1 with err set.
+ */
+int corral_remove_tree(const char *path, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* tour.c: a real fan-out through corral.mk, audited (demo, doctor)    */
+
+/*
+ * A throwaway project in dir (an empty directory): the unit U is the
+ * check checks/U, which passes unless U is in failing; each agent clones
+ * check.sh and the checks of its own units (CORRAL_PARTS_CMD), so a
+ * check can count what its clone holds.  It is run with
+ *   make -C DIR -jAGENTS corral-run CORRAL_AGENTS=AGENTS CORRAL_BIN=BINDIR
+ * including mk, and the result files are then read back, row by row.
+ * Unit names must be plain words ([A-Za-z0-9._-]).
+ */
+struct corral_tour {
+	const char *dir;
+	const char *mk;
+	const char *bindir;
+	const char *make;		/* the make program */
+	const struct corral_strv *units;
+	const struct corral_strv *failing;
+	int agents;
+};
+
+/* What the run left, as counted from the files, not from summary.json. */
+struct corral_tour_result {
+	int wstatus;		/* how make ended */
+	size_t logs;		/* OUT/logs/agent-*.jsonl */
+	size_t unfinished;	/* OUT/logs/agent-*.jsonl.part */
+	size_t passed;		/* rows of successes.jsonl */
+	size_t failed;		/* rows of failures.jsonl */
+	size_t once;		/* units of the population in exactly one row */
+	size_t twice;		/* units in more than one row */
+	size_t stray;		/* rows whose unit is not in the population */
+	size_t bad;		/* lines that are not records */
+	size_t isolated;	/* rows whose clone held only its agent's checks */
+	size_t leftovers;	/* entries left in OUT/work (clones) */
+	struct corral_strv failed_units;	/* sorted bytewise */
+	char *out;		/* CORRAL_OUT, DIR/.corral */
+	char *makeout;		/* the file holding make's output */
+};
+
+/*
+ * Write the project, run make, read the results into r.  Returns 0 when
+ * it could look (whatever make did; see r), or -1 with err set when the
+ * project could not be written, make not started, or the results not
+ * read.  Release r with corral_tour_release either way.
+ */
+int corral_tour_run(const struct corral_tour *t,
+    struct corral_tour_result *r, struct corral_err *err);
+void corral_tour_release(struct corral_tour_result *r);
+
+/*
+ * A fresh directory PREFIXXXXXXX under $TMPDIR (else /tmp), made with
+ * mkdtemp.  A malloc'd path the caller frees (and removes, with
+ * corral_remove_tree), or NULL with err set.
+ */
+char *corral_tour_tmpdir(const char *prefix, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* doctor.c: the checks of corral-doctor                               */
+
+/*
+ * Where the install under test is.  bindir holds the programs; mk is the
+ * corral.mk found for them, or NULL (then mk_tried says where it was
+ * looked for); scratch is a fresh directory a check may fill; make is the
+ * make program.  The caller has run corral_env_isolate(bindir) first.
+ */
+struct corral_doctor {
+	const char *bindir;
+	const char *mk;
+	const char *mk_tried;
+	const char *scratch;
+	const char *make;
+};
+
+enum corral_check {
+	CORRAL_CHECK_FAIL,
+	CORRAL_CHECK_OK,
+	CORRAL_CHECK_SKIP
+};
+
+/*
+ * One check: it does real work under d->scratch and appends one line of
+ * detail (what it saw, or what is wrong) to detail.  Returns the verdict,
+ * or -1 on ENOMEM.
+ */
+typedef int corral_check_fn(const struct corral_doctor *d,
+    struct corral_buf *detail);
+
+struct corral_doctor_check {
+	const char *name;
+	corral_check_fn *fn;
+};
+
+/* The checks, in the order they run, ending with { NULL, NULL }. */
+extern const struct corral_doctor_check corral_doctor_checks[];
 
 /* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */

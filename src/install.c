@@ -17,8 +17,12 @@
 
 #include "corral.h"
 
+extern char **environ;
+
 const struct corral_command corral_commands[] = {
 	{ "checkout", "make a private copy of just the parts a slice needs" },
+	{ "demo", "a live tour: 12 checks over 4 agents through corral.mk" },
+	{ "doctor", "verify that this install really works" },
 	{ "merge", "fold the agents' logs into the shared results, once" },
 	{ "mk-path", "print the corral.mk that belongs to these programs" },
 	{ "plan", "one brief per agent, as JSON, for a subagent fan-out" },
@@ -223,5 +227,49 @@ corral_version_read(const char *path, struct corral_buf *version,
 	else if (v)
 		corral_err_set(err, errno, "reading '%s'", path);
 	corral_buf_release(&b);
+	return rc;
+}
+
+/* 1 when the environment entry e names a variable a tour must not see. */
+static int
+leaks(const char *e)
+{
+	static const char *const names[] = {
+		"MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKELEVEL",
+		"MAKEOVERRIDES", "MAKEFILES", NULL
+	};
+	size_t n = strcspn(e, "="), i;
+
+	if (!strncmp(e, "CORRAL_", 7))
+		return 1;
+	for (i = 0; names[i]; i++)
+		if (strlen(names[i]) == n && !strncmp(e, names[i], n))
+			return 1;
+	return 0;
+}
+
+int
+corral_env_isolate(const char *bindir)
+{
+	struct corral_strv drop = CORRAL_STRV_INIT;
+	struct corral_buf path = CORRAL_BUF_INIT;
+	const char *old = getenv("PATH");
+	char **e;
+	size_t i;
+	int rc = -1;
+
+	for (e = environ; *e; e++)
+		if (leaks(*e) && corral_strv_addn(&drop, *e,
+		    strcspn(*e, "=")) < 0)
+			goto out;
+	for (i = 0; i < drop.n; i++)
+		unsetenv(drop.v[i]);
+	if (corral_buf_addf(&path, "%s%s%s", bindir, old && *old ? ":" : "",
+	    old ? old : "") < 0)
+		goto out;
+	rc = setenv("PATH", path.data, 1);
+out:
+	corral_strv_release(&drop);
+	corral_buf_release(&path);
 	return rc;
 }

@@ -36,6 +36,7 @@ stub() {
 		printf '%s\n' "$output" | grep -qE "^   $name +[a-z].{20,}$" ||
 			flunk "corral -h does not list '$name' with a summary" "$output"
 	done
+	assert_contains "$output" "With no command, corral runs the demo."
 }
 
 @test "corral: --help and help print the same as -h" {
@@ -148,10 +149,11 @@ stub() {
 	assert_stderr "corral: cannot run '$PWD/bin/corral-noexec': Permission denied"
 }
 
-@test "corral: with no arguments it prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral
-	assert_output ""
-	assert_stderr "$USAGE"
+@test "corral: with no arguments it runs the demo" {
+	export TMPDIR=$BATS_TEST_TMPDIR
+	run -0 --separate-stderr corral
+	assert_equal "corral demo -- 12 checks fanned out across 4 isolated agents" "${lines[0]}"
+	assert_contains "$output" "agents: 4   merged: 12   successes: 9   failures: 3"
 }
 
 @test "corral: scoreboard is corral-scoreboard, COULD NOT TELL and usage errors included" {

@@ -5,8 +5,8 @@
  * exit status and signals are the helper's own.  If the exec fails, the
  * status is 127 when there is no such program and 126 otherwise, as in
  * the shell; a name that is no command and no program is a usage error.
- * The list -h prints is the table in install.c; "corral help CMD" is
- * "corral-CMD -h".
+ * With no argument it runs the demo.  The list -h prints is the table in
+ * install.c; "corral help CMD" is "corral-CMD -h".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@ usage(FILE *fp, int status)
 		    "one's usage):\n");
 		for (c = corral_commands; c->name; c++)
 			fprintf(fp, "   %-12s %s\n", c->name, c->summary);
+		fprintf(fp, "\nWith no command, corral runs the demo.\n");
 	}
 	exit(status);
 }
@@ -64,13 +65,13 @@ run(const char *name, char **args)
 int
 main(int argc, char *argv[])
 {
-	static char dash_h[] = "-h";
-	char *help[] = { NULL, dash_h, NULL };
+	static char demo[] = "demo", dash_h[] = "-h";
+	char *none[] = { demo, NULL }, *help[] = { NULL, dash_h, NULL };
 
 	corral_setprogname(argv[0]);
 	argv0 = argv[0];
 	if (argc < 2)
-		usage(stderr, CORRAL_EXIT_ERR);
+		run("demo", none);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    (!strcmp(argv[1], "help") && argc == 2))
 		usage(stdout, CORRAL_EXIT_OK);
