@@ -867,3 +867,9 @@ out:
 	corral_strv_release(&lines);
 	return rc;
 }
+
+int
+corral_remove_tree(const char *path, struct corral_err *err)
+{
+	return remove_at(AT_FDCWD, path, err);
+}

@@ -223,6 +223,235 @@ int corral_split_roundrobin(const struct corral_strv *units, long nslices,
 void corral_split_free(struct corral_strv *slices, size_t n);
 
 /* ------------------------------------------------------------------ */
+/* plan.c: one brief per agent, for a subagent fan-out                 */
+
+/*
+ * What corral_plan_write needs.  The slices are corral_split_roundrobin's
+ * over units; logdir names where agent K writes LOGDIR/agent-K.jsonl;
+ * parts are cloned by every agent; parts_cmd (may be NULL) is run with
+ * /bin/sh -c for each unit, CORRAL_UNIT in its environment, and prints
+ * that unit's parts, one per line; template is the task text, in which
+ * {agent}, {units}, {parts}, {log} and {n} are replaced (units and parts
+ * joined by single spaces, n the number of units) and every other
+ * character is kept as written.
+ */
+struct corral_plan_opts {
+	long nslices;
+	const char *logdir;
+	const struct corral_strv *parts;
+	const char *parts_cmd;
+	const char *template;
+};
+
+/*
+ * Append the briefs to out as one JSON array, one brief per line, each
+ * with exactly agent_id, units, clone_parts (sorted bytewise, each once),
+ * log_path and task, in agent order; no unit gives "[]".  Returns 0, or
+ * -1 with err set: a part that is empty, absolute or leaves the tree
+ * through "..", a parts command that could not run or did not exit 0,
+ * ENOMEM.  out may then hold part of the text.
+ */
+int corral_plan_write(const struct corral_plan_opts *o,
+    const struct corral_strv *units, struct corral_buf *out,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* install.c: where an install's pieces are, and of which version      */
+
+/* One command of the umbrella: corral NAME runs corral-NAME. */
+struct corral_command {
+	const char *name;
+	const char *summary;	/* one line, for corral -h */
+};
+
+/* The commands corral -h lists, sorted by name, ending with { NULL }. */
+extern const struct corral_command corral_commands[];
+/* The entry for name, or NULL. */
+const struct corral_command *corral_command_find(const char *name);
+
+/*
+ * Every program carries CORRAL_VERSION_TAG CORRAL_VERSION, NUL-ended, in
+ * its read-only data (err.c), where corral-doctor and what(1) find it.
+ */
+#define CORRAL_VERSION_TAG "@(#)corral "
+extern const char corral_version_tag[];
+
+/*
+ * The directory of the running program, absolute and with symlinks
+ * resolved: /proc/self/exe, else argv0 (a path, or a name looked up in
+ * PATH).  A malloc'd string the caller frees, or NULL with err set.
+ */
+char *corral_self_dir(const char *argv0, struct corral_err *err);
+
+/*
+ * Find the program name: dir/name when it exists (dir may be NULL), else
+ * the first PATH entry holding it.  Returns 0 with the path appended to
+ * path, or -1 (errno ENOENT when there is none, ENOMEM).
+ */
+int corral_program_find(const char *dir, const char *name,
+    struct corral_buf *path);
+
+/*
+ * Make this process's environment that of a clean shell with the programs
+ * of bindir first on PATH: every CORRAL_* variable and make's MAKEFLAGS,
+ * MFLAGS, GNUMAKEFLAGS, MAKELEVEL, MAKEOVERRIDES and MAKEFILES are
+ * removed, so a tour runs the same wherever it is started (from make, or
+ * with CORRAL_AGENTS exported).  0, or -1 on ENOMEM.
+ */
+int corral_env_isolate(const char *bindir);
+
+/*
+ * Find corral.mk for the programs in bindir: ../share/corral/corral.mk
+ * (an install), ../corral.mk (a checkout's bin/), ../../../corral.mk (a
+ * checkout's build/FLAVOR/bin).  Returns 0 with the first that is a
+ * regular file appended to path (resolved), or -1 (errno ENOENT, ENOMEM);
+ * the places looked at are appended to tried (may be NULL), separated by
+ * ", ".
+ */
+int corral_mk_find(const char *bindir, struct corral_buf *path,
+    struct corral_buf *tried);
+
+/*
+ * The version the file at path carries, from its CORRAL_VERSION_TAG.
+ * Returns 1 with it appended to version, 0 when the file carries none,
+ * -1 with err set (unreadable, ENOMEM).  Two different versions in one
+ * file read as none.
+ */
+int corral_version_read(const char *path, struct corral_buf *version,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* spawn.c: running a program and waiting for it                       */
+
+/*
+ * A program to run: argv[0] is looked up on PATH (or is a path); dir is
+ * its working directory (NULL: ours); env holds NAME=VALUE settings added
+ * to our environment, NULL-ended, or is NULL; stdin is /dev/null; stdout
+ * and stderr go to the file out (created or truncated), or stdout is read
+ * into capture (stderr inherited), or both are inherited.
+ */
+struct corral_spawn {
+	const char *const *argv;
+	const char *dir;
+	const char *const *env;
+	const char *out;
+	struct corral_buf *capture;
+};
+
+/*
+ * Run s and wait for it.  Returns 0 with its wait status in *wstatus, or
+ * -1 with err set when it could not be started ("cannot run 'make': No
+ * such file or directory") or waited for.
+ */
+int corral_spawn_run(const struct corral_spawn *s, int *wstatus,
+    struct corral_err *err);
+/* Append "exit 3" or "signal 9 (SIGKILL)" for wstatus.  0, or -1 ENOMEM. */
+int corral_wstatus_describe(struct corral_buf *b, int wstatus);
+
+/*
+ * Remove path and everything under it, never following a symlink; a
+ * directory without owner rwx gets it first.  A path that does not exist
+ * is fine.  0, or -1 with err set.
+ */
+int corral_remove_tree(const char *path, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* tour.c: a real fan-out through corral.mk, audited (demo, doctor)    */
+
+/*
+ * A throwaway project in dir (an empty directory): the unit U is the
+ * check checks/U, which passes unless U is in failing; each agent clones
+ * check.sh and the checks of its own units (CORRAL_PARTS_CMD), so a
+ * check can count what its clone holds.  It is run with
+ *   make -C DIR -jAGENTS corral-run CORRAL_AGENTS=AGENTS CORRAL_BIN=BINDIR
+ * including mk, and the result files are then read back, row by row.
+ * Unit names must be plain words ([A-Za-z0-9._-]).
+ */
+struct corral_tour {
+	const char *dir;
+	const char *mk;
+	const char *bindir;
+	const char *make;		/* the make program */
+	const struct corral_strv *units;
+	const struct corral_strv *failing;
+	int agents;
+};
+
+/* What the run left, as counted from the files, not from summary.json. */
+struct corral_tour_result {
+	int wstatus;		/* how make ended */
+	size_t logs;		/* OUT/logs/agent-*.jsonl */
+	size_t unfinished;	/* OUT/logs/agent-*.jsonl.part */
+	size_t passed;		/* rows of successes.jsonl */
+	size_t failed;		/* rows of failures.jsonl */
+	size_t once;		/* units of the population in exactly one row */
+	size_t twice;		/* units in more than one row */
+	size_t stray;		/* rows whose unit is not in the population */
+	size_t bad;		/* lines that are not records */
+	size_t isolated;	/* rows whose clone held only its agent's checks */
+	size_t leftovers;	/* entries left in OUT/work (clones) */
+	struct corral_strv failed_units;	/* sorted bytewise */
+	char *out;		/* CORRAL_OUT, DIR/.corral */
+	char *makeout;		/* the file holding make's output */
+};
+
+/*
+ * Write the project, run make, read the results into r.  Returns 0 when
+ * it could look (whatever make did; see r), or -1 with err set when the
+ * project could not be written, make not started, or the results not
+ * read.  Release r with corral_tour_release either way.
+ */
+int corral_tour_run(const struct corral_tour *t,
+    struct corral_tour_result *r, struct corral_err *err);
+void corral_tour_release(struct corral_tour_result *r);
+
+/*
+ * A fresh directory PREFIXXXXXXX under $TMPDIR (else /tmp), made with
+ * mkdtemp.  A malloc'd path the caller frees (and removes, with
+ * corral_remove_tree), or NULL with err set.
+ */
+char *corral_tour_tmpdir(const char *prefix, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* doctor.c: the checks of corral-doctor                               */
+
+/*
+ * Where the install under test is.  bindir holds the programs; mk is the
+ * corral.mk found for them, or NULL (then mk_tried says where it was
+ * looked for); scratch is a fresh directory a check may fill; make is the
+ * make program.  The caller has run corral_env_isolate(bindir) first.
+ */
+struct corral_doctor {
+	const char *bindir;
+	const char *mk;
+	const char *mk_tried;
+	const char *scratch;
+	const char *make;
+};
+
+enum corral_check {
+	CORRAL_CHECK_FAIL,
+	CORRAL_CHECK_OK,
+	CORRAL_CHECK_SKIP
+};
+
+/*
+ * One check: it does real work under d->scratch and appends one line of
+ * detail (what it saw, or what is wrong) to detail.  Returns the verdict,
+ * or -1 on ENOMEM.
+ */
+typedef int corral_check_fn(const struct corral_doctor *d,
+    struct corral_buf *detail);
+
+struct corral_doctor_check {
+	const char *name;
+	corral_check_fn *fn;
+};
+
+/* The checks, in the order they run, ending with { NULL, NULL }. */
+extern const struct corral_doctor_check corral_doctor_checks[];
+
+/* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */
 
 /*

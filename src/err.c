@@ -14,6 +14,13 @@
 
 static const char *progname = "corral";
 
+/*
+ * Every program links this file, so every program carries its version
+ * here, where corral-doctor (or what(1)) reads it from the binary.
+ */
+__attribute__((used)) const char corral_version_tag[] =
+    CORRAL_VERSION_TAG CORRAL_VERSION;
+
 void
 corral_setprogname(const char *argv0)
 {

@@ -30,3 +30,15 @@ setup() {
 			flunk "README.md's table lacks $(basename "$prog")"
 	done
 }
+
+@test "docs: README lists every command exactly as corral -h prints it" {
+	local line n=0
+	run -0 --separate-stderr corral -h
+	while IFS= read -r line; do
+		case $line in "   "[a-z]*) ;; *) continue ;; esac
+		grep -qxF -- "$line" "$CORRAL_ROOT/README.md" ||
+			flunk "README.md lacks the corral -h line: $line"
+		n=$((n + 1))
+	done <<<"$output"
+	[ "$n" -ge 6 ] || flunk "only $n command lines checked"
+}

@@ -38,3 +38,45 @@ setup() {
 	run -0 make -C "$CORRAL_ROOT" --no-print-directory demo
 	assert_contains "$output" "demo: as expected -- 12 units, 10 passed, 2 failed on purpose, none lost or doubled"
 }
+
+# --- subagent-fanout ------------------------------------------------------
+
+@test "examples: subagent-fanout starts one process per brief, 8 agents, and one merge folds 24 of 24" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir -p "$TMPDIR"
+	run -0 --separate-stderr "$CORRAL_ROOT/examples/subagent-fanout/fanout.sh" out
+	assert_stderr ""
+	assert_equal "merged 24 units from 8 agents: 24 passed, 0 failed" "${lines[8]}"
+	run -0 sh -c "sed -n 's/^started agent \([0-9]*\) as process \([0-9]*\)$/\2/p' <<'EOF'
+$output
+EOF"
+	assert_equal 8 "$(printf '%s\n' "$output" | sort -u | wc -l)"
+	assert_json '[.units, .merged, .successes, .failures, .missing, .duplicates, .agents] == [24, 24, 24, 0, 0, 0, 8]' out/summary.json
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "examples: subagent-fanout's briefs: pkg-00..pkg-23, src/<unit> and shared/config, unique logs" {
+	run -0 --separate-stderr "$CORRAL_ROOT/examples/subagent-fanout/fanout.sh" out
+	run -0 jq -c . out/briefs.json
+	assert_json 'length == 8'
+	assert_json '[.[].units[]] | sort == ([range(24)] | map(if . < 10 then "pkg-0\(.)" else "pkg-\(.)" end))'
+	assert_json 'all(.[]; .clone_parts == ((["shared/config"] + (.units | map("src/" + .))) | sort))'
+	assert_json 'map(.log_path) | unique | length == 8'
+	assert_json '.[5] as $b | $b.task | contains("3 units") and contains($b.log_path) and contains("src/pkg-05")'
+}
+
+@test "examples: each subagent ran only its brief's units, in a clone holding only its brief's parts, into its own log" {
+	run -0 --separate-stderr "$CORRAL_ROOT/examples/subagent-fanout/fanout.sh" out 4
+	local k want
+	for k in 0 1 2 3; do
+		want=$(jq -c ".[$k].units" out/briefs.json)
+		run -0 jq -sc 'map(.unit)' "out/logs/agent-$k.jsonl"
+		assert_json_eq "$want" "$output"
+		run -0 jq -sc 'map(.agent_id) | unique' "out/logs/agent-$k.jsonl"
+		assert_output "[\"$k\"]"
+		# each check's note lists the sources its clone held
+		run -0 jq -sc 'map(.note | sub(".*clone holds: "; "") | split(" ")) | unique' "out/logs/agent-$k.jsonl"
+		assert_json_eq "[$(jq -c 'sort' <<<"$want")]" "$output"
+	done
+}

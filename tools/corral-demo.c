@@ -1,0 +1,189 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-demo is the live tour: in a temporary directory it writes a
+ * project of 12 checks, check-00 .. check-11, where every multiple of 5
+ * fails, includes corral.mk and runs make -j4 corral-run, fanning them
+ * out across 4 isolated agents.  Then it reads the results back row by
+ * row, prints the merged counts and removes the directory.  It says only
+ * what it saw: when a claim of its text does not hold, it says which and
+ * exits 1 (2 when it could not run at all).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+#define NUNITS	12
+#define NAGENTS	4
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-demo [-h]\n");
+	exit(status);
+}
+
+static void
+xadd(struct corral_strv *sv, const char *s)
+{
+	if (corral_strv_add(sv, s) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+/* 1 when a and b hold the same strings in the same order. */
+static int
+same(const struct corral_strv *a, const struct corral_strv *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return 0;
+	return 1;
+}
+
+/* Each claim the text makes that the run does not bear out, in problems. */
+static void
+audit(const struct corral_tour_result *r, const struct corral_strv *failing,
+    struct corral_strv *problems)
+{
+	if (!WIFEXITED(r->wstatus) || WEXITSTATUS(r->wstatus) == 0)
+		xadd(problems, "make corral-run did not report the failed "
+		    "checks in its exit status");
+	if (r->logs != NAGENTS || r->unfinished)
+		xadd(problems, "there are not exactly 4 finished agent logs");
+	if (r->once != NUNITS || r->twice || r->stray || r->bad)
+		xadd(problems, "not every check is in the results exactly "
+		    "once");
+	if (r->passed != NUNITS - failing->n || !same(&r->failed_units,
+	    failing))
+		xadd(problems, "the failures are not exactly check-00, "
+		    "check-05 and check-10");
+	if (r->isolated != NUNITS)
+		xadd(problems, "a clone held checks of another agent");
+	if (r->leftovers)
+		xadd(problems, "a clone was left behind");
+}
+
+static void
+report(const char *tmp, const char *mk, const struct corral_tour_result *r,
+    int ok)
+{
+	const char *base = strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp;
+
+	printf("corral demo -- %d checks fanned out across %d isolated "
+	    "agents\n", NUNITS, NAGENTS);
+	printf("================================================"
+	    "================\n");
+	printf("  ran make -j%d corral-run in %s/, whose Makefile includes\n"
+	    "  %s\n", NAGENTS, base, mk);
+	printf("  agents: %zu   merged: %zu   successes: %zu   failures: %zu\n",
+	    r->logs, r->once + r->twice + r->stray, r->passed, r->failed);
+	if (!ok)
+		return;
+	printf("  each agent wrote its OWN log in %s/.corral/logs/"
+	    "agent-*.jsonl\n", base);
+	printf("  ONE merge folded them into successes.jsonl + failures.jsonl"
+	    " -- no shared-folder\n  contention, every result present exactly"
+	    " once; check-00, check-05 and\n  check-10 failed on purpose.\n");
+	printf("\nFor a real subagent fan-out: corral plan gives each agent "
+	    "the parts to clone,\nwhat to test, and a unique log path; start "
+	    "the agents, then run corral merge once.\n");
+}
+
+/* Copy make's output to stderr, for a run that went wrong. */
+static void
+show_make(const char *path)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+
+	if (corral_read_file(path, &b, &err) == 0 && b.len) {
+		fprintf(stderr, "%s: what make printed:\n", corral_progname());
+		fwrite(b.data, 1, b.len, stderr);
+	}
+	corral_buf_release(&b);
+}
+
+static int
+run_demo(const char *bindir, const char *mk, const char *tmp)
+{
+	struct corral_strv units = CORRAL_STRV_INIT, failing = CORRAL_STRV_INIT;
+	struct corral_strv problems = CORRAL_STRV_INIT;
+	struct corral_tour t = { tmp, mk, bindir, "make", &units, &failing,
+	    NAGENTS };
+	struct corral_tour_result r;
+	struct corral_err err;
+	char name[16];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < NUNITS; i++) {
+		snprintf(name, sizeof(name), "check-%02zu", i);
+		xadd(&units, name);
+		if (i % 5 == 0)
+			xadd(&failing, name);
+	}
+	if ((rc = corral_tour_run(&t, &r, &err)) < 0)
+		corral_warn_err(&err);
+	else
+		audit(&r, &failing, &problems);
+	if (rc == 0)
+		report(tmp, mk, &r, problems.n == 0);
+	if ((rc < 0 || problems.n) && r.makeout)
+		show_make(r.makeout);
+	if (corral_remove_tree(tmp, &err) < 0 || access(tmp, F_OK) == 0)
+		xadd(&problems, "its temporary directory is still there");
+	for (i = 0; i < problems.n; i++)
+		corral_warn("the demo did not behave as described: %s",
+		    problems.v[i]);
+	rc = rc < 0 ? CORRAL_EXIT_ERR : problems.n ? CORRAL_EXIT_NO :
+	    CORRAL_EXIT_OK;
+	corral_tour_release(&r);
+	corral_strv_release(&units);
+	corral_strv_release(&failing);
+	corral_strv_release(&problems);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_buf mk = CORRAL_BUF_INIT, tried = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *bindir, *tmp;
+	int c, status;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt(argc, argv, "h")) != -1) {
+		switch (c) {
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc != optind)
+		usage(stderr, CORRAL_EXIT_ERR);
+	if (!(bindir = corral_self_dir(argv[0], &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (corral_env_isolate(bindir) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_mk_find(bindir, &mk, &tried) < 0)
+		corral_die(CORRAL_EXIT_ERR, "corral.mk not found; looked for "
+		    "%s", tried.data);
+	if (!(tmp = corral_tour_tmpdir("corral_demo_", &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	status = run_demo(bindir, mk.data, tmp);
+	free(tmp);
+	free(bindir);
+	corral_buf_release(&mk);
+	corral_buf_release(&tried);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return status;
+}

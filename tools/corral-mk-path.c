@@ -1,0 +1,55 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-mk-path prints the path of the corral.mk that belongs to these
+ * programs, so a Makefile can say "include $(shell corral mk-path)".  It
+ * looks where an install puts it (PREFIX/share/corral beside PREFIX/bin)
+ * and where a checkout has it (beside bin/, or above build/FLAVOR/bin).
+ * Exit 0 with the path, 2 when there is none, naming where it looked.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-mk-path [-h]\n");
+	exit(status);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_buf path = CORRAL_BUF_INIT, tried = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *bindir;
+	int c;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt(argc, argv, "h")) != -1) {
+		switch (c) {
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc != optind)
+		usage(stderr, CORRAL_EXIT_ERR);
+	if (!(bindir = corral_self_dir(argv[0], &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (corral_mk_find(bindir, &path, &tried) < 0) {
+		if (errno != ENOENT)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		corral_die(CORRAL_EXIT_ERR, "corral.mk not found; looked for "
+		    "%s", tried.data);
+	}
+	printf("%s\n", path.data);
+	free(bindir);
+	corral_buf_release(&path);
+	corral_buf_release(&tried);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return CORRAL_EXIT_OK;
+}

@@ -1,0 +1,101 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-plan prints the briefs of a subagent fan-out, as JSON: one per
+ * agent, with its agent_id, its units, the clone_parts its private copy
+ * needs (sorted, each once), the log_path it alone writes, and a task
+ * made from a template.  The population comes from FILE or standard
+ * input, one unit per line (NUL-separated with -0), and is cut exactly as
+ * corral-split cuts it, so the logs of the agents fold with one
+ * corral-merge.  No unit gives "[]".  Exit 0, or 2 on a usage error, an
+ * unreadable FILE, a part that leaves the tree, or a failing parts
+ * command.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+#define TEMPLATE "You are agent {agent}. Clone only these parts into a " \
+	"private directory of your own: {parts}. Run these {n} units " \
+	"there: {units}. Append one JSON record per unit (agent_id, unit, " \
+	"ok, note, at) to {log}, and write nothing anywhere else; one " \
+	"merge folds every agent's log afterwards."
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-plan [-0h] [-l LOGDIR] [-p PART] "
+	    "[-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]\n");
+	exit(status);
+}
+
+static void
+read_units(const char *file, int sep, struct corral_strv *units)
+{
+	struct corral_strv dups = CORRAL_STRV_INIT;
+	struct corral_err err;
+	FILE *fp = stdin;
+	size_t i;
+
+	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
+		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	if (corral_units_read(fp, sep, file, units, &dups, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < dups.n; i++)
+		corral_warn("unit '%s' is listed more than once; "
+		    "counted once", dups.v[i]);
+	if (fp != stdin)
+		fclose(fp);
+	corral_strv_release(&dups);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
+	struct corral_buf out = CORRAL_BUF_INIT;
+	struct corral_plan_opts o = { 0, "logs", NULL, NULL, TEMPLATE };
+	struct corral_err err;
+	const char *nstr = NULL;
+	long long n;
+	int c, sep = '\n';
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt(argc, argv, "0hl:n:p:P:t:")) != -1) {
+		switch (c) {
+		case '0': sep = '\0'; break;
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'l': o.logdir = optarg; break;
+		case 'n': nstr = optarg; break;
+		case 'p':
+			if (corral_strv_add(&parts, optarg) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+			break;
+		case 'P': o.parts_cmd = optarg; break;
+		case 't': o.template = optarg; break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (!nstr || argc - optind > 1)
+		usage(stderr, CORRAL_EXIT_ERR);
+	if (!*o.logdir)
+		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
+	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &n, "-n", &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	o.nslices = (long)n;
+	o.parts = &parts;
+
+	read_units(optind < argc ? argv[optind] : "-", sep, &units);
+	if (corral_plan_write(&o, &units, &out, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	fwrite(out.data, 1, out.len, stdout);
+	corral_buf_release(&out);
+	corral_strv_release(&units);
+	corral_strv_release(&parts);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return CORRAL_EXIT_OK;
+}

@@ -1,0 +1,94 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral is the umbrella command: "corral CMD ARG..." execs corral-CMD,
+ * found beside this binary (symlinks resolved) and then on PATH, so its
+ * exit status and signals are the helper's own.  If the exec fails, the
+ * status is 127 when there is no such program and 126 otherwise, as in
+ * the shell; a name that is no command and no program is a usage error.
+ * With no argument it runs the demo.  The list -h prints is the table in
+ * install.c; "corral help CMD" is "corral-CMD -h".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static const char *argv0;
+
+static void
+usage(FILE *fp, int status)
+{
+	const struct corral_command *c;
+
+	fprintf(fp, "usage: corral [-hV] [COMMAND [ARG...]]\n");
+	if (fp == stdout) {
+		fprintf(fp, "\nCommands (\"corral help COMMAND\" for "
+		    "one's usage):\n");
+		for (c = corral_commands; c->name; c++)
+			fprintf(fp, "   %-12s %s\n", c->name, c->summary);
+		fprintf(fp, "\nWith no command, corral runs the demo.\n");
+	}
+	exit(status);
+}
+
+/* Exec corral-NAME with args (args[0] is replaced); never returns. */
+static void
+run(const char *name, char **args)
+{
+	struct corral_buf prog = CORRAL_BUF_INIT, path = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *dir;
+
+	if (!*name || strchr(name, '/') ||
+	    corral_buf_addf(&prog, "corral-%s", name) < 0)
+		corral_die(CORRAL_EXIT_ERR, "'%s' is not a corral command",
+		    name);
+	if (!(dir = corral_self_dir(argv0, &err)))
+		corral_warn_err(&err);
+	if (corral_program_find(dir, prog.data, &path) < 0) {
+		if (errno != ENOENT)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		if (!corral_command_find(name))
+			corral_die(CORRAL_EXIT_ERR, "'%s' is not a corral "
+			    "command", name);
+		corral_die(127, "cannot run '%s': not found beside '%s' or "
+		    "on PATH", prog.data, dir ? dir : corral_progname());
+	}
+	args[0] = path.data;
+	execv(path.data, args);
+	corral_die(errno == ENOENT ? 127 : 126, "cannot run '%s':", path.data);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static char demo[] = "demo", dash_h[] = "-h";
+	char *none[] = { demo, NULL }, *help[] = { NULL, dash_h, NULL };
+
+	corral_setprogname(argv[0]);
+	argv0 = argv[0];
+	if (argc < 2)
+		run("demo", none);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    (!strcmp(argv[1], "help") && argc == 2))
+		usage(stdout, CORRAL_EXIT_OK);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("corral %s\n", CORRAL_VERSION);
+		if (fflush(stdout) == EOF || ferror(stdout))
+			corral_die(CORRAL_EXIT_ERR, "cannot write standard "
+			    "output:");
+		return CORRAL_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc > 3)
+			usage(stderr, CORRAL_EXIT_ERR);
+		run(argv[2], help);
+	}
+	if (argv[1][0] == '-')
+		usage(stderr, CORRAL_EXIT_ERR);
+	run(argv[1], argv + 1);
+	return CORRAL_EXIT_ERR;
+}
