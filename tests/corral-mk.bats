@@ -376,7 +376,7 @@ EOF
 	mkdir stubbin
 	for p in "$CORRAL_TEST_BIN"/corral-*; do ln -s "$p" stubbin/; done
 	rm stubbin/corral-checkout
-	cp "$CORRAL_ROOT/tests/stubs/corral-checkout" stubbin/
+	cp "$CORRAL_ROOT/tests/stubs/half/corral-checkout" stubbin/
 	CORRAL_REAL_BIN=$CORRAL_TEST_BIN CORRAL_BIN=$PWD/stubbin \
 		run -0 make -C proj -j3 corral-run
 	run -0 find proj/.corral/slices -name '*.manifest'
