@@ -115,14 +115,26 @@ coverage:
 	$(Q)$(MAKE) --no-print-directory COVERAGE=1 test
 	$(Q)build-aux/coverage build/cov/src src
 
+# corral.mk finds its programs at ../../bin from share/corral.
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/corral/mk
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 corral.mk $(DESTDIR)$(PREFIX)/share/corral/
+	install -m 644 mk/engine.mk $(DESTDIR)$(PREFIX)/share/corral/mk/
 
 .PHONY: uninstall
 uninstall:
 	rm -f $(TOOLS:tools/%.c=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -rf $(DESTDIR)$(PREFIX)/share/corral
+
+# The bundled example, from scratch: 12 tests over 4 agents, two failing
+# on purpose.  It succeeds when the run is complete and as expected.
+.PHONY: demo
+demo: all
+	$(Q)$(MAKE) --no-print-directory -C examples/textkit corral-clean
+	$(Q)$(MAKE) --no-print-directory -C examples/textkit -j4 corral-run; \
+		build-aux/check-demo examples/textkit/.corral
 
 .PHONY: clean
 clean:

@@ -156,6 +156,8 @@ int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
 /* mkdir -p.  0, or -1 with err set. */
 int corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err);
+/* The process's umask (read without changing it for good). */
+mode_t corral_umask(void);
 /* fsync the directory that holds path.  0, or -1 with err set. */
 int corral_fsync_parent(const char *path, struct corral_err *err);
 
@@ -242,6 +244,7 @@ struct corral_record {
 	int attempt;		/* 1 for the first run; 0 for not-run */
 	const char *run;	/* the run id */
 	const char *output;	/* path of the captured output, or NULL */
+	const char *inputs;	/* digest of what the unit depended on */
 };
 
 /*
@@ -288,21 +291,134 @@ int corral_checkout(const char *src, const struct corral_strv *parts,
  */
 int corral_clone_remove(const char *dest, struct corral_err *err);
 
+/*
+ * The manifest of what corral_checkout would copy, without copying: one
+ * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
+ * link; "- PART" for each missing part, which also goes to missing),
+ * sorted by path, appended to out.  Any change to a part's files or metadata
+ * changes it.  Parts are checked exactly as for a checkout.  0 or -1.
+ */
+int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, struct corral_buf *out,
+    struct corral_strv *missing, struct corral_err *err);
+
 /* The file corral_checkout leaves at the top of every clone. */
 #define CORRAL_CLONE_MARK ".corral-clone"
 
 /* ------------------------------------------------------------------ */
 /* time.c                                                              */
 
-/* Wall-clock time as ISO 8601 UTC, "2026-11-29T10:32:13Z", into out[21]. */
-void corral_time_iso(char out[21]);
+/*
+ * Wall-clock time as ISO 8601 UTC with milliseconds,
+ * "2026-11-29T10:32:13.042Z", into out.  Equal-length strings sort by time,
+ * which is how the merge tells the latest attempt of a unit.
+ */
+#define CORRAL_TIME_ISO_SIZE 25
+void corral_time_iso(char out[CORRAL_TIME_ISO_SIZE]);
 /* Monotonic milliseconds, for durations. */
 long long corral_time_ms(void);
 
 /* ------------------------------------------------------------------ */
 /* run.c: running one slice (corral-run-slice)                         */
 
+/*
+ * An agent id becomes part of file names (LOGDIR/agent-ID.jsonl), so it
+ * may hold only [A-Za-z0-9._-], must not be empty and must not start with
+ * '.'.  0, or -1 with err naming the id.
+ */
+int corral_agent_check(const char *agent, struct corral_err *err);
 
+/* A fresh run id, "20261129T103213Z-4242" (UTC time and pid), in out. */
+void corral_run_id(char out[32]);
+
+/*
+ * Install the signal dispositions a slice needs: SIGHUP, SIGINT and
+ * SIGTERM are caught (unless ignored on entry, as make and the shells
+ * leave them) and forwarded to the running unit's process group, a second
+ * one as SIGKILL; SIGXFSZ is ignored so a file size limit makes writes
+ * fail with EFBIG instead of killing the agent; SIGCHLD is reset to its
+ * default so units can be waited for.  Units get the caller's dispositions
+ * back.  0, or -1 with err set.
+ */
+int corral_run_signals(struct corral_err *err);
+/* The first forwarded signal caught so far, or 0. */
+int corral_run_caught(void);
+
+/*
+ * One agent's run of one slice.  The caller fills the first block, calls
+ * corral_run_init first and corral_run_release last, whatever happened.
+ */
+struct corral_run {
+	const char *agent;	/* checked with corral_agent_check */
+	const char *cmd;	/* each unit runs /bin/sh -c CMD */
+	const char *logdir;	/* gets agent-ID.jsonl and agent-ID/N.out */
+	const char *run;	/* the run id written in every record */
+	const char *src;	/* the tree the clone is checked out from */
+	const struct corral_strv *parts;
+	const struct corral_strv *exclude;	/* may be NULL */
+	const char *workroot;	/* the clone is made under it */
+	const char *inputs;	/* recorded in each record; may be NULL */
+	int keep;		/* leave the clone in place */
+
+	char *clone;		/* the clone's absolute path, once made */
+	size_t failed;		/* units whose record says ok false */
+
+	/* Private to run.c. */
+	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
+	char *noteroot;		/* the same directory, absolute */
+	char *log;		/* LOGDIR/agent-ID.jsonl */
+	char *part;		/* LOGDIR/agent-ID.jsonl.part */
+	int logfd;
+	int watchfd;		/* to the watchdog */
+	pid_t watchdog;
+	struct corral_strv env;	/* the units' environment */
+	size_t envunit;		/* env.v[envunit]: CORRAL_UNIT, then NOTE */
+	struct corral_buf line;	/* the record being written */
+};
+
+void corral_run_init(struct corral_run *r);
+
+/*
+ * Get ready to run: create LOGDIR/agent-ID/, remove the agent's old log
+ * (agent-ID.jsonl and .part) and old outputs (N.out, N.note; nothing
+ * else), check out the clone into a fresh directory under workroot, start
+ * the watchdog (a process forked once, in a process group of its own,
+ * that kills the running unit's group and removes the clone if this
+ * process dies without finishing), then open agent-ID.jsonl.part.  Each
+ * part missing from src is appended to missing (may be NULL).  0, or -1
+ * with err set; nothing is left at the final log name either way.
+ */
+int corral_run_start(struct corral_run *r, struct corral_strv *missing,
+    struct corral_err *err);
+
+/*
+ * Run each unit in order, in its own process group, with the clone as
+ * working directory, stdin /dev/null and stdout and stderr in
+ * LOGDIR/agent-ID/N.out, and append its record to the .part with one
+ * write(2) when it ends; whatever the unit left in its process group is
+ * then killed.  A unit's failure is its record, not an error.  Returns 0
+ * when every unit ran; -1 with err set when the log could not be written,
+ * or when a forwarded signal stopped the slice (corral_run_caught() tells
+ * which; the unit in flight then gets no record).
+ */
+int corral_run_units(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err);
+
+/*
+ * Finish the log: fsync and close the .part, rename it to agent-ID.jsonl
+ * and fsync the directory.  Refused once a signal was caught, so the
+ * final name only ever holds a slice that ran to its end.  0, or -1 with
+ * err set.
+ */
+int corral_run_commit(struct corral_run *r, struct corral_err *err);
+
+/*
+ * Remove the clone (unless keep), stop the watchdog, close and free
+ * everything; the strings the caller set are its own.  An uncommitted
+ * .part stays for the merge to report.  0, or -1 with err set when the
+ * clone could not be removed (everything else is released anyway).
+ */
+int corral_run_release(struct corral_run *r, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* merge.c: the single writer of the shared result files               */

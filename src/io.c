@@ -139,8 +139,8 @@ corral_fsync_parent(const char *path, struct corral_err *err)
 	return rc;
 }
 
-static mode_t
-current_umask(void)
+mode_t
+corral_umask(void)
 {
 	mode_t m = umask(022);
 
@@ -174,7 +174,7 @@ corral_atomic_open(struct corral_atomic *a, const char *path,
 	}
 	/* mkstemp makes 0600; results are for everyone to read. */
 	if (fcntl(a->fd, F_SETFD, FD_CLOEXEC) < 0 ||
-	    fchmod(a->fd, 0666 & ~current_umask()) < 0) {
+	    fchmod(a->fd, 0666 & ~corral_umask()) < 0) {
 		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
 		corral_atomic_abort(a);
 		return -1;

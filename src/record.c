@@ -9,10 +9,12 @@
 
 #include "corral.h"
 
+/* "key": after the '{' or a ',' -- whichever the record needs next. */
 static int
-add_key(struct corral_buf *b, const char *key, int first)
+add_key(struct corral_buf *b, const char *key)
 {
-	if (!first && corral_buf_addch(b, ',') < 0)
+	if (b->len && b->data[b->len - 1] != '{' &&
+	    corral_buf_addch(b, ',') < 0)
 		return -1;
 	return corral_buf_addf(b, "\"%s\":", key);
 }
@@ -20,7 +22,7 @@ add_key(struct corral_buf *b, const char *key, int first)
 static int
 add_str(struct corral_buf *b, const char *key, const char *val)
 {
-	if (add_key(b, key, 0) < 0)
+	if (add_key(b, key) < 0)
 		return -1;
 	if (!val)
 		return corral_buf_addstr(b, "null");
@@ -30,7 +32,7 @@ add_str(struct corral_buf *b, const char *key, const char *val)
 static int
 add_int(struct corral_buf *b, const char *key, long long val)
 {
-	if (add_key(b, key, 0) < 0)
+	if (add_key(b, key) < 0)
 		return -1;
 	if (val < 0)
 		return corral_buf_addstr(b, "null");
@@ -41,11 +43,9 @@ int
 corral_record_format(struct corral_buf *b, const struct corral_record *r)
 {
 	if (corral_buf_addch(b, '{') < 0 ||
-	    add_key(b, "agent_id", 1) < 0 ||
-	    (r->agent_id ? corral_buf_addjson(b, r->agent_id,
-	    strlen(r->agent_id)) : corral_buf_addstr(b, "null")) < 0 ||
+	    add_str(b, "agent_id", r->agent_id) < 0 ||
 	    add_str(b, "unit", r->unit) < 0 ||
-	    add_key(b, "ok", 0) < 0 ||
+	    add_key(b, "ok") < 0 ||
 	    corral_buf_addstr(b, r->ok ? "true" : "false") < 0 ||
 	    add_str(b, "note", r->note) < 0 ||
 	    add_str(b, "at", r->at) < 0 ||
@@ -55,7 +55,8 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 	    add_int(b, "duration_ms", r->duration_ms) < 0 ||
 	    add_int(b, "attempt", r->attempt) < 0 ||
 	    add_str(b, "run", r->run) < 0 ||
-	    add_str(b, "output", r->output) < 0)
+	    add_str(b, "output", r->output) < 0 ||
+	    add_str(b, "inputs", r->inputs) < 0)
 		return -1;
 	return corral_buf_addstr(b, "}\n");
 }

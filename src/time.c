@@ -8,13 +8,22 @@
 #include "corral.h"
 
 void
-corral_time_iso(char out[21])
+corral_time_iso(char out[CORRAL_TIME_ISO_SIZE])
 {
+	struct timespec ts;
 	struct tm tm;
-	time_t now = time(NULL);
+	unsigned ms;
 
-	gmtime_r(&now, &tm);
-	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(out, CORRAL_TIME_ISO_SIZE, "%Y-%m-%dT%H:%M:%S", &tm);
+	ms = (unsigned)(ts.tv_nsec / 1000000) % 1000;
+	out[19] = '.';
+	out[20] = (char)('0' + ms / 100);
+	out[21] = (char)('0' + ms / 10 % 10);
+	out[22] = (char)('0' + ms % 10);
+	out[23] = 'Z';
+	out[24] = '\0';
 }
 
 long long

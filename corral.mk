@@ -1,0 +1,155 @@
+################################################################################
+#
+# corral.mk -- run a project's checks in parallel, isolated, exactly once
+#
+################################################################################
+#
+# Set the inputs, include this file, run 'make -j16 corral-run':
+#
+#   CORRAL_DISCOVER = find tests -name '*.bats'
+#   CORRAL_CMD      = bats "$$CORRAL_UNIT"
+#   CORRAL_PARTS    = libexec tests/test_helper.bash
+#   include path/to/corral.mk
+#
+# Inputs, with their defaults (set them before the include):
+#   CORRAL_UNITS      =          the units, as words
+#   CORRAL_UNITS_FILE =          a file holding one unit per line
+#   CORRAL_DISCOVER   =          a shell command, run in CORRAL_SRC, printing
+#                                one unit per line; exactly one of these three
+#   CORRAL_CMD        =          shell command run for each unit, in its
+#                                agent's private clone (required); it sees
+#                                $CORRAL_UNIT, $CORRAL_AGENT, $CORRAL_WORKDIR,
+#                                $CORRAL_ATTEMPT, $CORRAL_RUN, $CORRAL_NOTE
+#   CORRAL_PARTS      ?=         parts (paths relative to CORRAL_SRC) that every
+#                                agent clones; a unit that is a path is always
+#                                cloned with its agent
+#   CORRAL_PARTS_CMD  ?=         shell command printing the extra parts of the
+#                                unit $CORRAL_UNIT, one per line
+#   CORRAL_SRC        ?= the directory of the makefile that includes this one
+#   CORRAL_OUT        ?= $(CORRAL_SRC)/.corral   results; never a unit, never
+#                                cloned
+#   CORRAL_AGENTS     ?=         number of agents (slices); empty: the -j value
+#                                make was given, else the number of processors
+#   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
+#                                this file, else PREFIX/bin of an install, else
+#                                empty (found on PATH)
+#   CORRAL_V          ?= 0       1 shows every command
+#
+# Targets:
+#   corral-run           run what changed or failed, merge, print a summary;
+#                        exit 0 only when every unit passed and none is missing
+#   corral-merge         merge the agents' logs again
+#   corral-rerun-failed  re-run only the failed and not-run units, merge them
+#                        over the result
+#   corral-clean         remove CORRAL_OUT
+#
+# The slice graph itself lives in mk/engine.mk and runs as a sub-make that
+# shares make's jobserver, so nothing here touches the includer's MAKEFLAGS,
+# special targets, or any name outside CORRAL_* and __corral_*.
+
+ifndef __corral_included
+__corral_included := 1
+
+# Before any other include: where this file, and so its engine, lives.
+__corral_dir := $(dir $(lastword $(MAKEFILE_LIST)))
+__corral_includer := $(lastword $(filter-out $(lastword $(MAKEFILE_LIST)),\
+	$(MAKEFILE_LIST)))
+
+ifeq ($(filter-out 0 1 2 3,$(firstword $(subst ., ,$(MAKE_VERSION)))),)
+$(error corral.mk: GNU make 4.0 or later required, found $(MAKE_VERSION))
+endif
+
+CORRAL_SRC        ?= $(abspath $(dir $(or $(__corral_includer),./)))
+CORRAL_OUT        ?= $(CORRAL_SRC)/.corral
+CORRAL_UNITS      ?=
+CORRAL_UNITS_FILE ?=
+CORRAL_DISCOVER   ?=
+CORRAL_PARTS      ?=
+CORRAL_PARTS_CMD  ?=
+CORRAL_AGENTS     ?=
+CORRAL_V          ?= 0
+CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
+	$(__corral_dir)bin/corral-run-slice \
+	$(__corral_dir)../../bin/corral-run-slice))))
+
+# __corral-set: those of the named variables that are set.
+__corral-set = $(strip $(foreach v,$(1),$(if $(value $(v)),$(v))))
+__corral_sources := CORRAL_UNITS CORRAL_UNITS_FILE CORRAL_DISCOVER
+
+ifeq ($(call __corral-set,$(__corral_sources)),)
+$(error corral.mk: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or \
+	CORRAL_DISCOVER before 'include corral.mk')
+endif
+ifneq ($(words $(call __corral-set,$(__corral_sources))),1)
+$(error corral.mk: $(call __corral-set,$(__corral_sources)) are all set; \
+	set only one of them)
+endif
+ifeq ($(strip $(value CORRAL_CMD)),)
+$(error corral.mk: CORRAL_CMD is empty; set it before 'include corral.mk')
+endif
+# __corral-nondigits: TEXT without its digits; empty for a number.
+__corral-nondigits = $(subst 9,,$(subst 8,,$(subst 7,,$(subst 6,,$(subst 5,,\
+	$(subst 4,,$(subst 3,,$(subst 2,,$(subst 1,,$(subst 0,,$(1)))))))))))
+ifneq ($(call __corral-nondigits,$(strip $(CORRAL_AGENTS))),)
+$(error corral.mk: CORRAL_AGENTS is '$(CORRAL_AGENTS)'; it must be a number)
+endif
+ifneq ($(words $(CORRAL_SRC) $(CORRAL_OUT)),2)
+$(error corral.mk: CORRAL_SRC and CORRAL_OUT must be single paths without \
+	spaces (a make limitation); units may hold spaces)
+endif
+ifeq ($(abspath $(CORRAL_OUT)),$(abspath $(CORRAL_SRC)))
+$(error corral.mk: CORRAL_OUT is CORRAL_SRC; results need a directory of \
+	their own)
+endif
+
+ifeq ($(CORRAL_V),1)
+__corral_Q :=
+else
+__corral_Q := @
+endif
+
+# __corral-q: TEXT quoted for the shell, as one word.
+__corral-q = '$(subst ','\'',$(1))'
+
+# The engine's inputs travel in its environment, quoted here and read
+# there as shell variables, so a '$' in CORRAL_CMD reaches the shell as
+# written.  One run id for the whole invocation, sortable by time.
+__corral_env = \
+	CORRAL_SRC=$(call __corral-q,$(abspath $(CORRAL_SRC))) \
+	CORRAL_OUT=$(call __corral-q,$(abspath $(CORRAL_OUT))) \
+	CORRAL_UNITS=$(call __corral-q,$(CORRAL_UNITS)) \
+	CORRAL_UNITS_FILE=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \
+	CORRAL_DISCOVER=$(call __corral-q,$(CORRAL_DISCOVER)) \
+	CORRAL_CMD=$(call __corral-q,$(CORRAL_CMD)) \
+	CORRAL_PARTS=$(call __corral-q,$(CORRAL_PARTS)) \
+	CORRAL_PARTS_CMD=$(call __corral-q,$(CORRAL_PARTS_CMD)) \
+	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
+	CORRAL_BIN=$(call __corral-q,$(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)) \
+	CORRAL_V=$(call __corral-q,$(CORRAL_V)) \
+	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
+
+__corral_engine = $(__corral_env) $(MAKE) --no-print-directory \
+	-f $(__corral_dir)mk/engine.mk
+
+__corral_phony := corral-run corral-merge corral-rerun-failed corral-clean
+
+corral-run:
+	+$(__corral_Q)$(__corral_engine) __corral-run
+
+corral-merge:
+	+$(__corral_Q)$(__corral_engine) __corral-merge
+
+corral-rerun-failed:
+	+$(__corral_Q)$(__corral_engine) __corral-rerun-failed
+
+# Removes CORRAL_OUT only when corral made it (it holds the mark file).
+corral-clean:
+	$(__corral_Q)if [ -e $(call __corral-q,$(CORRAL_OUT)) ]; then \
+		[ -f $(call __corral-q,$(CORRAL_OUT))/.corral-out ] || { \
+		echo "corral.mk: CORRAL_OUT '$(CORRAL_OUT)' was not made by corral; not removing it" >&2; \
+		exit 2; }; \
+		rm -rf $(call __corral-q,$(CORRAL_OUT)); fi
+
+.PHONY: $(__corral_phony)
+
+endif # __corral_included

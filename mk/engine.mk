@@ -1,0 +1,232 @@
+################################################################################
+#
+# engine.mk -- corral's slice graph, run by corral.mk as a sub-make
+#
+################################################################################
+#
+# Inputs come from the environment corral.mk sets.  Recipes read them as
+# shell variables ("$$CORRAL_CMD"), so no value is ever expanded by make:
+#   CORRAL_SRC, CORRAL_OUT   absolute directories
+#   CORRAL_UNITS, CORRAL_UNITS_FILE, CORRAL_DISCOVER   the population
+#   CORRAL_CMD, CORRAL_PARTS, CORRAL_PARTS_CMD, CORRAL_AGENTS
+#   CORRAL_BIN               directory of the programs, with a trailing '/',
+#                            or empty
+#   CORRAL_RUN               the run id, shared by every record of this run
+#   CORRAL_V                 1: show every command
+#
+# Goals: __corral-run, __corral-merge, __corral-rerun-failed, and
+# __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
+# inner make).
+#
+# Files under CORRAL_OUT (each written whole, and rewritten only when its
+# content changes, so that make's mtimes say what really changed):
+#   .corral-out             mark: corral made this directory
+#   units, agents           the population and the agent count
+#   cmd, parts-config       the settings the slices depend on
+#   plan.mk                 the slice list; remade from units and agents
+#   slices/K.units          slice K's units, from corral-split
+#   slices/K.parts          what slice K clones
+#   slices/K.manifest       the stat manifest of those parts
+#   slices/K.pass           stamp: slice K ran with these inputs, all passed
+#   logs/agent-K.jsonl      slice K's records, from corral-run-slice
+#   inputs                  digest of cmd and every manifest, in records
+#   rerun/N/{slices,logs}   the same for the N-th corral-rerun-failed
+#   successes.jsonl failures.jsonl summary.json history.jsonl failed.units
+#                           from corral-merge, the only writer
+
+MAKEFLAGS += -rR
+.SUFFIXES:
+# Nothing made along the way is an intermediate to delete.
+.SECONDARY:
+.DELETE_ON_ERROR:
+
+__corral_O := $(value CORRAL_OUT)
+__corral_S := $(value CORRAL_SRC)
+__corral_B := $(value CORRAL_BIN)
+
+ifeq ($(value CORRAL_V),1)
+__corral_Q :=
+else
+__corral_Q := @
+endif
+
+# __corral-q: TEXT quoted for the shell, as one word.
+__corral-q = '$(subst ','\'',$(1))'
+
+# CORRAL_OUT relative to CORRAL_SRC when inside it: never a unit, never
+# cloned.
+__corral_outrel := $(patsubst $(__corral_S)/%,%,$(filter \
+	$(__corral_S)/%,$(__corral_O)))
+
+# Finish writing $@ from $@.tmp: keep the old file (and its mtime) when the
+# content is the same, else rename the new one into place.
+__corral_filechk = if cmp -s $@.tmp $@; then rm -f $@.tmp; \
+	else mv -f $@.tmp $@; fi
+
+# __corral-say: one short line per step, unless every command is shown.
+__corral-say = $(if $(__corral_Q),@printf '  %-7s %s\n' $(1) $(call __corral-q,$(2)))
+
+__corral_phony :=
+
+# The mark comes first.  A CORRAL_OUT that exists, is not empty and has no
+# mark belongs to somebody else: refuse it rather than mix files into it.
+$(__corral_O)/.corral-out:
+	$(__corral_Q)if [ -d $(@D) ] && [ -n "$$(ls -A $(@D))" ]; then \
+		echo "corral: CORRAL_OUT '$(@D)' exists and was not made by corral; choose another" >&2; \
+		exit 2; fi
+	$(__corral_Q)mkdir -p $(@D) && touch $@
+
+# The agent count: CORRAL_AGENTS, else make's -j (visible to recipes
+# only), else the number of processors.
+$(__corral_O)/agents: FORCE | $(__corral_O)/.corral-out
+	$(__corral_Q)n=$$CORRAL_AGENTS; \
+	[ -n "$$n" ] || n=$$(printf ' %s\n' "$$MAKEFLAGS" | \
+		sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p'); \
+	[ -n "$$n" ] || n=$$(nproc); \
+	echo "$$n" > $@.tmp && $(__corral_filechk)
+
+# The population, minus anything under CORRAL_OUT.
+__corral_list = \
+	if [ -n "$$CORRAL_DISCOVER" ]; then \
+		(cd "$$CORRAL_SRC" && eval "$$CORRAL_DISCOVER"); \
+	elif [ -n "$$CORRAL_UNITS_FILE" ]; then cat "$$CORRAL_UNITS_FILE"; \
+	else printf '%s\n' $$CORRAL_UNITS; fi
+
+$(__corral_O)/units: FORCE | $(__corral_O)/.corral-out
+	$(__corral_Q)($(__corral_list)) > $@.raw || { \
+		echo "corral: listing the units failed (status $$?)" >&2; \
+		rm -f $@.raw; exit 2; }
+	$(__corral_Q)awk -v p=$(call __corral-q,$(__corral_outrel)) \
+		'p == "" || ($$0 != p && $$0 != "./" p && \
+		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
+		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
+
+$(__corral_O)/cmd: FORCE | $(__corral_O)/.corral-out
+	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$CORRAL_SRC" "$$CORRAL_CMD" \
+		> $@.tmp && $(__corral_filechk)
+
+$(__corral_O)/parts-config: FORCE | $(__corral_O)/.corral-out
+	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
+		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
+
+# A new plan starts the slices afresh: logs and stamps of slices that no
+# longer exist go, and so do re-run layers, which answered the old plan.
+$(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
+	$(call __corral-say,PLAN,$@)
+	$(__corral_Q)$(__corral_B)corral-split -n $$(cat $(__corral_O)/agents) \
+		-o $(__corral_O)/slices $(__corral_O)/units
+	$(__corral_Q)cd $(__corral_O) && rm -rf rerun && \
+	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
+	for f in slices/* logs/agent-*; do \
+		k=$${f#*/}; k=$${k#agent-}; k=$${k%%.*}; \
+		case $$k in *[!0-9]*|'') continue ;; esac; \
+		[ "$$k" -lt "$$n" ] || rm -rf "$$f"; \
+	done; \
+	printf '__corral_slices :=' > $@.tmp && \
+	i=0; while [ $$i -lt $$n ]; do printf ' %s' $$i; i=$$((i + 1)); done \
+		>> $@.tmp && echo >> $@.tmp && mv -f $@.tmp $@
+
+# What a slice clones: CORRAL_PARTS, each unit that is a path, and what
+# CORRAL_PARTS_CMD prints for each unit.
+%.parts: %.units $(__corral_O)/parts-config
+	$(__corral_Q){ for p in $$CORRAL_PARTS; do printf '%s\n' "$$p"; done; \
+	while IFS= read -r u; do \
+		if [ -e "$$CORRAL_SRC/$$u" ] || [ -L "$$CORRAL_SRC/$$u" ]; then \
+			printf '%s\n' "$$u"; fi; \
+		[ -z "$$CORRAL_PARTS_CMD" ] || (cd "$$CORRAL_SRC" && \
+			CORRAL_UNIT=$$u; export CORRAL_UNIT; \
+			eval "$$CORRAL_PARTS_CMD") || { \
+			echo "corral: CORRAL_PARTS_CMD failed for unit '$$u'" >&2; \
+			exit 2; }; \
+	done < $<; } > $@.raw && LC_ALL=C sort -u $@.raw > $@.tmp && \
+	rm -f $@.raw && $(__corral_filechk)
+
+# Checked on every run, rewritten only when a part changed.  A part that
+# escapes leaves no manifest, and the slice then reports the refusal.
+%.manifest: %.parts FORCE
+	$(__corral_Q)$(__corral_B)corral-checkout -m $@ -p $< \
+		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
+		"$$CORRAL_SRC" 2>/dev/null || rm -f $@
+
+# One slice, one agent.  The stamp exists only when every unit passed, so
+# a slice that failed or died runs again next time; whatever happened, the
+# recipe succeeds, and the merge that follows tells the truth about it.
+%.pass: %.units %.manifest $(__corral_O)/cmd
+	$(call __corral-say,SLICE,$(patsubst $(__corral_O)/%,%,$*))
+	$(__corral_Q)rm -f $@; $(__corral_B)corral-run-slice \
+		-C "$$CORRAL_SRC" -P $*.parts \
+		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
+		-w $(__corral_O)/work -r "$$CORRAL_RUN" \
+		-i "$$(cat $(__corral_O)/inputs 2>/dev/null)" \
+		-c "$$CORRAL_CMD" -l $(dir $(@D))logs $(notdir $*) $<; \
+	st=$$?; \
+	if [ $$st -eq 0 ]; then touch $@; \
+	elif [ $$st -ne 1 ]; then \
+		echo "corral: agent $(notdir $*) stopped (status $$st); its units count as not run" >&2; \
+	fi
+
+# The digest of everything the units depend on, recorded with each result
+# so that a failure followed by a pass on the same inputs reads as flaky.
+$(__corral_O)/inputs: FORCE $(__corral_O)/cmd
+	$(__corral_Q)cat $(__corral_O)/cmd $(wildcard $(__corral_O)/slices/*.manifest) | \
+		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
+
+# The merge: the only writer of the shared files, over the main layer and
+# every re-run layer, the latest attempt of each unit winning.
+__corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
+	2>/dev/null | sort -V | sed 's|$$|/logs|')
+__corral_merge = $(__corral_B)corral-merge -u $(__corral_O)/units \
+	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
+__corral_summary = $(__corral_B)corral-scoreboard -f $(__corral_O)
+
+ifneq ($(filter __corral-run,$(MAKECMDGOALS)),)
+include $(__corral_O)/plan.mk
+endif
+__corral_stamps := $(foreach k,$(__corral_slices),$(__corral_O)/slices/$(k).pass)
+
+# The manifests must be fresh before the digest; the slices read it.
+$(__corral_stamps): | $(__corral_O)/inputs
+$(__corral_O)/inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
+	$(wildcard $(__corral_O)/slices/*.manifest))
+
+__corral_phony += __corral-run
+__corral-run: $(__corral_stamps)
+	$(call __corral-say,MERGE,$(__corral_O))
+	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+
+__corral_phony += __corral-merge
+__corral-merge:
+	$(call __corral-say,MERGE,$(__corral_O))
+	$(__corral_Q)[ -f $(__corral_O)/units ] || { \
+		echo "corral: nothing to merge in '$(__corral_O)'; run corral-run first" >&2; \
+		exit 2; }
+	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+
+# Re-run the failed and not-run units as a new layer: split across fresh
+# agents, run by an inner make (sharing the jobserver), merged over all.
+__corral_phony += __corral-rerun-failed
+__corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
+		$(__corral_O)/parts-config
+	$(__corral_Q)[ -f $(__corral_O)/failed.units ] || { \
+		echo "corral: nothing to re-run in '$(__corral_O)'; run corral-run first" >&2; \
+		exit 2; }
+	$(__corral_Q)if [ ! -s $(__corral_O)/failed.units ]; then \
+		echo "corral: nothing to re-run: every unit passed"; exit 0; fi; \
+	n=1; while [ -e $(__corral_O)/rerun/$$n ]; do n=$$((n + 1)); done; \
+	layer=$(__corral_O)/rerun/$$n; \
+	$(__corral_B)corral-split -n $$(cat $(__corral_O)/agents) \
+		-o $$layer/slices $(__corral_O)/failed.units || exit 2; \
+	printf '  %-7s %s\n' RERUN "$$(wc -l < $(__corral_O)/failed.units) unit(s) as layer $$n"; \
+	CORRAL_LAYER=$$layer $(MAKE) -f $(firstword $(MAKEFILE_LIST)) \
+		__corral-layer || exit 2; \
+	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+
+ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)
+__corral_layer_stamps := $(patsubst %.units,%.pass,$(wildcard \
+	$(value CORRAL_LAYER)/slices/*.units))
+endif
+__corral_phony += __corral-layer
+__corral-layer: $(__corral_layer_stamps)
+
+.PHONY: $(__corral_phony) FORCE
+FORCE:

@@ -1,0 +1,338 @@
+#!/usr/bin/env bats
+# corral-mk.bats -- corral.mk in a throwaway project: the slice graph runs
+# every unit exactly once, re-runs exactly what changed or failed, survives
+# kill -9, and leaves the includer's make namespace alone.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	mkdir -p proj
+	RAN=$PWD/ran
+	: > "$RAN"
+	export RAN
+}
+
+# project [UNITS...]: a project whose units are listed in units.txt; each
+# unit records that it ran, then fails when its name holds "FAIL" or
+# the file fail/<unit> exists in its clone.
+project() {
+	printf '%s\n' "$@" > proj/units.txt
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
+	case "\$\$CORRAL_UNIT" in *FAIL*) exit 1 ;; esac; \
+	test ! -e "fail/\$\$CORRAL_UNIT"
+CORRAL_PARTS = fail
+include $CORRAL_ROOT/corral.mk
+EOF
+	mkdir -p proj/fail
+}
+
+ran_count() { wc -l < "$RAN" | tr -d ' '; }
+
+@test "corral-mk: 200 units over -j16 run exactly once and are merged exactly once" {
+	project $(seq -f 'unit-%03g' 1 200)
+	run -0 make -C proj -j16 corral-run
+	run -0 sort "$RAN"
+	assert_equal 200 "$(printf '%s\n' "$output" | sort -u | wc -l)"
+	assert_equal 200 "$(ran_count)"
+	assert_json '.units == 200 and .merged == 200 and .successes == 200 and .failures == 0 and .missing == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/successes.jsonl
+	assert_equal "$(seq -f 'unit-%03g' 1 200)" "$(printf '%s\n' "$output" | sort)"
+	run -0 ls proj/.corral/logs
+	assert_equal 16 "$(printf '%s\n' "$output" | grep -c '^agent-[0-9]*\.jsonl$')"
+}
+
+@test "corral-mk: no shared result file exists while the agents run" {
+	project a b c d e f
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = test ! -e "$$CORRAL_OUT_DIR/successes.jsonl" && test ! -e "$$CORRAL_OUT_DIR/failures.jsonl"
+EOF
+	CORRAL_OUT_DIR=$PWD/proj/.corral run -0 make -C proj -j3 corral-run
+	assert_json '.successes == 6' proj/.corral/summary.json
+}
+
+@test "corral-mk: a second run with nothing changed runs no unit and reports the same result" {
+	project a b c d e f g h
+	run -0 make -C proj -j4 corral-run
+	cp proj/.corral/successes.jsonl first
+	run -0 make -C proj -j4 corral-run
+	assert_equal 8 "$(ran_count)"
+	run -0 cmp first proj/.corral/successes.jsonl
+	assert_json '.successes == 8' proj/.corral/summary.json
+}
+
+@test "corral-mk: the agent count defaults to make's -j" {
+	project $(seq 1 10)
+	run -0 make -C proj -j3 corral-run
+	run -0 cat proj/.corral/agents
+	assert_output "3"
+	assert_json '.agents == 3' proj/.corral/summary.json
+}
+
+@test "corral-mk: CORRAL_AGENTS overrides -j" {
+	project $(seq 1 10)
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=5
+	assert_json '.agents == 5' proj/.corral/summary.json
+}
+
+@test "corral-mk: a failing slice re-runs and a passing one does not" {
+	project ok-1 ok-2 bad-3 ok-4
+	touch proj/fail/bad-3
+	run -1 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_equal 4 "$(ran_count)"
+	: > "$RAN"
+	run -1 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	# bad-3 shares slice 0 with ok-1 (round-robin); slice 1 passed
+	run -0 sort "$RAN"
+	assert_output "$(printf 'bad-3\nok-1')"
+	rm proj/fail/bad-3
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	run -0 sort "$RAN"
+	assert_output "$(printf 'bad-3\nok-1')"
+	assert_json '.successes == 4 and .failures == 0' proj/.corral/summary.json
+}
+
+@test "corral-mk: editing one part re-runs only the slices that clone it" {
+	project u1 u2 u3 u4
+	mkdir -p proj/data
+	for u in u1 u2 u3 u4; do echo "$u" > "proj/data/$u"; done
+	echo 'CORRAL_PARTS_CMD = echo "data/$$CORRAL_UNIT"' >> proj/Makefile
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_equal 4 "$(ran_count)"
+	: > "$RAN"
+	echo changed >> proj/data/u3
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	run -0 cat "$RAN"
+	assert_output "u3"
+}
+
+@test "corral-mk: changing CORRAL_CMD re-runs every slice" {
+	project a b c
+	run -0 make -C proj -j3 corral-run
+	: > "$RAN"
+	run -0 make -C proj -j3 corral-run CORRAL_CMD='echo "$$CORRAL_UNIT" >> "$$RAN"'
+	assert_equal 3 "$(ran_count)"
+}
+
+@test "corral-mk: a unit that is a path is cloned with its agent, CORRAL_OUT is never a unit nor cloned" {
+	mkdir -p proj/tests
+	for t in one two three; do
+		printf 'test -f tests/%s.sh && test ! -e .corral && test ! -e tests/%s.sh.other\n' "$t" "$t" > "proj/tests/$t.sh"
+	done
+	cat > proj/Makefile <<EOF
+CORRAL_DISCOVER = find . -type f -name '*.sh'
+CORRAL_CMD = sh "\$\$CORRAL_UNIT"
+include $CORRAL_ROOT/corral.mk
+EOF
+	run -0 make -C proj -j3 corral-run
+	mkdir -p proj/.corral/junk && touch proj/.corral/junk/x.sh
+	run -0 make -C proj -j3 corral-run
+	run -0 cat proj/.corral/units
+	refute_contains "$output" ".corral"
+	assert_json '.successes == 3 and .units == 3' proj/.corral/summary.json
+}
+
+@test "corral-mk: units with spaces, quotes, \$, %, :, # and UTF-8 work" {
+	project 'a b' "it's" 'say "hi"' '$HOME' '100%' 'c:d' '#x' 'ünï ✓'
+	run -0 make -C proj -j3 corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf '%s\n' 'a b' "it's" 'say "hi"' '$HOME' '100%' 'c:d' '#x' 'ünï ✓' | sort)"
+	run -0 jq -r .unit proj/.corral/successes.jsonl
+	assert_equal "$(sort "$RAN")" "$(printf '%s\n' "$output" | sort)"
+}
+
+@test "corral-mk: a run with failures writes the full result and exits non-zero, also under -k" {
+	project ok-1 FAIL-2 ok-3
+	run -2 make -C proj -k -j3 corral-run
+	assert_json '.successes == 2 and .failures == 1 and .missing == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/failures.jsonl
+	assert_output "FAIL-2"
+}
+
+@test "corral-mk: the summary names each failed unit and where its output is" {
+	project ok-1 FAIL-2
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	assert_contains "$output" "FAIL-2"
+	assert_contains "$output" "logs/agent-"
+}
+
+@test "corral-mk: corral-rerun-failed with no failures runs nothing and exits 0" {
+	project a b c
+	run -0 make -C proj -j3 corral-run
+	: > "$RAN"
+	run -0 make -C proj -j3 corral-rerun-failed
+	assert_contains "$output" "nothing to re-run"
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "corral-mk: corral-rerun-failed re-runs only failed units and merges them over the rest" {
+	project u1 u2 u3 u4 u5 u6
+	touch proj/fail/u2 proj/fail/u5
+	run -2 make -C proj -j3 corral-run
+	assert_json '.successes == 4 and .failures == 2' proj/.corral/summary.json
+	rm proj/fail/u2
+	: > "$RAN"
+	run -2 make -C proj -j3 corral-rerun-failed
+	run -0 sort "$RAN"
+	assert_output "$(printf 'u2\nu5')"
+	assert_json '.successes == 5 and .failures == 1 and .units == 6 and .missing == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/failures.jsonl
+	assert_output "u5"
+	rm proj/fail/u5
+	: > "$RAN"
+	run -0 make -C proj -j3 corral-rerun-failed
+	run -0 cat "$RAN"
+	assert_output "u5"
+	assert_json '.successes == 6 and .failures == 0' proj/.corral/summary.json
+}
+
+@test "corral-mk: a unit that fails and then passes on unchanged inputs is flaky, not pass" {
+	project u1 u2
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = if [ "$$CORRAL_UNIT" = u2 ] && [ ! -e "$$FLAG" ]; then touch "$$FLAG"; exit 1; fi
+EOF
+	FLAG=$PWD/flag run -2 make -C proj -j2 corral-run
+	FLAG=$PWD/flag run -0 make -C proj -j2 corral-rerun-failed
+	run -0 jq -r 'select(.unit == "u2") | .status' proj/.corral/successes.jsonl
+	assert_output "flaky"
+}
+
+@test "corral-mk: kill -9 of a running slice, then a re-run, completes every unit exactly once" {
+	project $(seq -f 'k%02g' 1 12)
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; if [ "$$CORRAL_UNIT" = k06 ] && [ ! -e "$$KILLED" ]; then touch "$$KILLED"; kill -9 $$PPID; sleep 5; fi
+EOF
+	KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3
+	assert_file_exists killed
+	assert_json '.missing > 0' proj/.corral/summary.json
+	KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
+	assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/successes.jsonl
+	assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+}
+
+@test "corral-mk: the plan is re-made when the population changes, not when a unit's content does" {
+	project a b c d
+	run -0 make -C proj -j2 corral-run
+	touch -d '2001-01-01' proj/.corral/plan.mk
+	run -0 make -C proj -j2 corral-run
+	run -0 stat -c %Y proj/.corral/plan.mk
+	assert_output "$(date -d 2001-01-01 +%s)"
+	echo e >> proj/units.txt
+	run -0 make -C proj -j2 corral-run
+	run -0 stat -c %Y proj/.corral/plan.mk
+	[ "$output" -gt "$(date -d 2001-01-01 +%s)" ]
+	assert_json '.units == 5 and .successes == 5' proj/.corral/summary.json
+}
+
+@test "corral-mk: make -B corral-run starts from scratch" {
+	project a b c
+	run -0 make -C proj -j3 corral-run
+	: > "$RAN"
+	run -0 make -C proj -B -j3 corral-run
+	assert_equal 3 "$(ran_count)"
+}
+
+@test "corral-mk: corral-clean removes CORRAL_OUT, and refuses one corral did not make" {
+	project a
+	run -0 make -C proj corral-run
+	run -0 make -C proj corral-clean
+	assert_no_file proj/.corral
+	mkdir -p proj/.corral && echo mine > proj/.corral/keep
+	run -2 --separate-stderr make -C proj corral-clean
+	assert_contains "$stderr" "corral.mk: CORRAL_OUT '$PWD/proj/.corral' was not made by corral; not removing it"
+	assert_file_exists proj/.corral/keep
+}
+
+@test "corral-mk: a CORRAL_OUT that holds somebody else's files is refused" {
+	project a
+	mkdir -p proj/.corral && echo mine > proj/.corral/keep
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$stderr" "corral: CORRAL_OUT '$PWD/proj/.corral' exists and was not made by corral; choose another"
+}
+
+@test "corral-mk: no units setting stops make with a corral.mk error naming the variables" {
+	printf 'CORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral.mk: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or CORRAL_DISCOVER before 'include corral.mk'"
+}
+
+@test "corral-mk: two units settings at once stop make naming both" {
+	printf 'CORRAL_UNITS = a\nCORRAL_DISCOVER = ls\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral.mk: CORRAL_UNITS CORRAL_DISCOVER are all set; set only one of them"
+}
+
+@test "corral-mk: an empty CORRAL_CMD stops make naming it" {
+	printf 'CORRAL_UNITS = a\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral.mk: CORRAL_CMD is empty; set it before 'include corral.mk'"
+}
+
+@test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
+	printf 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_AGENTS = four\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral.mk: CORRAL_AGENTS is 'four'; it must be a number"
+}
+
+@test "corral-mk: including corral.mk defines no variable outside CORRAL_* and __corral_*" {
+	cat > Makefile <<EOF
+__before := \$(.VARIABLES)
+CORRAL_UNITS = a
+CORRAL_CMD = true
+include $CORRAL_ROOT/corral.mk
+__leaked := \$(filter-out \$(__before) __before CORRAL_% __corral%,\$(.VARIABLES))
+show: ; @echo "leaked:[\$(__leaked)]"
+EOF
+	run -0 make show
+	assert_output "leaked:[]"
+}
+
+# targets MAKEFILE: the names of the explicit targets make knows
+targets() {
+	make -pqr -f "$1" 2>/dev/null | sed -n '/^# Files/,/^# Finished/p' |
+		grep -E '^[^#[:space:]][^=]*:' | grep -v '^[^:]*:=' | cut -d: -f1 |
+		LC_ALL=C sort -u
+}
+
+@test "corral-mk: including corral.mk adds only corral- targets and keeps the includer's default goal" {
+	printf 'mine: ; @echo mine ran\nCORRAL_UNITS = a\nCORRAL_CMD = true\n' > without.mk
+	cp without.mk Makefile
+	printf 'include %s/corral.mk\n' "$CORRAL_ROOT" >> Makefile
+	run -0 make
+	assert_output "mine ran"
+	run -0 comm -13 <(targets without.mk) <(targets Makefile)
+	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-rerun-failed corral-run)"
+}
+
+@test "corral-mk: the includer's special targets and MAKEFLAGS are untouched" {
+	cat > Makefile <<EOF
+CORRAL_UNITS = a
+CORRAL_CMD = true
+include $CORRAL_ROOT/corral.mk
+half: ; @printf partial > half; exit 1
+flags: ; @echo "[\$(MAKEFLAGS)]"
+EOF
+	run -2 make half
+	# no .DELETE_ON_ERROR was imposed on the includer
+	assert_file_exists half
+	run -0 make flags
+	assert_output "[]"
+}
+
+@test "corral-mk: nothing in corral.mk or its engine reads an undefined variable" {
+	project a b
+	run -0 --separate-stderr make -C proj --warn-undefined-variables -j2 corral-run
+	refute_contains "$stderr" "undefined variable"
+}
+
+@test "corral-mk: corral.mk works from an install under PREFIX/share/corral" {
+	run -0 make -C "$CORRAL_ROOT" --no-print-directory install PREFIX="$PWD/inst" >/dev/null
+	project a b
+	sed -i "s|$CORRAL_ROOT/corral.mk|$PWD/inst/share/corral/corral.mk|" proj/Makefile
+	PATH=/usr/bin:/bin run -0 make -C proj -j2 corral-run
+	assert_json '.successes == 2' proj/.corral/summary.json
+}

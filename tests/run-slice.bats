@@ -1,0 +1,540 @@
+#!/usr/bin/env bats
+# run-slice.bats -- corral-run-slice runs one agent's slice in a private
+# clone and leaves one record per unit in LOGDIR/agent-AGENT.jsonl, which
+# appears only when the whole slice ran.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	# Clones go under $TMPDIR by default; keep them inside the test.
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	export OUT=$PWD
+	mkdir -p "$TMPDIR" src/dir
+	printf 'alpha\n' > src/a.txt
+	printf 'beta\n' > src/dir/b.txt
+	printf 'gamma\n' > src/c.txt
+}
+
+USAGE='usage: corral-run-slice [-0hk] [-C SRC] [-i INPUTS] [-p PART] [-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
+
+# units UNIT...: the slice file 'slice', one unit per line
+units() {
+	printf '%s\n' "$@" > slice
+}
+
+# wait_for CMD...: poll for up to 10 s until CMD succeeds
+wait_for() {
+	local i
+	for i in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	flunk "timed out waiting for: $*"
+}
+
+# no_process TAG: within 5 s no live process has TAG in its arguments
+no_process() {
+	local i
+	for i in $(seq 50); do
+		pgrep -f -- "$1" > /dev/null || return 0
+		sleep 0.1
+	done
+	flunk "still running with '$1' in its arguments:" "$(pgrep -af -- "$1")"
+}
+
+# lines_at_least N FILE: FILE holds N complete lines or more
+lines_at_least() {
+	[ -f "$2" ] && [ "$(wc -l < "$2")" -ge "$1" ]
+}
+
+# A unit command that leaves a background process tagged with $TAG.
+BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
+
+@test "run-slice: -h prints usage to stdout and exits 0" {
+	run -0 --separate-stderr corral-run-slice -h
+	assert_output "$USAGE"
+	assert_stderr ""
+}
+
+@test "run-slice: README shows the same synopsis as -h" {
+	run -0 grep -cxF -- "$USAGE" "$CORRAL_ROOT/README.md"
+	assert_output "1"
+}
+
+@test "run-slice: missing -c prints usage to stderr and exits 2" {
+	units a
+	run -2 --separate-stderr corral-run-slice -l logs K slice
+	assert_output ""
+	assert_stderr "$USAGE"
+	assert_no_file logs
+}
+
+@test "run-slice: missing -l prints usage to stderr and exits 2" {
+	units a
+	run -2 --separate-stderr corral-run-slice -c true K slice
+	assert_stderr "$USAGE"
+}
+
+@test "run-slice: a missing or an extra operand prints usage and exits 2" {
+	units a
+	run -2 --separate-stderr corral-run-slice -c true -l logs K
+	assert_stderr "$USAGE"
+	run -2 --separate-stderr corral-run-slice -c true -l logs
+	assert_stderr "$USAGE"
+	run -2 --separate-stderr corral-run-slice -c true -l logs K slice x
+	assert_stderr "$USAGE"
+	assert_no_file logs
+}
+
+@test "run-slice: an unknown option prints usage and exits 2" {
+	units a
+	run -2 --separate-stderr corral-run-slice -Z -c true -l logs K slice
+	assert_contains "$stderr" "$USAGE"
+}
+
+@test "run-slice: agent ids that would leave LOGDIR or hide are refused with exit 2" {
+	local id
+	units a
+	for id in '' .hidden ../x 'a/b' 'a b' '..' 'é'; do
+		run -2 --separate-stderr corral-run-slice -c true -l logs "$id" slice
+		assert_stderr "corral-run-slice: agent id '$id' must be [A-Za-z0-9._-] and not start with '.'"
+	done
+	assert_no_file logs
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: agent ids of letters, digits, '.', '_' and '-' are accepted" {
+	units a
+	run -0 --separate-stderr corral-run-slice -c true -l logs a.B_9-x slice
+	assert_file_exists logs/agent-a.B_9-x.jsonl
+}
+
+@test "run-slice: a missing slice file is named and exits 2" {
+	run -2 --separate-stderr corral-run-slice -c true -l logs K nope
+	assert_stderr "corral-run-slice: cannot open 'nope': No such file or directory"
+	assert_no_file logs
+}
+
+@test "run-slice: a passing unit is recorded as pass with exit 0, and nothing is printed" {
+	units u1
+	run -0 --separate-stderr corral-run-slice -r R1 -c 'echo hello' -l logs K slice
+	assert_output ""
+	assert_stderr ""
+	run -0 jq -c 'del(.at, .duration_ms)' logs/agent-K.jsonl
+	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0",
+		"status":"pass","exit":0,"signal":null,"attempt":1,"run":"R1",
+		"output":"logs/agent-K/1.out","inputs":null}' "$output"
+	run -0 cat logs/agent-K/1.out
+	assert_output "hello"
+}
+
+@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs" {
+	units a b c
+	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	run -0 jq -cs 'map(keys_unsorted) | unique' logs/agent-K.jsonl
+	assert_output "[$KEYS]"
+	run -0 jq -cs . logs/agent-K.jsonl
+	assert_json 'all(.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"))'
+	assert_json 'all(.duration_ms | type == "number" and . >= 0)'
+	assert_json 'map(.ok) == [true, false, true]'
+}
+
+@test "run-slice: a failing unit's note has its exit status and last output line; the agent exits 1" {
+	units u1
+	run -1 --separate-stderr corral-run-slice \
+		-c 'echo first; echo "  the last words  " >&2; echo; echo "   "; exit 3' -l logs K slice
+	assert_stderr ""
+	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
+	assert_output '[false,"fail",3,null,"FAIL: exit 3: the last words"]'
+}
+
+@test "run-slice: a failing unit without output has a bare FAIL note" {
+	units u1
+	run -1 corral-run-slice -c 'exit 4' -l logs K slice
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_output "FAIL: exit 4"
+}
+
+@test "run-slice: a long last line is cut to 200 bytes on a character boundary" {
+	units u1
+	run -1 corral-run-slice -c 'printf x; i=0; while [ $i -lt 150 ]; do printf "\303\251"; i=$((i+1)); done; exit 1' -l logs K slice
+	run -0 jq -r .note logs/agent-K.jsonl
+	local e99
+	e99=$(printf 'é%.0s' $(seq 99))
+	assert_output "FAIL: exit 1: x$e99..."
+}
+
+@test "run-slice: a unit killed by a signal is recorded as a crash with the signal's name" {
+	units u1
+	run -1 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice
+	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
+	assert_output '[false,"crash",null,"SIGSEGV","CRASH: signal 11 (SIGSEGV)"]'
+}
+
+@test "run-slice: a missing command is a fail with exit 127 and the shell's complaint" {
+	units u1
+	run -1 corral-run-slice -c 'nosuchcmd' -l logs K slice
+	run -0 jq -c '[.ok, .status, .exit]' logs/agent-K.jsonl
+	assert_output '[false,"fail",127]'
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_contains "$output" "FAIL: exit 127: "
+	assert_contains "$output" "nosuchcmd: not found"
+}
+
+@test "run-slice: a unit printing 50 MB is recorded, its output kept whole" {
+	units u1
+	run -1 corral-run-slice -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789ab | head -c 50000000; echo; echo "the end"; exit 1' -l logs K slice
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_output "FAIL: exit 1: the end"
+	run -0 stat -c %s logs/agent-K/1.out
+	assert_output "50000009"
+}
+
+@test "run-slice: pass, fail, crash, missing command and flood side by side each get their own record" {
+	units pass fail crash missing flood pass2
+	run -1 --separate-stderr corral-run-slice -c '
+		case $CORRAL_UNIT in
+		fail) echo broken; exit 3 ;;
+		crash) kill -SEGV $$ ;;
+		missing) nosuchcmd ;;
+		flood) yes flood | head -c 20000000 ;;
+		esac' -l logs K slice
+	run -0 jq -c '[.unit, .status, .exit]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["pass","pass",0]' '["fail","fail",3]' \
+		'["crash","crash",null]' '["missing","fail",127]' \
+		'["flood","pass",0]' '["pass2","pass",0]')"
+	run -0 jq -r .output logs/agent-K.jsonl
+	assert_output "$(printf 'logs/agent-K/%s.out\n' 1 2 3 4 5 6)"
+}
+
+@test "run-slice: unit names with quotes, backslashes, tabs, control bytes, \$, % and UTF-8 round-trip exactly" {
+	printf '%s\n' 'say "hi"' 'back\slash' "$(printf 'tab\there')" \
+		"$(printf 'ctl\001\033[0m\177')" '$HOME' '100%' '%s%n' "it's" \
+		'ünï/çødé ✓' ' lead and trail ' '`echo no`' > slice
+	run -0 corral-run-slice -c 'printf "%s\n" "$CORRAL_UNIT"' -l logs K slice
+	jq -r .unit logs/agent-K.jsonl > got
+	run -0 cmp got slice
+	# and the unit saw each name exactly in CORRAL_UNIT
+	local n=0 unit
+	while IFS= read -r unit; do
+		n=$((n + 1))
+		printf '%s\n' "$unit" > want
+		cmp want "logs/agent-K/$n.out" || flunk "unit $n saw other bytes"
+	done < slice
+	assert_equal 11 "$n"
+}
+
+@test "run-slice: -0 reads NUL-separated units, so names may hold newlines" {
+	printf 'one\ntwo\0three\0' > slice
+	run -0 corral-run-slice -0 -c true -l logs K slice
+	jq -j '.unit + "\u0000"' logs/agent-K.jsonl > got
+	run -0 cmp got slice
+}
+
+@test "run-slice: a unit listed twice runs once, with a warning" {
+	units a b a
+	run -0 --separate-stderr corral-run-slice -c true -l logs K slice
+	assert_stderr "corral-run-slice: unit 'a' is listed more than once; counted once"
+	run -0 jq -r .unit logs/agent-K.jsonl
+	assert_output "$(printf 'a\nb')"
+}
+
+@test "run-slice: the unit sees CORRAL_UNIT, _AGENT, _WORKDIR, _ATTEMPT, _RUN, _NOTE and the caller's environment" {
+	units 'the unit'
+	CORRAL_UNIT=stale KEEPME=kept run -0 corral-run-slice -r run-42 -c '
+		printf "%s\n" "$CORRAL_UNIT" "$CORRAL_AGENT" "$CORRAL_WORKDIR" \
+			"$(pwd -P)" "$CORRAL_ATTEMPT" "$CORRAL_RUN" "$CORRAL_NOTE" \
+			"$KEEPME"' -l logs agent-7 slice
+	run -0 cat logs/agent-agent-7/1.out
+	local wd=${lines[2]}
+	assert_equal "the unit" "${lines[0]}"
+	assert_equal "agent-7" "${lines[1]}"
+	assert_equal "$wd" "${lines[3]}"
+	assert_contains "$wd" "$(cd "$TMPDIR" && pwd -P)/corral-agent-7."
+	assert_equal "1" "${lines[4]}"
+	assert_equal "run-42" "${lines[5]}"
+	assert_equal "$(pwd -P)/logs/agent-agent-7/1.note" "${lines[6]}"
+	assert_equal "kept" "${lines[7]}"
+}
+
+@test "run-slice: the run id is -r, else \$CORRAL_RUN, else a fresh UTC time and pid" {
+	units a
+	CORRAL_RUN=from-env run -0 corral-run-slice -r from-flag -c true -l logs K slice
+	run -0 jq -r .run logs/agent-K.jsonl
+	assert_output "from-flag"
+	CORRAL_RUN=from-env run -0 corral-run-slice -c true -l logs K slice
+	run -0 jq -r .run logs/agent-K.jsonl
+	assert_output "from-env"
+	run -0 corral-run-slice -c 'echo "$CORRAL_RUN"' -l logs K slice
+	run -0 jq -r .run logs/agent-K.jsonl
+	[[ $output =~ ^[0-9]{8}T[0-9]{6}Z-[0-9]+$ ]] || flunk "run id '$output'"
+	run -0 cat logs/agent-K/1.out
+	[[ $output =~ ^[0-9]{8}T[0-9]{6}Z-[0-9]+$ ]] || flunk "unit saw '$output'"
+}
+
+@test "run-slice: a note the unit writes to CORRAL_NOTE replaces the generated one; ok still follows the exit" {
+	units good bad quiet
+	run -1 corral-run-slice -c '
+		case $CORRAL_UNIT in
+		good) printf "PASS: 12 checks\nsecond line\n" > "$CORRAL_NOTE" ;;
+		bad) echo "GAP: no test for x" > "$CORRAL_NOTE"; exit 1 ;;
+		quiet) : > "$CORRAL_NOTE"; exit 2 ;;
+		esac' -l logs K slice
+	run -0 jq -c '[.ok, .status, .note]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '[true,"pass","PASS: 12 checks"]' \
+		'[false,"fail","GAP: no test for x"]' '[false,"fail","FAIL: exit 2"]')"
+}
+
+@test "run-slice: the CORRAL_NOTE file lies outside the clone" {
+	units a
+	run -0 corral-run-slice -c 'case $CORRAL_NOTE in "$CORRAL_WORKDIR"/*) exit 1 ;; esac' -l logs K slice
+	assert_json '.ok' logs/agent-K.jsonl
+}
+
+@test "run-slice: a FIFO at CORRAL_NOTE does not hang the agent" {
+	units a
+	run -1 timeout 20 corral-run-slice -c 'mkfifo "$CORRAL_NOTE"; exit 1' -l logs K slice
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_output "FAIL: exit 1"
+}
+
+@test "run-slice: stdin of a unit is /dev/null" {
+	units a
+	run -0 corral-run-slice -c 'readlink /proc/self/fd/0; cat' -l logs K slice < /dev/zero
+	run -0 cat logs/agent-K/1.out
+	assert_output "/dev/null"
+}
+
+@test "run-slice: stdout and stderr of a unit go to its own output file" {
+	units a b
+	run -0 --separate-stderr corral-run-slice -c 'echo "out $CORRAL_UNIT"; echo "err $CORRAL_UNIT" >&2' -l logs K slice
+	assert_output ""
+	assert_stderr ""
+	run -0 cat logs/agent-K/2.out
+	assert_output "$(printf 'out b\nerr b')"
+}
+
+@test "run-slice: the working directory is the clone and holds only the parts and the clone mark" {
+	units a
+	run -0 corral-run-slice -C src -p a.txt -p dir -c 'find . | LC_ALL=C sort' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "$(printf '%s\n' . ./.corral-clone ./a.txt ./dir ./dir/b.txt)"
+}
+
+@test "run-slice: parts come from -p and from the lines of each -P file, less -x" {
+	printf 'a.txt\n' > p1
+	printf 'dir\nc.txt\n' > p2
+	units a
+	run -0 corral-run-slice -C src -P p1 -P p2 -x dir/b.txt -c 'find . -type f | LC_ALL=C sort' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "$(printf '%s\n' ./.corral-clone ./a.txt ./c.txt)"
+}
+
+@test "run-slice: a missing part is a warning and the slice still runs" {
+	units a
+	run -0 --separate-stderr corral-run-slice -C src -p a.txt -p nope -c true -l logs K slice
+	assert_stderr "corral-run-slice: part 'nope' not found in 'src'"
+	assert_json '.ok' logs/agent-K.jsonl
+}
+
+@test "run-slice: a unit writing, truncating and chmod-ing its inputs leaves the source untouched" {
+	local before
+	chmod 640 src/a.txt
+	before=$(tree_digest src)
+	units a b
+	run -0 corral-run-slice -C src -p a.txt -p dir -c '
+		echo more >> a.txt; : > dir/b.txt; chmod 000 a.txt; chmod 777 dir
+		echo new > dir/new; ln -sf /etc/passwd dir/link; chmod 000 dir' -l logs K slice
+	assert_json '.ok' logs/agent-K.jsonl
+	assert_equal "$before" "$(tree_digest src)"
+	run -0 stat -c '%a %s' src/a.txt src/dir/b.txt src/dir
+	assert_output "$(printf '%s\n' '640 6' '644 5' '755 4096')"
+}
+
+@test "run-slice: the clone is removed afterwards, also when units fail" {
+	units a b
+	run -1 corral-run-slice -C src -p a.txt -c 'echo "$CORRAL_WORKDIR"; chmod 000 .; exit 1' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_no_file "$output"
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: -w puts the clone under WORKROOT, made if needed, and leaves it empty" {
+	units a
+	run -0 corral-run-slice -w work/root -c pwd -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_contains "$output" "$(pwd -P)/work/root/corral-K."
+	run -0 ls -A work/root
+	assert_output ""
+}
+
+@test "run-slice: -k keeps the clone and names it on stderr" {
+	units a
+	run -0 --separate-stderr corral-run-slice -k -C src -p a.txt -c pwd -l logs K slice
+	local wd
+	wd=$(cat logs/agent-K/1.out)
+	assert_stderr "corral-run-slice: keeping the clone '$wd'"
+	assert_file_exists "$wd/a.txt"
+	run -0 corral-checkout -d "$wd"
+}
+
+@test "run-slice: CORRAL_KEEP=1 keeps the clone like -k" {
+	units a
+	CORRAL_KEEP=1 run -0 --separate-stderr corral-run-slice -c pwd -l logs K slice
+	local wd
+	wd=$(cat logs/agent-K/1.out)
+	assert_stderr "corral-run-slice: keeping the clone '$wd'"
+	assert_file_exists "$wd/.corral-clone"
+	run -0 corral-checkout -d "$wd"
+}
+
+@test "run-slice: a unit that deletes its own clone does not crash the agent" {
+	units a wipe b
+	run -1 --separate-stderr corral-run-slice -c 'case $CORRAL_UNIT in wipe) rm -rf "$CORRAL_WORKDIR" ;; esac' -l logs K slice
+	run -0 jq -c '[.unit, .ok, .status, .exit, .note]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["a",true,"pass",0,"PASS: exit 0"]' \
+		'["wipe",true,"pass",0,"PASS: exit 0"]' \
+		'["b",false,"error",null,"ERROR: cannot start: No such file or directory"]')"
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: an empty slice gives an empty log that exists" {
+	: > slice
+	run -0 --separate-stderr corral-run-slice -c false -l logs K slice
+	assert_file_exists logs/agent-K.jsonl
+	run -0 stat -c %s logs/agent-K.jsonl
+	assert_output "0"
+	assert_no_file logs/agent-K.jsonl.part
+}
+
+@test "run-slice: the old log and old outputs go at start; other files in LOGDIR stay" {
+	mkdir -p logs/agent-K
+	echo stale > logs/agent-K.jsonl
+	echo stale > logs/agent-K.jsonl.part
+	echo stale > logs/agent-K/7.out
+	echo stale > logs/agent-K/7.note
+	echo mine > logs/agent-K/keep.txt
+	echo mine > logs/other.txt
+	units a
+	run -0 corral-run-slice -c true -l logs/ K slice
+	run -0 jq -r .output logs/agent-K.jsonl
+	assert_output "logs/agent-K/1.out"
+	run -0 ls -A logs logs/agent-K
+	assert_output "$(printf '%s\n' 'logs:' agent-K agent-K.jsonl other.txt '' \
+		'logs/agent-K:' 1.out keep.txt)"
+}
+
+@test "run-slice: a log directory through a regular file exits 2 and leaves no clone" {
+	touch plain
+	units a
+	run -2 --separate-stderr corral-run-slice -c true -l plain/logs K slice
+	assert_contains "$stderr" "corral-run-slice: cannot create 'plain"
+	assert_contains "$stderr" "Not a directory"
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: a failed checkout exits 2 and leaves no log, no .part and no clone" {
+	mkdir -p logs
+	echo stale > logs/agent-K.jsonl
+	units a
+	run -2 --separate-stderr corral-run-slice -C src -p ../outside -c true -l logs K slice
+	assert_stderr "corral-run-slice: part '../outside' leaves 'src'"
+	assert_no_file logs/agent-K.jsonl
+	assert_no_file logs/agent-K.jsonl.part
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: a log that cannot be written (file size limit) exits 2, never 0" {
+	units a b c d e
+	run -2 --separate-stderr prlimit --fsize=600 corral-run-slice -c true -l logs K slice
+	assert_contains "$stderr" "corral-run-slice: cannot write 'logs/agent-K.jsonl.part': File too large"
+	assert_no_file logs/agent-K.jsonl
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: a background process a unit leaves behind does not outlive the agent" {
+	export TAG="corral-bg-$BATS_TEST_NUMBER-$$-$RANDOM"
+	units a b
+	run -0 corral-run-slice -c "$BG echo started" -l logs K slice
+	run -0 jq -c '[.ok, .status]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '[true,"pass"]' '[true,"pass"]')"
+	no_process "$TAG"
+}
+
+@test "run-slice: kill -9 mid-slice leaves no agent-K.jsonl, only a .part of valid lines; the watchdog ends the unit and removes the clone" {
+	export TAG="corral-k9-$BATS_TEST_NUMBER-$$-$RANDOM"
+	seq 1 2000 > slice
+	corral-run-slice -c "echo \"\$CORRAL_WORKDIR\" > \"\$OUT/wd\"; $BG sleep 0.02" \
+		-l logs K slice > bg.out 2> bg.err 3>&- &
+	local pid=$! rc=0 line n=0
+	wait_for lines_at_least 3 logs/agent-K.jsonl.part
+	kill -9 "$pid"
+	wait "$pid" || rc=$?
+	assert_equal 137 "$rc"
+	assert_no_file logs/agent-K.jsonl
+	while IFS= read -r line; do
+		jq -e . <<<"$line" > /dev/null || flunk "invalid line: $line"
+		n=$((n + 1))
+	done < logs/agent-K.jsonl.part
+	[ "$n" -ge 3 ] || flunk "only $n lines"
+	no_process "$TAG"
+	wait_for test ! -e "$(cat wd)"
+}
+
+@test "run-slice: SIGTERM mid-unit stops the unit's process group, removes the clone, keeps the .part and dies of SIGTERM" {
+	export TAG="corral-term-$BATS_TEST_NUMBER-$$-$RANDOM"
+	units a b c
+	corral-run-slice -c "case \$CORRAL_UNIT in b) echo \"\$CORRAL_WORKDIR\" > \"\$OUT/wd\"; $BG sleep 1000 ;; esac" \
+		-l logs K slice > bg.out 2> bg.err 3>&- &
+	local pid=$! rc=0
+	wait_for test -s wd
+	wait_for pgrep -f -- "$TAG"
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	assert_equal 143 "$rc"
+	no_process "$TAG"
+	assert_no_file "$(cat wd)"
+	assert_no_file logs/agent-K.jsonl
+	run -0 jq -r .unit logs/agent-K.jsonl.part
+	assert_output "a"
+	run -0 cat bg.err
+	assert_output ""
+}
+
+@test "run-slice: a unit that ignores SIGTERM is killed by a second signal" {
+	units a
+	corral-run-slice -c 'trap "" TERM; echo $$ > "$OUT/unit.pid"; sleep 1000' \
+		-l logs K slice > bg.out 2> bg.err 3>&- &
+	local pid=$! rc=0
+	wait_for test -s unit.pid
+	kill -TERM "$pid"
+	sleep 0.3
+	kill -0 "$pid" || flunk "the agent did not wait for its unit"
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	assert_equal 143 "$rc"
+	assert_no_file logs/agent-K.jsonl
+}
+
+@test "run-slice: -i records the inputs digest in every record" {
+	units a b
+	run -0 corral-run-slice -i abc123 -c true -l logs K slice
+	run -0 jq -r .inputs logs/agent-K.jsonl
+	assert_output "$(printf 'abc123\nabc123')"
+}
+
+@test "run-slice: the agent exits 0 when every unit passed and 1 when one failed" {
+	units a b c
+	run -0 corral-run-slice -c true -l logs K slice
+	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	run -0 jq -c '[.unit, .ok]' logs/agent-K.jsonl
+	assert_output "$(printf '["a",true]\n["b",false]\n["c",true]')"
+}

@@ -1,0 +1,120 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-checkout builds an agent's private clone: DEST becomes a fresh
+ * copy of just the named parts of SRC (operands, and lines of -p files),
+ * or, with -d, removes such a clone.  With -m it writes instead the
+ * manifest of what such a clone would hold (type, mode, size and mtime of
+ * every entry), only when it changed: a Make prerequisite that changes
+ * exactly when the parts do.  A part that is absolute, leaves SRC
+ * through ".." or leads out through a symlink is refused before anything
+ * is written; a missing part is a warning.  DEST is replaced only when it
+ * is a clone corral made (or an empty directory), and -d removes nothing
+ * else.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-checkout [-p PARTSFILE] [-x EXCLUDE] "
+	    "SRC DEST [PART...]\n"
+	    "       corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] "
+	    "SRC [PART...]\n"
+	    "       corral-checkout -d DEST\n");
+	exit(status);
+}
+
+static void
+read_parts(const char *file, struct corral_strv *parts)
+{
+	struct corral_err err;
+	FILE *fp = stdin;
+
+	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
+		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	if (corral_units_read(fp, '\n', file, parts, NULL, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (fp != stdin)
+		fclose(fp);
+}
+
+static int
+run_checkout(const char *src, const char *dest, struct corral_strv *parts,
+    struct corral_strv *exclude)
+{
+	struct corral_strv missing = CORRAL_STRV_INIT;
+	struct corral_err err;
+	size_t i;
+
+	if (corral_checkout(src, parts, exclude, dest, &missing, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < missing.n; i++)
+		corral_warn("part '%s' not found in '%s'", missing.v[i], src);
+	corral_strv_release(&missing);
+	return CORRAL_EXIT_OK;
+}
+
+static int
+run_manifest(const char *src, const char *manifest,
+    struct corral_strv *parts, struct corral_strv *exclude)
+{
+	struct corral_buf out = CORRAL_BUF_INIT;
+	struct corral_err err;
+
+	if (corral_checkout_manifest(src, parts, exclude, &out, NULL,
+	    &err) < 0 || corral_atomic_file(manifest, out.data ? out.data : "",
+	    out.len, CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	corral_buf_release(&out);
+	return CORRAL_EXIT_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_strv parts = CORRAL_STRV_INIT;
+	struct corral_strv exclude = CORRAL_STRV_INIT;
+	struct corral_err err;
+	const char *remove = NULL, *manifest = NULL;
+	int c, i, status;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt(argc, argv, "d:hm:p:x:")) != -1) {
+		switch (c) {
+		case 'd': remove = optarg; break;
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'm': manifest = optarg; break;
+		case 'p': read_parts(optarg, &parts); break;
+		case 'x':
+			if (corral_strv_add(&exclude, optarg) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+			break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (remove) {
+		if (optind != argc || parts.n || exclude.n || manifest)
+			usage(stderr, CORRAL_EXIT_ERR);
+		if (corral_clone_remove(remove, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+		return CORRAL_EXIT_OK;
+	}
+	if (argc - optind < (manifest ? 1 : 2))
+		usage(stderr, CORRAL_EXIT_ERR);
+	for (i = optind + (manifest ? 1 : 2); i < argc; i++)
+		if (corral_strv_add(&parts, argv[i]) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (manifest)
+		status = run_manifest(argv[optind], manifest, &parts, &exclude);
+	else
+		status = run_checkout(argv[optind], argv[optind + 1], &parts,
+		    &exclude);
+	corral_strv_release(&parts);
+	corral_strv_release(&exclude);
+	return status;
+}
