@@ -197,6 +197,7 @@ fill(const char *tmp, const char *note, const struct corral_fix_entry *fixes,
 {
 	struct corral_buf text = CORRAL_BUF_INIT;
 	char *files = join(tmp, FILES), *manifest = join(tmp, MANIFEST), *from;
+	struct corral_err e;
 	size_t i, j;
 	int rc = 0;
 
@@ -210,8 +211,13 @@ fill(const char *tmp, const char *note, const struct corral_fix_entry *fixes,
 				continue;
 			if (!(from = join(blobdir, fixes[i].files.v[j].sha256)))
 				return corral_err_set(err, ENOMEM, "bundle");
-			rc = corral_blob_put(files, from,
-			    fixes[i].files.v[j].sha256, err);
+			if ((rc = corral_blob_check(blobdir,
+			    fixes[i].files.v[j].sha256, &e)) < 0)
+				corral_err_set(err, e.errnum, "'%s': %s", from,
+				    e.msg);
+			else
+				rc = corral_blob_put(files, from,
+				    fixes[i].files.v[j].sha256, err);
 			free(from);
 		}
 	if (rc == 0 && format_manifest(&text, note, fixes, n) < 0)

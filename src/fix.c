@@ -528,6 +528,7 @@ try_patch(struct try *t, struct corral_err *err)
 {
 	const struct corral_finding *f = t->res->finding;
 	struct corral_buf env = CORRAL_BUF_INIT, why = CORRAL_BUF_INIT;
+	struct corral_buf line = CORRAL_BUF_INIT;
 	const char *envv[] = { NULL, NULL };
 	struct corral_cmd cmd = { 0 };
 	struct corral_cmd_status st;
@@ -541,7 +542,8 @@ try_patch(struct try *t, struct corral_err *err)
 		corral_err_set(err, ENOMEM, "attempt");
 		goto out;
 	}
-	if (corral_atomic_file(in, f->json, strlen(f->json), 0, err) < 0)
+	if (corral_buf_addf(&line, "%s\n", f->json) < 0 ||
+	    corral_atomic_file(in, line.data, line.len, 0, err) < 0)
 		goto out;
 	envv[0] = env.data;
 	cmd.cmd = t->c->patcher.data;
@@ -563,6 +565,7 @@ try_patch(struct try *t, struct corral_err *err)
 out:
 	corral_buf_release(&env);
 	corral_buf_release(&why);
+	corral_buf_release(&line);
 	free(in);
 	free(out);
 	free(errf);
