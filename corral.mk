@@ -90,7 +90,7 @@ endif
 # __corral-nondigits: TEXT without its digits; empty for a number.
 __corral-nondigits = $(subst 9,,$(subst 8,,$(subst 7,,$(subst 6,,$(subst 5,,\
 	$(subst 4,,$(subst 3,,$(subst 2,,$(subst 1,,$(subst 0,,$(1)))))))))))
-ifneq ($(call __corral-nondigits,$(strip $(CORRAL_AGENTS))),)
+ifneq ($(strip $(call __corral-nondigits,$(strip $(CORRAL_AGENTS)))),)
 $(error corral.mk: CORRAL_AGENTS is '$(CORRAL_AGENTS)'; it must be a number)
 endif
 ifneq ($(words $(CORRAL_SRC) $(CORRAL_OUT)),2)

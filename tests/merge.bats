@@ -309,7 +309,7 @@ no_temps() {
 	assert_json_eq '{"agent_id":null,"unit":"c","ok":false,
 		"note":"NOT-RUN: no agent reported it","at":"2024-05-01T10:00:09Z",
 		"status":"not-run","exit":null,"signal":null,"duration_ms":0,
-		"attempt":0,"run":"r7","output":null}' "$output"
+		"attempt":0,"run":"r7","output":null,"inputs":null}' "$output"
 	assert_json '.units == 4 and .merged == 2 and .missing == 2 and
 		.failures == 3 and .by_status["not-run"] == 2 and .run == "r7"' summary.json
 }
