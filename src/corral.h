@@ -644,9 +644,9 @@ struct corral_cmd_status {
 int corral_cmd_run(const struct corral_cmd *c, struct corral_cmd_status *st,
     struct corral_err *err);
 /*
- * Append how it ended to b ("exit 3", "signal 9 (KILL)", "timed out
- * after 30 s") and, when errfile's last non-blank line is not empty,
- * ": LINE" (cut to 200 bytes).  0, or -1 on ENOMEM.
+ * Append how it ended to b ("exit 3", "signal 9", "timed out after 30
+ * s") and, when errfile (may be NULL) has a non-blank line, ": LAST"
+ * for the last one (cut to 200 bytes).  0, or -1 on ENOMEM.
  */
 int corral_cmd_describe(struct corral_buf *b,
     const struct corral_cmd_status *st, long timeout_ms, const char *errfile);
@@ -677,12 +677,12 @@ int corral_path_state(const char *root, const char *path,
     char sha[CORRAL_SHA256_HEX], struct corral_err *err);
 
 /*
- * Make each change under root: a write puts the bytes of
+ * Make each change under root, in order: a write puts the bytes of
  * blobdir/SHA256 at path atomically (RELIABILITY 4.2; parents created; an
  * existing file keeps its mode, a new one gets 0666 & ~umask), a delete
- * removes the file.  Paths are checked with corral_path_check and
- * corral_path_state first.  0, or -1 with err set; changes made before
- * the failure stay (a journal undoes them).
+ * removes the file.  Each path is checked with corral_path_state just
+ * before it is changed.  0, or -1 with err set; changes made before the
+ * failure stay (a journal undoes them).
  */
 int corral_apply_changes(const char *root, const struct corral_changes *c,
     const char *blobdir, struct corral_err *err);
@@ -933,7 +933,10 @@ struct corral_fix_report {
 int corral_fix_run(const struct corral_fix_opts *o,
     struct corral_fix_report *r, struct corral_err *err);
 void corral_fix_report_release(struct corral_fix_report *r);
-/* The report as text lines, or as one JSON document; appended to b. */
+/*
+ * fixreport.c: the report as text lines, or as one JSON document (see
+ * README "corral-fix"), appended to b.  0, or -1 on ENOMEM.
+ */
 int corral_fix_report_text(const struct corral_fix_report *r,
     struct corral_buf *b);
 int corral_fix_report_json(const struct corral_fix_report *r,

@@ -45,6 +45,8 @@ corral_fix_opts_init(struct corral_fix_opts *o)
 	o->timeout = 300;
 }
 
+struct worker;
+
 struct ctx {
 	const struct corral_fix_opts *o;
 	struct corral_fix_report *r;
@@ -58,6 +60,7 @@ struct ctx {
 	struct corral_set *found;	/* what the first look saw */
 	long timeout_ms;
 	struct corral_changes accepted;	/* every accepted fix's files */
+	struct worker *workers;		/* -j slots */
 };
 
 /* One attempt, in a worker. */
@@ -353,6 +356,7 @@ ctx_release(struct ctx *c)
 	corral_strv_release(&c->skip);
 	corral_set_free(c->found);
 	corral_changes_release(&c->accepted);
+	free(c->workers);
 }
 
 /* The first look, at a clone of root: what is there to fix. */
@@ -407,20 +411,23 @@ given_findings(struct ctx *c, struct corral_err *err)
 	return rc;
 }
 
-static const struct corral_finding *rank_base;
+/* A finding and its input position, for a stable ranking. */
+struct ranked {
+	const struct corral_finding *f;
+	size_t pos;
+};
 
 /* Higher corroboration first, then higher confidence, then input order. */
 static int
 cmp_rank(const void *a, const void *b)
 {
-	const struct corral_finding *x = &rank_base[*(const size_t *)a];
-	const struct corral_finding *y = &rank_base[*(const size_t *)b];
+	const struct ranked *x = a, *y = b;
 
-	if (x->corroboration != y->corroboration)
-		return x->corroboration > y->corroboration ? -1 : 1;
-	if (x->confidence != y->confidence)
-		return x->confidence > y->confidence ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	if (x->f->corroboration != y->f->corroboration)
+		return x->f->corroboration > y->f->corroboration ? -1 : 1;
+	if (x->f->confidence != y->f->confidence)
+		return x->f->confidence > y->f->confidence ? -1 : 1;
+	return x->pos < y->pos ? -1 : 1;
 }
 
 /* Why f is not attempted (a malloc'd sentence), or NULL to attempt it. */
@@ -452,7 +459,7 @@ plan(struct ctx *c, struct corral_err *err)
 {
 	struct corral_fix_report *r = c->r;
 	struct corral_set *queued = corral_set_new();
-	size_t *order = malloc((r->findings.n + 1) * sizeof(*order));
+	struct ranked *order = calloc(r->findings.n + 1, sizeof(*order));
 	size_t i, n = r->findings.n;
 	int nomem = !queued || !order;
 	char *why;
@@ -460,21 +467,20 @@ plan(struct ctx *c, struct corral_err *err)
 	r->results = calloc(n + 1, sizeof(*r->results));
 	r->skipped = calloc(n + 1, sizeof(*r->skipped));
 	nomem |= !r->results || !r->skipped;
-	for (i = 0; !nomem && i < n; i++)
-		order[i] = i;
-	rank_base = r->findings.v;
+	for (i = 0; !nomem && i < n; i++) {
+		order[i].f = &r->findings.v[i];
+		order[i].pos = i;
+	}
 	if (!nomem && n)
 		qsort(order, n, sizeof(*order), cmp_rank);
 	for (i = 0; !nomem && i < n; i++) {
-		const struct corral_finding *f = &r->findings.v[order[i]];
-
-		if ((why = why_not(c, f, queued, &nomem))) {
-			r->skipped[r->nskipped].finding = f;
+		if ((why = why_not(c, order[i].f, queued, &nomem))) {
+			r->skipped[r->nskipped].finding = order[i].f;
 			r->skipped[r->nskipped++].reason = why;
 		} else if (!nomem) {
-			nomem = corral_set_put(queued, f->identity, 0,
+			nomem = corral_set_put(queued, order[i].f->identity, 0,
 			    NULL) < 0;
-			r->results[r->nresults++].finding = f;
+			r->results[r->nresults++].finding = order[i].f;
 		}
 	}
 	corral_set_free(queued);
@@ -727,8 +733,9 @@ attempt(struct ctx *c, size_t i)
 /* Running the attempts, -j at a time                                   */
 
 struct worker {
-	pid_t pid;
+	pid_t pid;		/* 0: the slot is free */
 	int fd;			/* read end; EOF when the worker is gone */
+	size_t result;		/* the result it attempts */
 };
 
 /* Fork the worker for result i.  0, or -1 with err set. */
@@ -850,12 +857,13 @@ static int
 run_attempts(struct ctx *c, struct corral_err *err)
 {
 	size_t nw = c->o->jobs > 0 ? (size_t)c->o->jobs : 1, next = 0, i;
-	struct worker *w = calloc(nw, sizeof(*w));
-	size_t *slot_of = calloc(nw, sizeof(*slot_of)), running = 0;
+	size_t running = 0;
+	struct worker *w;
 	int slot, stop = 0, rc = 0;
 
-	if (!w || !slot_of)
-		stop = rc = corral_err_set(err, ENOMEM, "workers");
+	/* In c, so that a worker's copy of the array stays reachable. */
+	if (!(w = c->workers = calloc(nw, sizeof(*w))))
+		return corral_err_set(err, ENOMEM, "workers");
 	while (running || (next < c->r->nresults && !stop)) {
 		for (i = 0; i < nw && next < c->r->nresults && !stop; i++) {
 			if (w[i].pid)
@@ -864,7 +872,7 @@ run_attempts(struct ctx *c, struct corral_err *err)
 				stop = rc = -1;
 				break;
 			}
-			slot_of[i] = next++;
+			w[i].result = next++;
 			running++;
 		}
 		if (!running)
@@ -874,11 +882,9 @@ run_attempts(struct ctx *c, struct corral_err *err)
 			break;
 		}
 		running--;
-		if (failed(c, slot_of[slot]))
+		if (failed(c, w[slot].result))
 			stop = 1;
 	}
-	free(w);
-	free(slot_of);
 	for (i = 0; rc == 0 && i < next; i++)
 		rc = collect(c, i, &c->r->results[i], err);
 	if (rc == 0 && next < c->r->nresults)
@@ -1276,206 +1282,4 @@ corral_fix_report_release(struct corral_fix_report *r)
 	free(r->combined_detail);
 	free(r->message);
 	memset(r, 0, sizeof(*r));
-}
-
-/* ------------------------------------------------------------------ */
-/* The report                                                           */
-
-static int
-text_line(struct corral_buf *b, const char *label, const char *id,
-    const char *detail)
-{
-	return corral_buf_addf(b, "%-12s %s%s%s\n", label, id,
-	    detail ? " -- " : "", detail ? detail : "");
-}
-
-static int
-text_combined(const struct corral_fix_report *r, struct corral_buf *b)
-{
-	if (r->combined < 0)
-		return 0;
-	if (r->combined == 1)
-		return corral_buf_addf(b, "%-12s held: %s\n", "together",
-		    r->combined_detail);
-	return corral_buf_addf(b, "%-12s ROLLED BACK: %s; %s\n", "together",
-	    r->combined_detail, r->dry_run ? "--apply would apply nothing" :
-	    "nothing was applied, the root is as it was");
-}
-
-int
-corral_fix_report_text(const struct corral_fix_report *r,
-    struct corral_buf *b)
-{
-	const struct corral_fix_result *res;
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < r->nresults; i++) {
-		res = &r->results[i];
-		rc |= text_line(b, res->status, res->finding->identity,
-		    res->detail);
-	}
-	for (i = 0; i < r->nresults; i++) {
-		res = &r->results[i];
-		if (res->conflict)
-			rc |= corral_buf_addf(b, "%-12s %s -- '%s' is changed "
-			    "differently by %s\n", "held back",
-			    res->finding->identity, res->conflict,
-			    res->conflict_with);
-	}
-	for (i = 0; i < r->nskipped; i++)
-		rc |= text_line(b, "skipped", r->skipped[i].finding->identity,
-		    r->skipped[i].reason);
-	rc |= text_combined(r, b);
-	for (i = 0; i < r->nresults; i++)
-		if (r->results[i].applied)
-			rc |= text_line(b, "applied",
-			    r->results[i].finding->identity, NULL);
-	if (r->bundle)
-		rc |= text_line(b, "bundle", r->bundle, NULL);
-	rc |= corral_buf_addf(b, "considered %zu, attempted %zu, verified %zu, "
-	    "rolled back %zu, applied %zu, conflicts %zu, remaining %zu\n",
-	    r->findings.n, r->nresults, r->verified, r->rolled_back,
-	    r->applied, r->conflicts, r->remaining.n);
-	return rc | corral_buf_addf(b, "%s\n", r->message);
-}
-
-static int
-json_str(struct corral_buf *b, const char *key, const char *s)
-{
-	int rc = corral_buf_addf(b, "\"%s\":", key);
-
-	if (!s)
-		return rc | corral_buf_addstr(b, "null");
-	return rc | corral_buf_addjson(b, s, strlen(s));
-}
-
-static int
-json_strv(struct corral_buf *b, const char *key, const struct corral_strv *sv)
-{
-	size_t i;
-	int rc = corral_buf_addf(b, "\"%s\":[", key);
-
-	for (i = 0; i < sv->n; i++) {
-		rc |= i ? corral_buf_addch(b, ',') : 0;
-		rc |= corral_buf_addjson(b, sv->v[i], strlen(sv->v[i]));
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-/* "key":[identities of results whose status is status (or applied)] */
-static int
-json_ids(struct corral_buf *b, const char *key,
-    const struct corral_fix_report *r, const char *status)
-{
-	size_t i, n = 0;
-	int rc = corral_buf_addf(b, "\"%s\":[", key);
-
-	for (i = 0; i < r->nresults; i++) {
-		if (status ? strcmp(r->results[i].status, status) :
-		    !r->results[i].applied)
-			continue;
-		rc |= n++ ? corral_buf_addch(b, ',') : 0;
-		rc |= corral_buf_addjson(b, r->results[i].finding->identity,
-		    strlen(r->results[i].finding->identity));
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-static int
-json_results(struct corral_buf *b, const struct corral_fix_report *r)
-{
-	const struct corral_fix_result *res;
-	size_t i;
-	int rc = corral_buf_addstr(b, "\"results\":[");
-
-	for (i = 0; i < r->nresults; i++) {
-		res = &r->results[i];
-		rc |= corral_buf_addstr(b, i ? ",{" : "{");
-		rc |= json_str(b, "identity", res->finding->identity);
-		rc |= corral_buf_addch(b, ',');
-		rc |= json_str(b, "status", res->status);
-		rc |= corral_buf_addch(b, ',');
-		rc |= json_str(b, "detail", res->detail);
-		rc |= corral_buf_addf(b, ",\"applied\":%s,\"files\":",
-		    res->applied ? "true" : "false");
-		rc |= corral_json_files(b, &res->files, 0, 0);
-		rc |= corral_buf_addch(b, '}');
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-static int
-json_conflicts(struct corral_buf *b, const struct corral_fix_report *r)
-{
-	const struct corral_fix_result *res;
-	size_t i, n = 0;
-	int rc = corral_buf_addstr(b, "\"conflicts\":[");
-
-	for (i = 0; i < r->nresults; i++) {
-		res = &r->results[i];
-		if (!res->conflict)
-			continue;
-		rc |= corral_buf_addstr(b, n++ ? ",{" : "{");
-		rc |= json_str(b, "identity", res->finding->identity);
-		rc |= corral_buf_addch(b, ',');
-		rc |= json_str(b, "path", res->conflict);
-		rc |= corral_buf_addch(b, ',');
-		rc |= json_str(b, "with", res->conflict_with);
-		rc |= corral_buf_addch(b, '}');
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-static int
-json_skipped(struct corral_buf *b, const struct corral_fix_report *r)
-{
-	size_t i;
-	int rc = corral_buf_addstr(b, "\"skipped\":[");
-
-	for (i = 0; i < r->nskipped; i++) {
-		rc |= corral_buf_addstr(b, i ? ",{" : "{");
-		rc |= json_str(b, "identity", r->skipped[i].finding->identity);
-		rc |= corral_buf_addch(b, ',');
-		rc |= json_str(b, "reason", r->skipped[i].reason);
-		rc |= corral_buf_addch(b, '}');
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-int
-corral_fix_report_json(const struct corral_fix_report *r,
-    struct corral_buf *b)
-{
-	int rc;
-
-	rc = corral_buf_addch(b, '{');
-	rc |= json_str(b, "root", r->root);
-	rc |= corral_buf_addf(b, ",\"dry_run\":%s,\"considered\":%zu,"
-	    "\"attempted\":%zu,", r->dry_run ? "true" : "false",
-	    r->findings.n, r->nresults);
-	rc |= json_results(b, r);
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_ids(b, "verified", r, "verified");
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_ids(b, "rolled_back", r, "rolled-back");
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_ids(b, "applied", r, NULL);
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_conflicts(b, r);
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_skipped(b, r);
-	rc |= corral_buf_addf(b, ",\"combined\":{\"checked\":%s,\"ok\":%s,",
-	    r->combined >= 0 ? "true" : "false",
-	    r->combined == 1 ? "true" : "false");
-	rc |= json_str(b, "detail", r->combined_detail);
-	rc |= corral_buf_addstr(b, "},");
-	rc |= json_strv(b, "found", &r->found);
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_strv(b, "remaining", &r->remaining);
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_str(b, "bundle", r->bundle);
-	rc |= corral_buf_addch(b, ',');
-	rc |= json_str(b, "message", r->message);
-	return rc | corral_buf_addstr(b, "}\n");
 }

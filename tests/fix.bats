@@ -262,6 +262,7 @@ print("healthy")'
 	{ finding dc:bad.py bad.py 5 0.9 single-method; finding dc:bad.py bad.py 2 0.8; } > findings
 	run -0 --separate-stderr corral-fix -a -J -F findings root
 	assert_json '.attempted == 1 and .applied == ["dc:bad.py"]'
+	assert_json '.skipped | map(.reason[0:5]) == ["trust"]'
 	run -1 grep -c DEADCANARY root/bad.py
 }
 
