@@ -916,6 +916,7 @@ struct corral_fix_report {
 	int combined;		/* -1 not checked, 0 failed, 1 held */
 	char *combined_detail;
 	const char *bundle;	/* the bundle written, or NULL */
+	int bundle_withheld;	/* asked for, but the combined check failed */
 	size_t verified, rolled_back, applied, conflicts;
 	char *message;
 };

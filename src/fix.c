@@ -1114,8 +1114,12 @@ write_bundle(struct ctx *c, struct corral_err *err)
 	size_t i, n = 0;
 	int rc;
 
-	if (!c->o->bundle || r->combined == 0)
+	if (!c->o->bundle)
 		return 0;
+	if (r->combined == 0) {
+		r->bundle_withheld = 1;
+		return 0;
+	}
 	if (!(e = calloc(r->nresults + 1, sizeof(*e))))
 		return corral_err_set(err, ENOMEM, "bundle");
 	for (i = 0; i < r->nresults; i++) {

@@ -64,6 +64,9 @@ corral_fix_report_text(const struct corral_fix_report *r,
 			    r->results[i].finding->identity, NULL);
 	if (r->bundle)
 		rc |= text_line(b, "bundle", r->bundle, NULL);
+	if (r->bundle_withheld)
+		rc |= text_line(b, "bundle", "not written", "the fixes do not "
+		    "hold together");
 	rc |= corral_buf_addf(b, "considered %zu, attempted %zu, verified %zu, "
 	    "rolled back %zu, applied %zu, conflicts %zu, remaining %zu\n",
 	    r->findings.n, r->nresults, r->verified, r->rolled_back,

@@ -207,12 +207,17 @@ print("healthy")'
 	script nothing <<-'EOF'
 	exit 1
 	EOF
+	script slow <<-'EOF'
+	corral-marker-patch "$@" && sleep 30
+	EOF
 	before=$(tree_digest root)
 	run -1 --separate-stderr corral-fix -a -J -p "$PWD/crash" root
 	assert_json '.results[0].status == "patch-error"'
 	assert_json '.results[0].detail == "the patcher exit 3: patcher: kaboom"'
 	run -1 --separate-stderr corral-fix -a -J -p "$PWD/nothing" root
 	assert_json '.results[0].status == "no-patch" and .applied == []'
+	run -1 --separate-stderr corral-fix -a -J -t 1 -p "$PWD/slow" root
+	assert_json '.results[0].detail == "the patcher timed out after 1 s" and .applied == []'
 	assert_equal "$before" "$(tree_digest root)"
 }
 
@@ -479,6 +484,10 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 	assert_json '.message == "Applied 0 fix(es); 0 conflict(s) held back."'
 	assert_equal "$before" "$(tree_digest root)"
 	no_leftovers
+	run -1 --separate-stderr corral-fix -b bundle -f "$PWD/finder" root
+	assert_contains "$output" "together     ROLLED BACK: 1 new finding(s): pair:a+b; --apply would apply nothing"
+	assert_contains "$output" "bundle       not written -- the fixes do not hold together"
+	assert_no_file bundle
 }
 
 @test "fix: a re-measure that disagrees after writing is rolled back from the journal, byte for byte" {
@@ -613,4 +622,54 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 	run -0 ls -A work
 	assert_output ""
 	run -0 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: what the finder writes into a clone (a cache) never reaches the root" {
+	plant a.py
+	script finder <<-'EOF'
+	mkdir -p .cache && date +%N > .cache/index
+	exec corral-marker-find "$@"
+	EOF
+	run -0 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
+	assert_json '.applied == ["dc:a.py"] and (.results[0].files | map(.path)) == ["a.py"]'
+	assert_no_file root/.cache
+}
+
+@test "fix: ROOT changed while corral-fix ran: exit 2, and nothing of the fix is applied" {
+	plant a.py
+	script patcher <<-EOF
+	printf 'edited meanwhile\n' > "$PWD/root/a.py"
+	exec corral-marker-patch "\$@"
+	EOF
+	run -2 --separate-stderr corral-fix -a -p "$PWD/patcher" root
+	assert_stderr "corral-fix: 'a.py' changed in 'root' while corral-fix ran; nothing was applied"
+	run -0 cat root/a.py
+	assert_output "edited meanwhile"
+	no_leftovers
+}
+
+@test "fix: a second apply while one holds the journal is refused; the first, losing its finder, rolls back" {
+	plant a.py
+	script finder <<-EOF
+	if ! grep -q DEADCANARY "$PWD/root/a.py"; then
+		echo \$\$ > "$PWD/finder.pid"
+		sleep 60
+	fi
+	exec corral-marker-find "\$@"
+	EOF
+	before=$(tree_digest root)
+	corral-fix -a -f "$PWD/finder" root > first.out 2> first.err &
+	first=$!
+	for _ in $(seq 100); do [ -s finder.pid ] && break; sleep 0.1; done
+	assert_file_exists finder.pid
+	run -2 --separate-stderr corral-fix -a root
+	assert_stderr "corral-fix: another corral-fix or corral-bundle is applying to '$(cd root && pwd -P)'"
+	kill -9 -- "-$(ps -o pgid= -p "$(cat finder.pid)" | tr -d ' ')"
+	status=0
+	wait "$first" || status=$?
+	assert_equal 2 "$status"
+	run -0 cat first.err
+	assert_output "corral-fix: could not look: the finder ended with signal 9"
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
 }
