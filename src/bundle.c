@@ -13,6 +13,7 @@
  */
 #define _XOPEN_SOURCE 700	/* mkdtemp and friends */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -548,6 +549,7 @@ write_planned(struct plan *p, struct corral_journal *j,
 {
 	struct corral_changes c = CORRAL_CHANGES_INIT;
 	struct corral_err e;
+	char first[sizeof(e.msg)];
 	size_t i;
 	int rc = 0;
 
@@ -562,9 +564,10 @@ write_planned(struct plan *p, struct corral_journal *j,
 	corral_changes_release(&c);
 	if (rc == 0)
 		return corral_journal_commit(j, err);
+	snprintf(first, sizeof(first), "%s", err ? err->msg : "");
 	if (corral_journal_rollback(j, &e) < 0)
 		corral_err_set(err, 0, "%s; rolling back failed too: %s; run "
-		    "'corral-fix -R %s'", err->msg, e.msg, p->o->root);
+		    "'corral-fix -R %s'", first, e.msg, p->o->root);
 	return -1;
 }
 

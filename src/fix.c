@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -292,7 +293,7 @@ make_work(struct ctx *c, struct corral_err *err)
 	char *mark;
 	int fd;
 
-	if (!base && !(base = getenv("TMPDIR")))
+	if (!base && (!(base = getenv("TMPDIR")) || !*base))
 		base = "/tmp";
 	if (!(c->work = pathf("%s/%s", base, "corral-fix.XXXXXX")))
 		return corral_err_set(err, ENOMEM, "setup");
@@ -1176,6 +1177,7 @@ apply(struct ctx *c, struct corral_err *err)
 	struct corral_journal *j;
 	sigset_t block, old;
 	struct corral_err e;
+	char first[sizeof(e.msg)];
 	int rc;
 
 	if (c->o->dry_run || c->r->combined != 1)
@@ -1200,10 +1202,12 @@ apply(struct ctx *c, struct corral_err *err)
 			c->r->combined_detail = why.data;
 			why.data = NULL;
 		}
+		snprintf(first, sizeof(first), "%s", rc < 0 && err ?
+		    err->msg : "");
 		if (corral_journal_rollback(j, &e) < 0)
 			rc = corral_err_set(err, e.errnum, "%s%s%s; the journal "
-			    "stays: run 'corral-fix -R %s'", rc < 0 ? err->msg :
-			    "", rc < 0 ? "; rolling back failed: " : "", e.msg,
+			    "stays: run 'corral-fix -R %s'", first,
+			    *first ? "; rolling back failed: " : "", e.msg,
 			    c->o->root);
 		corral_strv_release(&c->r->remaining);
 	}
