@@ -105,3 +105,10 @@ x = 1  # DEADCANARY"
 	CORRAL_FINDING='{"location":' run -2 --separate-stderr corral-marker-patch dir
 	assert_stderr "corral-marker-patch: 'finding' line 1: invalid JSON at byte 13"
 }
+
+@test "marker-find and marker-patch: README states the same synopses" {
+	run -0 grep -cxF "    usage: corral-marker-find [DIR]" "$CORRAL_ROOT/README.md"
+	assert_output 1
+	run -0 grep -cxF "    usage: corral-marker-patch [DIR]" "$CORRAL_ROOT/README.md"
+	assert_output 1
+}
