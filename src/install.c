@@ -20,9 +20,13 @@
 extern char **environ;
 
 const struct corral_command corral_commands[] = {
+	{ "bundle", "write, describe or apply a bundle of verified repairs" },
 	{ "checkout", "make a private copy of just the parts a slice needs" },
 	{ "demo", "a live tour: 12 checks over 4 agents through corral.mk" },
 	{ "doctor", "verify that this install really works" },
+	{ "fix", "apply repairs another tool found, verified, dry run first" },
+	{ "marker-find", "find DEADCANARY markers (an example finder)" },
+	{ "marker-patch", "repair a DEADCANARY marker (an example patcher)" },
 	{ "merge", "fold the agents' logs into the shared results, once" },
 	{ "mk-path", "print the corral.mk that belongs to these programs" },
 	{ "plan", "one brief per agent, as JSON, for a subagent fan-out" },

@@ -28,7 +28,7 @@ usage(FILE *fp, int status)
 		fprintf(fp, "\nCommands (\"corral help COMMAND\" for "
 		    "one's usage):\n");
 		for (c = corral_commands; c->name; c++)
-			fprintf(fp, "   %-12s %s\n", c->name, c->summary);
+			fprintf(fp, "   %-13s %s\n", c->name, c->summary);
 		fprintf(fp, "\nWith no command, corral runs the demo.\n");
 	}
 	exit(status);

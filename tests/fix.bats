@@ -1,0 +1,675 @@
+#!/usr/bin/env bats
+# fix.bats -- corral-fix: a repair lands only when the finder agrees it
+# removed its target and added nothing; dry run and "corroborated only"
+# are the defaults; verified fixes merge in ranked order whatever -j is;
+# a combination that regresses, a re-measure that disagrees and a crash
+# mid-apply all leave the root byte for byte as it was.  Every test
+# checks the bytes on disk, not just the report.  Tests marked [MUTATION]
+# are the ones tests/mutation.bats expects a flipped default to break.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	export TMPDIR=$BATS_TEST_TMPDIR
+	mkdir -p root
+}
+
+USAGE='usage: corral-fix [-aJnT] [-b BUNDLE] [-c CONFIDENCE] [-F FINDINGS] [-f FINDER] [-j JOBS] [-m NOTE] [-p PATCHER] [-t SECONDS] [-w WORKDIR] ROOT
+       corral-fix -R ROOT
+       corral-fix -d'
+
+MARK='# DEADCANARY: this test cannot fail'
+
+# plant FILE...: put the marker in each file (under root/)
+plant() {
+	local f
+	for f in "$@"; do
+		mkdir -p "root/$(dirname "$f")"
+		printf '%s (%s)\n' "$MARK" "$f" > "root/$f"
+	done
+}
+
+# script NAME: an executable sh script NAME, from standard input
+script() {
+	{ echo '#!/bin/sh'; cat; } > "$1"
+	chmod +x "$1"
+}
+
+# finding ID LOCATION [CORROBORATION CONFIDENCE TRUST]: one JSON line
+finding() {
+	printf '{"identity":"%s","location":"%s","corroboration":%s,"max_confidence":%s,"trust":"%s"}\n' \
+		"$1" "$2" "${3:-2}" "${4:-0.8}" "${5:-corroborated}"
+}
+
+# content DIR: a digest of the paths and bytes under DIR (not times)
+content() {
+	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z |
+		xargs -0r sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+# no_leftovers: no clone, work directory or journal is left anywhere
+no_leftovers() {
+	assert_no_file root/.corral-fix
+	run -0 find "$TMPDIR" -maxdepth 1 -name 'corral-fix.*'
+	assert_output ""
+}
+
+# --- usage ------------------------------------------------------------
+
+@test "fix: -h prints usage to stdout and exits 0" {
+	run -0 --separate-stderr corral-fix -h
+	assert_output "$USAGE"
+	run -0 --separate-stderr corral-fix --help
+	assert_output "$USAGE"
+}
+
+@test "fix: no ROOT, or two, prints usage to stderr and exits 2" {
+	run -2 --separate-stderr corral-fix
+	assert_output ""
+	assert_stderr "$USAGE"
+	run -2 --separate-stderr corral-fix root root
+	assert_stderr "$USAGE"
+}
+
+@test "fix: README states the same synopsis" {
+	local line
+	while IFS= read -r line; do
+		run -0 grep -cxF "    $line" "$CORRAL_ROOT/README.md"
+		assert_output 1
+	done <<<"$USAGE"
+}
+
+@test "fix: -a and -n together, or a bad -j, -c or -t, exit 2 and write nothing" {
+	plant bad.py
+	before=$(tree_digest root)
+	run -2 --separate-stderr corral-fix -a -n root
+	assert_stderr "corral-fix: -a and -n may not be specified together"
+	run -2 --separate-stderr corral-fix -a -j 0 root
+	assert_contains "$stderr" "jobs"
+	run -2 --separate-stderr corral-fix -a -c 1.5 root
+	assert_stderr "corral-fix: confidence '1.5' is not a number in 0..1"
+	run -2 --separate-stderr corral-fix -a -t x root
+	assert_contains "$stderr" "timeout"
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: a missing ROOT is named with cannot open and exits 2" {
+	run -2 --separate-stderr corral-fix nothere
+	assert_output ""
+	assert_stderr "corral-fix: cannot open 'nothere': No such file or directory"
+}
+
+@test "fix: a write error on standard output exits 2 and writes nothing" {
+	plant bad.py
+	before=$(tree_digest root)
+	run -2 --separate-stderr sh -c 'corral-fix root >/dev/full'
+	assert_contains "$stderr" "cannot write standard output"
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+# --- the original's fixer tests -----------------------------------------
+
+@test "fix: the clone never holds .git, and a change to .git is never applied" {
+	plant a.py
+	mkdir root/.git
+	printf 'ref: refs/heads/main\n' > root/.git/HEAD
+	script patcher <<-'EOF'
+	[ -e .git/HEAD ] && exit 3
+	mkdir -p .git && printf 'evil\n' > .git/HEAD
+	exec corral-marker-patch "$@"
+	EOF
+	run -0 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.applied == ["dc:a.py"]'
+	assert_json '.results[0].files | map(.path) == ["a.py"]'
+	run -0 cat root/.git/HEAD
+	assert_output "ref: refs/heads/main"
+	run -0 cat root/a.py
+	assert_output "# real_assert(): this test cannot fail (a.py)"
+}
+
+@test "fix: a fix's changed, added and deleted files all reach the root" {
+	plant a.py
+	printf 'old\n' > root/b.txt
+	printf 'keep\n' > root/c.txt
+	script patcher <<-'EOF'
+	corral-marker-patch "$@" || exit
+	rm b.txt && printf 'new\n' > d.txt
+	EOF
+	run -0 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.results[0].detail == "2 file(s) changed, 1 deleted"'
+	assert_json '.results[0].files | map(.path + ":" + .action) == ["a.py:write","b.txt:delete","d.txt:write"]'
+	assert_no_file root/b.txt
+	run -0 cat root/d.txt root/c.txt root/a.py
+	assert_output "new
+keep
+# real_assert(): this test cannot fail (a.py)"
+}
+
+@test "fix: [MUTATION] dry run is the default: the fix is verified and the file keeps its bytes" {
+	plant bad.py
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -J root
+	assert_json '.dry_run == true and .verified == ["dc:bad.py"] and .applied == []'
+	assert_equal "$before" "$(tree_digest root)"
+	run -0 grep -c DEADCANARY root/bad.py
+	assert_output 1
+	no_leftovers
+}
+
+@test "fix: --apply repairs the file, and the finder then finds nothing" {
+	plant bad.py
+	printf 'print("healthy")\n' > root/good.py
+	run -0 --separate-stderr corral-fix --apply root
+	assert_contains "$output" "Applied 1 fix(es); 0 conflict(s) held back."
+	run -0 cat root/bad.py root/good.py
+	assert_output '# real_assert(): this test cannot fail (bad.py)
+print("healthy")'
+	run -0 --separate-stderr corral-marker-find root
+	assert_output ""
+	no_leftovers
+}
+
+@test "fix: a fix that removes the marker but plants a new one is rolled back and nothing leaks" {
+	plant bad.py
+	script patcher <<-'EOF'
+	corral-marker-patch "$@" || exit
+	printf '# DEADCANARY: new\n' > new.py
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.rolled_back == ["dc:bad.py"] and .applied == []'
+	assert_json '.results[0].detail == "fix introduced 1 new finding(s): dc:new.py"'
+	assert_equal "$before" "$(tree_digest root)"
+	assert_no_file root/new.py
+	no_leftovers
+}
+
+@test "fix: a fix that only appends a comment is rolled back, not applied" {
+	plant bad.py
+	script patcher <<-'EOF'
+	printf '# looked at it\n' >> bad.py
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.results[0].status == "rolled-back" and .results[0].detail == "fix did not remove the finding"'
+	assert_json '.applied == []'
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: a failing patcher is a patch-error, one that exits 1 is no-patch; nothing is applied" {
+	plant bad.py
+	script crash <<-'EOF'
+	printf 'half\n' > bad.py
+	echo 'patcher: kaboom' >&2
+	exit 3
+	EOF
+	script nothing <<-'EOF'
+	exit 1
+	EOF
+	script slow <<-'EOF'
+	corral-marker-patch "$@" && sleep 30
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/crash" root
+	assert_json '.results[0].status == "patch-error"'
+	assert_json '.results[0].detail == "the patcher exit 3: patcher: kaboom"'
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/nothing" root
+	assert_json '.results[0].status == "no-patch" and .applied == []'
+	run -1 --separate-stderr corral-fix -a -J -t 1 -p "$PWD/slow" root
+	assert_json '.results[0].detail == "the patcher timed out after 1 s" and .applied == []'
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: [MUTATION] a single-method finding is not attempted by default, even with --apply" {
+	plant bad.py
+	finding dc:bad.py bad.py 1 0.9 single-method > findings
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -F findings root
+	assert_json '.considered == 1 and .attempted == 0 and .applied == []'
+	assert_json '.skipped[0].reason | startswith("trust is '"'single-method'"'")'
+	assert_equal "$before" "$(tree_digest root)"
+	run -0 grep -c DEADCANARY root/bad.py
+	assert_output 1
+}
+
+@test "fix: -T attempts and applies a single-method finding" {
+	plant bad.py
+	finding dc:bad.py bad.py 1 0.9 single-method > findings
+	run -0 --separate-stderr corral-fix -a -T -J -F findings root
+	assert_json '.attempted == 1 and .applied == ["dc:bad.py"]'
+	run -1 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: confidence below 0.6 is not attempted, 0.6 itself is, and -c moves the bar" {
+	plant low.py edge.py
+	{ finding dc:low.py low.py 2 0.2; finding dc:edge.py edge.py 2 0.6; } > findings
+	run -1 --separate-stderr corral-fix -a -J -F findings root
+	assert_json '.attempted == 1 and .applied == ["dc:edge.py"]'
+	assert_json '.skipped == [{"identity":"dc:low.py","reason":"confidence 0.2 is below 0.6"}]'
+	run -0 grep -c DEADCANARY root/low.py
+	run -0 --separate-stderr corral-fix -a -J -c 0.1 -F findings root
+	assert_json '.applied == ["dc:low.py"]'
+	run -1 grep -c DEADCANARY root/low.py
+}
+
+@test "fix: the same identity twice is considered twice and attempted once" {
+	plant bad.py
+	{ finding dc:bad.py bad.py; finding dc:bad.py bad.py; } > findings
+	run -1 --separate-stderr corral-fix -J -F findings root
+	assert_json '.considered == 2 and .attempted == 1'
+	assert_json '.skipped[0].reason == "its identity is attempted already, at a higher rank"'
+	run -0 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: a filtered higher-ranked copy does not hide a lower-ranked one that passes" {
+	plant bad.py
+	{ finding dc:bad.py bad.py 5 0.9 single-method; finding dc:bad.py bad.py 2 0.8; } > findings
+	run -0 --separate-stderr corral-fix -a -J -F findings root
+	assert_json '.attempted == 1 and .applied == ["dc:bad.py"]'
+	assert_json '.skipped | map(.reason[0:5]) == ["trust"]'
+	run -1 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: findings are tried highest corroboration, then confidence, first" {
+	plant a.py b.py c.py
+	{ finding dc:a.py a.py 2 0.7; finding dc:b.py b.py 3 0.6; finding dc:c.py c.py 2 0.9; } > findings
+	run -0 --separate-stderr corral-fix -J -a -F findings root
+	assert_json '[.results[].identity] == ["dc:b.py","dc:c.py","dc:a.py"]'
+	run -0 --separate-stderr corral-marker-find root
+	assert_output ""
+}
+
+@test "fix: two fixes writing one file differently: the higher-ranked applies, the other is held back" {
+	plant shared.py
+	{ finding one shared.py 2 0.9; finding two shared.py 2 0.8; } > findings
+	script finder <<-'EOF'
+	corral-marker-find "$@" | sed 's/"identity":"dc:shared.py"/"identity":"one"/'
+	grep -q DEADCANARY shared.py && echo '{"identity":"two","location":"shared.py","corroboration":2,"max_confidence":0.8,"trust":"corroborated"}'
+	exit 0
+	EOF
+	script patcher <<-'EOF'
+	printf 'fixed by %s\n' "$(printf '%s' "$CORRAL_FINDING" | jq -r .identity)" > shared.py
+	EOF
+	run -0 --separate-stderr corral-fix -a -J -F findings -f "$PWD/finder" -p "$PWD/patcher" root
+	assert_json '.verified == ["one","two"] and .applied == ["one"]'
+	assert_json '.conflicts == [{"identity":"two","path":"shared.py","with":"one"}]'
+	run -0 cat root/shared.py
+	assert_output "fixed by one"
+}
+
+@test "fix: a delete and a write of the same path conflict" {
+	plant a.py b.py
+	printf 'old\n' > root/common.txt
+	script patcher <<-'EOF'
+	corral-marker-patch "$@" || exit
+	case $CORRAL_FINDING in
+	*a.py*) rm common.txt ;;
+	*) printf 'rewritten\n' > common.txt ;;
+	esac
+	EOF
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.applied == ["dc:a.py"]'
+	assert_json '.conflicts == [{"identity":"dc:b.py","path":"common.txt","with":"dc:a.py"}]'
+	assert_no_file root/common.txt
+	run -0 grep -c DEADCANARY root/b.py
+}
+
+@test "fix: a fix that creates deep/er/new.py is applied with its directories" {
+	plant bad.py
+	script patcher <<-'EOF'
+	corral-marker-patch "$@" && mkdir -p deep/er && printf 'ok\n' > deep/er/new.py
+	EOF
+	run -0 --separate-stderr corral-fix -a -p "$PWD/patcher" root
+	run -0 cat root/deep/er/new.py
+	assert_output "ok"
+}
+
+@test "fix: the dry-run report counts considered and attempted and says DRY RUN" {
+	plant bad.py
+	run -1 --separate-stderr corral-fix root
+	assert_stderr ""
+	assert_output "verified     dc:bad.py -- 1 file(s) changed, 0 deleted
+together     held: the 1 fix(es) together leave no target and introduce nothing
+considered 1, attempted 1, verified 1, rolled back 0, applied 0, conflicts 0, remaining 1
+DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
+	run -0 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: -d tours the repair half, every claim holds, and it exits 0" {
+	run -0 --separate-stderr corral-fix -d
+	assert_stderr ""
+	assert_contains "$output" "  found           1 defect(s): dc:broken.py"
+	assert_contains "$output" "  the real file   UNTOUCHED, as it must be during a dry run"
+	assert_contains "$output" "  re-measured     0 defect(s) remain"
+	assert_contains "$output" "  the system      unchanged -- the bad repair never landed"
+	assert_contains "$output" "  2 fix(es) across 2 area(s): (root), pkg"
+	assert_contains "$output" "  result          Applied 1 fix(es); 0 refused, 1 not requested"
+	assert_contains "$output" "  their work      still there -- the bundle refused rather than overwrite it"
+	refute_contains "$output" "MODIFIED"
+	refute_contains "$output" "OVERWRITTEN"
+	no_leftovers
+	run -0 find "$TMPDIR" -maxdepth 1 -name 'corral-fix-demo.*'
+	assert_output ""
+}
+
+# --- beyond the original -------------------------------------------------
+
+@test "fix: exit 0 when the finder finds nothing, and nothing is attempted" {
+	printf 'fine\n' > root/ok.py
+	before=$(tree_digest root)
+	run -0 --separate-stderr corral-fix -a -J root
+	assert_json '.considered == 0 and .attempted == 0 and .remaining == [] and .combined.checked == false'
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: the patcher gets the finding on stdin and in CORRAL_FINDING, and the clone as argument and directory" {
+	plant bad.py
+	script patcher <<-EOF
+	{ cat; printf '%s\n' "\$CORRAL_FINDING" "\$1" "\$PWD"; } > "$PWD/seen"
+	exec corral-marker-patch "\$@"
+	EOF
+	run -1 --separate-stderr corral-fix -p "$PWD/patcher" root
+	run -0 sed -n 1p seen
+	assert_equal "$output" "$(sed -n 2p seen)"
+	assert_json '.identity == "dc:bad.py" and .location == "bad.py"'
+	run -0 sed -n 3p seen
+	assert_equal "$output" "$(sed -n 4p seen)"
+	assert_contains "$output" "$TMPDIR/corral-fix."
+	assert_file_exists root/bad.py
+	run -0 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: a patcher that exits 0 but changes nothing is no-patch, not applied" {
+	plant bad.py
+	script patcher <<-'EOF'
+	exit 0
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.results[0].status == "no-patch" and .results[0].detail == "the patcher exited 0 but changed nothing"'
+	assert_json '.applied == []'
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: a stale finding, one the finder no longer sees, is not applied" {
+	plant bad.py
+	finding dc:gone.py gone.py > findings
+	script patcher <<-'EOF'
+	printf 'made up\n' > gone.py
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -F findings -p "$PWD/patcher" root
+	assert_json '.results[0].status == "stale" and .applied == []'
+	assert_equal "$before" "$(tree_digest root)"
+	assert_no_file root/gone.py
+}
+
+@test "fix: -F - reads the findings from standard input" {
+	plant bad.py
+	finding dc:bad.py bad.py > findings
+	run -0 --separate-stderr corral-fix -a -J -F - root < findings
+	assert_json '.applied == ["dc:bad.py"]'
+	run -1 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: a finder that exits 2 could not look: exit 2, nothing applied" {
+	plant bad.py
+	script finder <<-'EOF'
+	echo 'finder: the index is locked' >&2
+	exit 2
+	EOF
+	before=$(tree_digest root)
+	run -2 --separate-stderr corral-fix -a -f "$PWD/finder" root
+	assert_output ""
+	assert_stderr "corral-fix: could not look: the finder ended with exit 2: finder: the index is locked"
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
+}
+
+@test "fix: a finder that hangs times out, which is could not look" {
+	plant bad.py
+	script finder <<-'EOF'
+	sleep 30
+	EOF
+	before=$(tree_digest root)
+	SECONDS=0
+	run -2 --separate-stderr corral-fix -a -t 1 -f "$PWD/finder" root
+	assert_stderr "corral-fix: could not look: the finder timed out after 1 s"
+	[ "$SECONDS" -lt 10 ] || flunk "took $SECONDS s"
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: a finder that prints a malformed line could not look, and says where" {
+	plant bad.py
+	script finder <<-'EOF'
+	echo '{"identity":"x"}'
+	echo '{"identity":'
+	EOF
+	run -2 --separate-stderr corral-fix -a -f "$PWD/finder" root
+	assert_stderr "corral-fix: could not look: 'finder output' line 2: invalid JSON at byte 13"
+	run -0 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: a finder that fails in an attempt's clone stops the run: exit 2, nothing applied" {
+	plant a.py b.py
+	script finder <<-'EOF'
+	[ -e broke ] && exit 2
+	exec corral-marker-find "$@"
+	EOF
+	script patcher <<-'EOF'
+	corral-marker-patch "$@" || exit
+	case $CORRAL_FINDING in *b.py*) : > broke ;; esac
+	EOF
+	before=$(tree_digest root)
+	run -2 --separate-stderr corral-fix -a -j 2 -f "$PWD/finder" -p "$PWD/patcher" root
+	assert_stderr "corral-fix: could not look: the finder ended with exit 2"
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
+}
+
+@test "fix: fixes that pass alone but break together are all held back; the root stays byte for byte" {
+	plant a.py b.py
+	script finder <<-'EOF'
+	corral-marker-find "$@" || exit 2
+	if grep -q real_assert a.py && grep -q real_assert b.py; then
+		echo '{"identity":"pair:a+b","location":"a.py","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
+	fi
+	exit 0
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
+	assert_json '.verified == ["dc:a.py","dc:b.py"] and .applied == []'
+	assert_json '.combined == {"checked":true,"ok":false,"detail":"1 new finding(s): pair:a+b"}'
+	assert_json '.message == "Applied 0 fix(es); 0 conflict(s) held back."'
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
+	run -1 --separate-stderr corral-fix -b bundle -f "$PWD/finder" root
+	assert_contains "$output" "together     ROLLED BACK: 1 new finding(s): pair:a+b; --apply would apply nothing"
+	assert_contains "$output" "bundle       not written -- the fixes do not hold together"
+	assert_no_file bundle
+}
+
+@test "fix: a re-measure that disagrees after writing is rolled back from the journal, byte for byte" {
+	plant a.py
+	printf 'keep\n' > root/other.txt
+	script finder <<-EOF
+	corral-marker-find "\$@" || exit 2
+	grep -q DEADCANARY "$PWD/root/a.py" ||
+		echo '{"identity":"late","location":"x","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
+	exit 0
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
+	assert_json '.applied == [] and .combined.ok == false and .combined.detail == "1 new finding(s): late"'
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
+}
+
+@test "fix: kill -9 mid-apply leaves a journal that blocks the root until -R restores it byte for byte" {
+	plant a.py pkg/b.py
+	script finder <<-EOF
+	if ! grep -q DEADCANARY "$PWD/root/a.py"; then
+		echo \$\$ > "$PWD/finder.pid"
+		sleep 60
+	fi
+	exec corral-marker-find "\$@"
+	EOF
+	before=$(tree_digest root)
+	corral-fix -a -f "$PWD/finder" root > /dev/null 2>&1 &
+	fix=$!
+	for _ in $(seq 100); do [ -s finder.pid ] && break; sleep 0.1; done
+	assert_file_exists finder.pid
+	kill -9 "$fix"
+	wait "$fix" || true
+	# The finder runs in a process group of its own; end it too.
+	kill -9 -- "-$(ps -o pgid= -p "$(cat finder.pid)" | tr -d ' ')"
+	# Mid-apply: the new bytes are in place and the journal is there.
+	run -1 grep -c DEADCANARY root/a.py root/pkg/b.py
+	assert_file_exists root/.corral-fix/journal.json
+	run -2 --separate-stderr corral-fix root
+	assert_stderr "corral-fix: '$(cd root && pwd -P)/.corral-fix' holds the journal of an interrupted apply; run 'corral-fix -R $(cd root && pwd -P)' to roll it back"
+	run -0 --separate-stderr corral-fix -R root
+	assert_output "rolled back the interrupted apply in 'root'"
+	assert_equal "$before" "$(tree_digest root)"
+	run -0 --separate-stderr corral-fix -R root
+	assert_output "no interrupted apply in 'root'"
+}
+
+@test "fix: -j1 and -j4 give the same report and the same bytes" {
+	plant ok1.py ok2.py ok3.py ok4.py ok5.py reg.py np.py conf1.py conf2.py pkg/ok6.py
+	script patcher <<-'EOF'
+	loc=$(printf '%s' "$CORRAL_FINDING" | jq -r .location)
+	case $loc in
+	ok1.py) sleep 0.4 ;;
+	ok3.py) sleep 0.2 ;;
+	esac
+	case $loc in
+	reg.py) corral-marker-patch "$@" && printf '# DEADCANARY\n' > worse.py ;;
+	np.py) exit 1 ;;
+	conf*) corral-marker-patch "$@" && printf 'by %s\n' "$loc" > shared.txt ;;
+	*) corral-marker-patch "$@" ;;
+	esac
+	EOF
+	cp -a root one && cp -a root four
+	run -1 --separate-stderr corral-fix -a -J -j 1 -p "$PWD/patcher" one
+	one=$(jq -c 'del(.root)' <<<"$output")
+	run -1 --separate-stderr corral-fix -a -J -j 4 -p "$PWD/patcher" four
+	four=$(jq -c 'del(.root)' <<<"$output")
+	assert_equal "$one" "$four"
+	assert_json '(.applied | length) == 7 and .rolled_back == ["dc:reg.py"] and (.conflicts | length) == 1'
+	assert_equal "$(content one)" "$(content four)"
+	run -0 cat four/shared.txt
+	assert_output "by conf1.py"
+}
+
+@test "fix: a symlink in ROOT that leads outside is refused with exit 2, and nothing is written" {
+	plant bad.py
+	mkdir outside
+	ln -s ../outside root/escape
+	before=$(tree_digest root)
+	run -2 --separate-stderr corral-fix -a root
+	assert_stderr "corral-fix: cannot clone 'root': part '.': symlink 'escape' leads outside '$(cd root && pwd -P)'"
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
+}
+
+@test "fix: a patch that changes a symlink is a patch-error, never carried" {
+	plant bad.py
+	printf 'x\n' > root/target.txt
+	ln -s target.txt root/link
+	script patcher <<-'EOF'
+	corral-marker-patch "$@" && ln -sf bad.py link
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	assert_json '.results[0].status == "patch-error"'
+	assert_json '.results[0].detail == "the change to symlink '"'link'"' cannot be carried: only regular files are"'
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+@test "fix: -b writes the verified fixes as a bundle whose expected_before is ROOT before applying" {
+	plant bad.py
+	old=$(sha256sum < root/bad.py | cut -d' ' -f1)
+	run -0 --separate-stderr corral-fix -a -b bundle -m 'from a test' root
+	assert_contains "$output" "bundle       bundle"
+	new=$(sha256sum < root/bad.py | cut -d' ' -f1)
+	assert_json ".fixes[0].files == [{\"action\":\"write\",\"expected_before\":\"$old\",\"path\":\"bad.py\",\"sha256\":\"$new\"}]" bundle/manifest.json
+	assert_json '.bundle_version == 1 and .note == "from a test" and .areas == ["(root)"]' bundle/manifest.json
+	cmp bundle/files/"$new" root/bad.py
+	run -0 ls bundle/files
+	assert_output "$new"
+}
+
+@test "fix: the text and JSON reports agree, and JSON has the original's keys" {
+	plant a.py
+	run -1 --separate-stderr corral-fix -J root
+	assert_json 'keys_unsorted == ["root","dry_run","considered","attempted","results","verified","rolled_back","applied","conflicts","skipped","combined","found","remaining","bundle","message"]'
+	assert_json '.found == ["dc:a.py"] and .remaining == ["dc:a.py"]'
+	run -0 grep -c DEADCANARY root/a.py
+}
+
+@test "fix: -w puts the clones in WORKDIR, and they are gone afterwards" {
+	plant bad.py
+	mkdir work
+	script patcher <<-EOF
+	pwd > "$PWD/where"
+	exec corral-marker-patch "\$@"
+	EOF
+	run -1 --separate-stderr corral-fix -w "$PWD/work" -p "$PWD/patcher" root
+	run -0 cat where
+	assert_contains "$output" "$PWD/work/corral-fix."
+	run -0 ls -A work
+	assert_output ""
+	run -0 grep -c DEADCANARY root/bad.py
+}
+
+@test "fix: what the finder writes into a clone (a cache) never reaches the root" {
+	plant a.py
+	script finder <<-'EOF'
+	mkdir -p .cache && date +%N > .cache/index
+	exec corral-marker-find "$@"
+	EOF
+	run -0 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
+	assert_json '.applied == ["dc:a.py"] and (.results[0].files | map(.path)) == ["a.py"]'
+	assert_no_file root/.cache
+}
+
+@test "fix: ROOT changed while corral-fix ran: exit 2, and nothing of the fix is applied" {
+	plant a.py
+	script patcher <<-EOF
+	printf 'edited meanwhile\n' > "$PWD/root/a.py"
+	exec corral-marker-patch "\$@"
+	EOF
+	run -2 --separate-stderr corral-fix -a -p "$PWD/patcher" root
+	assert_stderr "corral-fix: 'a.py' changed in 'root' while corral-fix ran; nothing was applied"
+	run -0 cat root/a.py
+	assert_output "edited meanwhile"
+	no_leftovers
+}
+
+@test "fix: a second apply while one holds the journal is refused; the first, losing its finder, rolls back" {
+	plant a.py
+	script finder <<-EOF
+	if ! grep -q DEADCANARY "$PWD/root/a.py"; then
+		echo \$\$ > "$PWD/finder.pid"
+		sleep 60
+	fi
+	exec corral-marker-find "\$@"
+	EOF
+	before=$(tree_digest root)
+	corral-fix -a -f "$PWD/finder" root > first.out 2> first.err &
+	first=$!
+	for _ in $(seq 100); do [ -s finder.pid ] && break; sleep 0.1; done
+	assert_file_exists finder.pid
+	run -2 --separate-stderr corral-fix -a root
+	assert_stderr "corral-fix: another corral-fix or corral-bundle is applying to '$(cd root && pwd -P)'"
+	kill -9 -- "-$(ps -o pgid= -p "$(cat finder.pid)" | tr -d ' ')"
+	status=0
+	wait "$first" || status=$?
+	assert_equal 2 "$status"
+	run -0 cat first.err
+	assert_output "corral-fix: could not look: the finder ended with signal 9"
+	assert_equal "$before" "$(tree_digest root)"
+	no_leftovers
+}
