@@ -123,12 +123,13 @@ bench: all
 	$(Q)for b in bench/*.sh; do $$b || exit; echo; done
 
 # The proving ground: every MANIFEST row scored through a real corral run
-# (REPORT.md in proving-ground/out), then the catch and quiet rates over
-# generated systems.  repair-round needs corral-fix; without it, it says
-# COULD-NOT-LOOK and fails.
+# (REPORT.md in proving-ground/out), the repair round (corral-fix with
+# shellcheck's own repairs, REPAIR.md), then the catch and quiet rates over
+# generated systems.
 .PHONY: proving-ground
 proving-ground: all
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/run
+	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 	$(Q)proving-ground/scale
 
 .PHONY: repair-round
