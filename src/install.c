@@ -194,7 +194,8 @@ tag_version(const char *data, size_t len, size_t at)
 {
 	size_t start = at + strlen(CORRAL_VERSION_TAG), i;
 
-	for (i = start; i < len && data[i]; i++)
+	/* Ended by a NUL in a program, by a newline in a script. */
+	for (i = start; i < len && data[i] && data[i] != '\n'; i++)
 		if (!strchr("0123456789abcdefghijklmnopqrstuvwxyz"
 		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_~", data[i]))
 			return 0;

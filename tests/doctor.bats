@@ -86,11 +86,16 @@ line() {
 }
 
 # with_fix_stubs: stand-ins for corral-fix, corral-bundle and
-# corral-marker-find (tests/stubs) in the copy of the install
+# corral-marker-find (tests/stubs) in the copy of the install, marked with
+# this version as corral's programs are
 with_fix_stubs() {
+	local stub
 	broken
-	rm -f inst/bin/corral-fix inst/bin/corral-bundle inst/bin/corral-marker-*
-	cp "$CORRAL_ROOT"/tests/stubs/corral-* inst/bin/
+	for stub in "$CORRAL_ROOT"/tests/stubs/corral-*; do
+		{ cat "$stub"; printf '# @(#)corral %s\n' "$VERSION"; } \
+			> "inst/bin/${stub##*/}"
+		chmod +x "inst/bin/${stub##*/}"
+	done
 }
 
 @test "doctor: with a corral fix installed, the repair checks run and pass when it behaves" {
