@@ -220,7 +220,106 @@ int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
  */
 int corral_split_roundrobin(const struct corral_strv *units, long nslices,
     struct corral_strv **slicesp, size_t *np, struct corral_err *err);
+
+/*
+ * Longest processing time first: units sorted by weight, heaviest first
+ * (ties by name, bytewise), each put on the slice with the least weight
+ * so far (ties: the lower slice).  Slices are then numbered heaviest
+ * first (ties keep their order), so slice 0 is the longest.  w[i] is the
+ * weight of units->v[i].  Same n, results and freeing as round-robin;
+ * *loadsp (may be NULL) gets a malloc'd array of the n slice weights.
+ * The plan depends only on the units and weights, so every host computes
+ * the same one.  -1 on ENOMEM.
+ */
+int corral_split_weighted(const struct corral_strv *units,
+    const long long *w, long nslices, struct corral_strv **slicesp,
+    size_t *np, long long **loadsp, struct corral_err *err);
 void corral_split_free(struct corral_strv *slices, size_t n);
+
+/* What the weights of a population are measured in. */
+enum corral_weights_kind {
+	CORRAL_WEIGHTS_NONE,	/* nothing known: every weight is 0 */
+	CORRAL_WEIGHTS_MS,	/* milliseconds learned from history */
+	CORRAL_WEIGHTS_BYTES	/* file sizes, when there is no history */
+};
+
+/* The smoothing of the learned durations: new = a * x + (1 - a) * old. */
+#define CORRAL_EWMA_ALPHA 0.3
+
+/*
+ * One weight per unit of a population (w[i] for units->v[i]).  known[i]
+ * is 1 when the weight was learned rather than estimated.
+ */
+struct corral_weights {
+	enum corral_weights_kind kind;
+	long long *w;
+	unsigned char *known;
+	size_t n;
+	size_t nknown;
+	long long median;	/* the estimate of an unknown unit (MS) */
+	size_t unreadable;	/* history lines that were not records */
+};
+
+/*
+ * Learn durations from a history.jsonl: per unit of the population, the
+ * exponentially weighted average (CORRAL_EWMA_ALPHA, oldest first) of
+ * "duration_ms" over its records, rounded to whole ms; commit lines and
+ * records without a duration (not-run) are skipped, other unreadable lines
+ * counted.  Units without history get the median of the known ones.  A
+ * missing file, or one without any unit of the population, gives kind
+ * NONE.  0, or -1 with err set (I/O, ENOMEM).  Release wt either way.
+ */
+int corral_weights_history(struct corral_weights *wt,
+    const struct corral_strv *units, const char *history,
+    struct corral_err *err);
+/*
+ * Weigh each unit by the size of the file dir/unit (0 when it is not a
+ * regular file): kind BYTES, every unit estimated.  dir may be NULL (the
+ * current directory).  0, or -1 (ENOMEM).
+ */
+int corral_weights_sizes(struct corral_weights *wt,
+    const struct corral_strv *units, const char *dir,
+    struct corral_err *err);
+void corral_weights_release(struct corral_weights *wt);
+
+/* plan.c: a plan as corral-split makes it */
+
+enum corral_strategy {
+	CORRAL_SPLIT_ROUNDROBIN,	/* the original's */
+	CORRAL_SPLIT_WEIGHTED,		/* longest processing time first */
+	CORRAL_SPLIT_AUTO		/* weighted once history knows a unit */
+};
+
+struct corral_plan {
+	const struct corral_strv *units;
+	struct corral_strv *slices;	/* n, of pointers into units->v */
+	size_t n;
+	struct corral_weights wt;	/* of units->v; kind NONE: unknown */
+	long long *loads;		/* the weight of each slice */
+	const char *strategy;		/* what was done: "roundrobin" or
+					   "weighted" */
+	struct corral_set *ix;		/* unit -> its index in units->v */
+};
+
+/*
+ * Cut units into nslices as strategy says, learning weights from the
+ * history file (may be NULL); a weighted plan without any history weighs
+ * the files srcdir/UNIT (srcdir may be NULL).  0, or -1 with err set (I/O,
+ * ENOMEM).  Release p with corral_plan_release either way.
+ */
+int corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
+    enum corral_strategy strategy, const char *history, const char *srcdir,
+    long nslices, struct corral_err *err);
+/* The weight of a unit of the plan (0 for one it does not hold). */
+long long corral_plan_weight(const struct corral_plan *p, const char *unit);
+/*
+ * Append the plan's description as one JSON line: strategy, units,
+ * slices, weights ("none", "ms" or "bytes"), known, estimated, estimate,
+ * total, longest, makespan, lower_bound (max(ceil(total / slices),
+ * longest)) and loads.  0, or -1 (ENOMEM).
+ */
+int corral_plan_json(const struct corral_plan *p, struct corral_buf *b);
+void corral_plan_release(struct corral_plan *p);
 
 /* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */
@@ -509,6 +608,11 @@ struct corral_json_record {
 	const char *note;	/* NULL when absent or not a string */
 	const char *output;
 	const char *inputs;
+	const char *agent_id;	/* NULL when absent or not a string */
+	const char *signal;
+	long long duration_ms;	/* -1 when absent or not a number */
+	long long exit_code;	/* -1 when absent or not a number */
+	long long attempt;	/* -1 when absent or not a number */
 	void *doc;
 };
 
@@ -522,6 +626,25 @@ struct corral_json_record {
 int corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err);
 void corral_json_record_release(struct corral_json_record *r);
+
+/*
+ * Any one-line JSON object (line[len] must be NUL), for the small files
+ * that are not records (a live agent's status).  0, or -1 with err set as
+ * for a record; release o after a 0.
+ */
+struct corral_json_obj {
+	void *doc;
+};
+
+int corral_json_obj_parse(const char *line, size_t len,
+    struct corral_json_obj *o, struct corral_err *err);
+/* The string member key, or NULL when absent or not a string. */
+const char *corral_json_obj_str(const struct corral_json_obj *o,
+    const char *key);
+/* The member key as a non-negative integer, or -1. */
+long long corral_json_obj_int(const struct corral_json_obj *o,
+    const char *key);
+void corral_json_obj_release(struct corral_json_obj *o);
 
 /*
  * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and
