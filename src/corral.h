@@ -547,6 +547,8 @@ struct corral_merge_opts {
 struct corral_merge_stats {
 	size_t units;		/* the population: expected, else merged */
 	size_t merged;		/* distinct units found in the logs */
+	size_t attempts;	/* record lines read: every attempt counts */
+	size_t flaky;		/* units written with status "flaky" */
 	size_t successes;	/* lines written to successes.jsonl */
 	size_t failures;	/* lines written to failures.jsonl */
 	size_t missing;		/* expected units no log holds (not-run) */
