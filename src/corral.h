@@ -74,6 +74,24 @@ int corral_strtonum(const char *s, long long min, long long max,
     long long *out, const char *what, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
+/* parse.c: option values that are durations and sizes                 */
+
+/*
+ * Seconds, with up to three decimals ("2", "0.25"), as milliseconds in
+ * *ms.  0, or -1 with a message naming `what` in err.
+ */
+int corral_seconds_parse(const char *s, long long *ms, const char *what,
+    struct corral_err *err);
+/*
+ * A size in bytes, with an optional K, M or G suffix (powers of 1024).
+ * 0, or -1 with a message naming `what` in err.
+ */
+int corral_size_parse(const char *s, long long *bytes, const char *what,
+    struct corral_err *err);
+/* ms as seconds for a message: "2s", "0.25s", "1.5s". */
+void corral_seconds_format(long long ms, char out[32]);
+
+/* ------------------------------------------------------------------ */
 /* buf.c: a growable byte buffer (sds-like), always NUL-terminated     */
 
 struct corral_buf {
@@ -416,6 +434,87 @@ int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 void corral_time_iso(char out[CORRAL_TIME_ISO_SIZE]);
 /* Monotonic milliseconds, for durations. */
 long long corral_time_ms(void);
+/* Wall-clock milliseconds since the Epoch, for what other processes read. */
+long long corral_time_epoch_ms(void);
+/* ms for people: "3.2s", "1m05s", "2h03m"; "?" when ms < 0. */
+void corral_duration_format(long long ms, char out[32]);
+
+/* ------------------------------------------------------------------ */
+/* live.c: what a running agent shows (status file, ticks, progress)   */
+
+/* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
+struct corral_tally {
+	size_t total;		/* units of the agents that have started */
+	size_t done, pass, fail, flaky, timeout;
+	long long weight;	/* their expected work (ms, or 1 a unit) */
+	long long wdone;	/* the expected work of the finished units */
+	long long start_ms;	/* when the first agent started (Epoch ms) */
+};
+
+/* One agent's live state; only run.c writes it. */
+struct corral_live {
+	int statusfd;		/* STATEDIR/agent-ID.status, or -1 */
+	int tickfd;		/* STATEDIR/ticks, or -1 */
+	off_t tickoff;		/* how far the ticks have been read */
+	int progress;		/* print progress on stderr (set by caller) */
+	int tty;		/* ... redrawing one line on a terminal */
+	long long drawn_ms;
+	struct corral_tally t;
+	struct corral_buf b;
+};
+
+void corral_live_init(struct corral_live *l);
+/*
+ * Start showing an agent of units units and weight expected work: with a
+ * statedir (created if needed; NULL for none), truncate its status file,
+ * append its first line, and add its share to STATEDIR/ticks.  0, or -1
+ * with err set.  Later calls never fail: what they write is advisory.
+ */
+int corral_live_open(struct corral_live *l, const char *statedir,
+    const char *agent, const char *run, size_t units, long long weight,
+    struct corral_err *err);
+/* Unit i (from 1), attempt attempt, expected to take expect_ms (-1: ?). */
+void corral_live_start(struct corral_live *l, const char *unit, size_t i,
+    int attempt, long long expect_ms);
+/*
+ * An attempt ended with status after ms; final when it is the unit's last.
+ * A final one is ticked with weight; then the progress line is printed
+ * (one write(2) of less than PIPE_BUF bytes, so lines never mix).
+ */
+void corral_live_end(struct corral_live *l, const char *unit,
+    const char *status, long long ms, int attempt, int final,
+    long long weight);
+/* Close; finished: the slice ran to its end (the status file says so). */
+void corral_live_close(struct corral_live *l, int finished);
+/* The tally of STATEDIR/ticks into t (zero when there is none).  0 or -1. */
+int corral_live_tally(const char *statedir, struct corral_tally *t,
+    struct corral_err *err);
+
+enum corral_agent_state {
+	CORRAL_AGENT_STARTING,	/* no unit started yet */
+	CORRAL_AGENT_RUNNING,	/* on a unit */
+	CORRAL_AGENT_DONE,	/* its slice ran to the end */
+	CORRAL_AGENT_GONE	/* its process is gone, the slice unfinished */
+};
+
+/* What one agent's status file says; -1 for numbers it does not. */
+struct corral_agent_status {
+	char *agent;
+	char *run;
+	char *unit;		/* RUNNING: the unit it is on */
+	long long pid, units, i, attempt;
+	long long since_ms;	/* when the unit (or the state) began */
+	long long expect_ms;	/* the unit's usual duration, or -1 */
+	enum corral_agent_state state;
+};
+
+/*
+ * Every STATEDIR/agent-ID.status, in no particular order, in a malloc'd
+ * array; free with corral_live_free.  0, or -1 with err set.
+ */
+int corral_live_read(const char *statedir, struct corral_agent_status **listp,
+    size_t *np, struct corral_err *err);
+void corral_live_free(struct corral_agent_status *list, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* run.c: running one slice (corral-run-slice)                         */
@@ -435,16 +534,24 @@ void corral_run_id(char out[32]);
  * SIGTERM are caught (unless ignored on entry, as make and the shells
  * leave them) and forwarded to the running unit's process group, a second
  * one as SIGKILL; SIGXFSZ is ignored so a file size limit makes writes
- * fail with EFBIG instead of killing the agent; SIGCHLD is reset to its
- * default so units can be waited for.  Units get the caller's dispositions
- * back.  0, or -1 with err set.
+ * fail with EFBIG instead of killing the agent; SIGCHLD is caught and
+ * blocked, so that it wakes the wait for a unit only inside ppoll(2).
+ * Units get the caller's dispositions and an empty mask back.  0, or -1
+ * with err set.
  */
 int corral_run_signals(struct corral_err *err);
 /* The first forwarded signal caught so far, or 0. */
 int corral_run_caught(void);
 
+/* Limits set on each unit with setrlimit(2) before it starts; 0: none. */
+struct corral_limits {
+	long long cpu;		/* RLIMIT_CPU, seconds (hard limit one more) */
+	long long mem;		/* RLIMIT_AS, bytes */
+	long long fsize;	/* RLIMIT_FSIZE, bytes */
+};
+
 /*
- * One agent's run of one slice.  The caller fills the first block, calls
+ * One agent's run of one slice.  The caller fills the first blocks, calls
  * corral_run_init first and corral_run_release last, whatever happened.
  */
 struct corral_run {
@@ -459,8 +566,21 @@ struct corral_run {
 	const char *inputs;	/* recorded in each record; may be NULL */
 	int keep;		/* leave the clone in place */
 
+	/* Time, attempts, resources: 0 means none (no limit, no retry). */
+	long long timeout_ms;	/* each attempt of a unit */
+	long long grace_ms;	/* after a timeout, from SIGTERM to SIGKILL */
+	long long slice_ms;	/* the whole slice */
+	long long deadline_ms;	/* Epoch ms by which the whole run must end */
+	int retries;		/* attempts after a failed one, at most */
+	const unsigned char *no_retry;	/* [256]: exit codes never retried */
+	long long output_max;	/* bytes of a unit's output kept (head+tail) */
+	struct corral_limits limits;
+	const long long *expect;	/* expected ms per unit, or NULL */
+	const char *statedir;	/* live state for corral-status, or NULL */
+	int progress;		/* a progress line per unit on stderr */
+
 	char *clone;		/* the clone's absolute path, once made */
-	size_t failed;		/* units whose record says ok false */
+	size_t failed;		/* units whose final record says ok false */
 
 	/* Private to run.c. */
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
@@ -471,16 +591,23 @@ struct corral_run {
 	int watchfd;		/* to the watchdog */
 	pid_t watchdog;
 	struct corral_strv env;	/* the units' environment */
-	size_t envunit;		/* env.v[envunit]: CORRAL_UNIT, then NOTE */
+	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */
 	struct corral_buf line;	/* the record being written */
+	long long slice_end;	/* monotonic ms when time is up, or 0 */
+	int slice_why;		/* 'T': the slice's limit; 'd': the run's */
+	int nlimits;		/* setrlimit(2) calls each unit gets */
+	int limit_res[3];
+	long long limit_val[3][2];	/* soft, hard */
+	char *iobuf;		/* for the units' output */
+	struct corral_live live;
 };
 
 void corral_run_init(struct corral_run *r);
 
 /*
  * Get ready to run: create LOGDIR/agent-ID/, remove the agent's old log
- * (agent-ID.jsonl and .part) and old outputs (N.out, N.note; nothing
- * else), check out the clone into a fresh directory under workroot, start
+ * (agent-ID.jsonl and .part) and old outputs (N.out, N.note, N.A.out,
+ * N.A.note; nothing else), check out the clone into a fresh directory under workroot, start
  * the watchdog (a process forked once, in a process group of its own,
  * that kills the running unit's group and removes the clone if this
  * process dies without finishing), then open agent-ID.jsonl.part.  Each
@@ -492,13 +619,20 @@ int corral_run_start(struct corral_run *r, struct corral_strv *missing,
 
 /*
  * Run each unit in order, in its own process group, with the clone as
- * working directory, stdin /dev/null and stdout and stderr in
- * LOGDIR/agent-ID/N.out, and append its record to the .part with one
- * write(2) when it ends; whatever the unit left in its process group is
- * then killed.  A unit's failure is its record, not an error.  Returns 0
- * when every unit ran; -1 with err set when the log could not be written,
- * or when a forwarded signal stopped the slice (corral_run_caught() tells
- * which; the unit in flight then gets no record).
+ * working directory, stdin /dev/null and stdout and stderr through a pipe
+ * into LOGDIR/agent-ID/N.out (N.A.out for attempt A > 1; capped at
+ * output_max bytes, head and tail kept with a marker between), and append
+ * its record to the .part with one write(2) when it ends; whatever the
+ * unit left in its process group is then killed.  A unit past its time
+ * gets SIGTERM, its whole group SIGKILL grace_ms later, and the status
+ * "timeout".  A failed attempt is retried up to retries times (not for
+ * the exit codes in no_retry), each attempt its own record; a pass after
+ * a failure is "flaky".  Once the slice's or the run's time is up, the
+ * units left get "not-run" records.  A unit's failure is its record, not
+ * an error.  Returns 0 when every unit ran; -1 with err set when the log
+ * or an output could not be written, or when a forwarded signal stopped
+ * the slice (corral_run_caught() tells which; the unit in flight then
+ * gets no record).
  */
 int corral_run_units(struct corral_run *r, const struct corral_strv *units,
     struct corral_err *err);
