@@ -849,4 +849,52 @@ long corral_score_count(const struct corral_score *s, const char *verdict);
 int corral_score_order(const struct corral_score *s, const char ***orderp);
 void corral_score_release(struct corral_score *s);
 
+/* ------------------------------------------------------------------ */
+/* report.c: merged results as JUnit XML and TAP                       */
+
+/*
+ * Append s[0..n) as XML character data that is also safe inside a quoted
+ * attribute: & < > " ' escaped, tab and newlines as character references,
+ * invalid UTF-8 and characters XML 1.0 forbids as U+FFFD.  0, or -1
+ * (ENOMEM).
+ */
+int corral_buf_addxml(struct corral_buf *b, const char *s, size_t n);
+
+/* One unit of the merged results. */
+struct corral_report_row {
+	char *unit;
+	char *status;		/* as recorded; pass or fail when absent */
+	char *note;		/* "" when absent */
+	char *output;		/* NULL when absent */
+	long long duration_ms;	/* -1 when absent */
+	long long attempt;
+	int ok;			/* it is in successes.jsonl */
+};
+
+struct corral_report {
+	const char *dir;		/* the results' directory */
+	struct corral_report_row *rows;	/* sorted by unit, bytewise */
+	size_t n;
+	struct corral_strv unreadable;	/* "FILE line N: why" */
+};
+
+/*
+ * Read dir's successes.jsonl and failures.jsonl (a missing one is empty);
+ * lines that are not records go to unreadable.  0, or -1 with err set.
+ * Release rep with corral_report_release either way.
+ */
+int corral_report_read(struct corral_report *rep, const char *dir,
+    struct corral_err *err);
+void corral_report_release(struct corral_report *rep);
+/*
+ * Append the JUnit XML (a <testsuites> root; one <testcase> per unit with
+ * name, classname and file; <failure> for each failed unit and
+ * <flakyFailure> for each flaky one, with the note as message and the
+ * tail of the unit's output as text) or the TAP version 13 (one test per
+ * unit, a YAML block for each one that failed or was flaky) to b.
+ * 0, or -1 (ENOMEM).
+ */
+int corral_report_junit(const struct corral_report *rep, struct corral_buf *b);
+int corral_report_tap(const struct corral_report *rep, struct corral_buf *b);
+
 #endif /* CORRAL_H */
