@@ -91,6 +91,26 @@ int corral_size_parse(const char *s, long long *bytes, const char *what,
 /* ms as seconds for a message: "2s", "0.25s", "1.5s". */
 void corral_seconds_format(long long ms, char out[32]);
 
+/* Limits set on each unit with setrlimit(2) before it starts; 0: none. */
+struct corral_limits {
+	long long cpu;		/* RLIMIT_CPU, seconds (hard limit one more) */
+	long long mem;		/* RLIMIT_AS, bytes */
+	long long fsize;	/* RLIMIT_FSIZE, bytes */
+};
+
+/*
+ * One limit as corral-run-slice's -L takes it: cpu=SECS, mem=SIZE or
+ * fsize=SIZE, into l.  0, or -1 with a message in err.
+ */
+int corral_limit_parse(struct corral_limits *l, const char *arg,
+    struct corral_err *err);
+/*
+ * Exit codes separated by commas ("23,66"): codes[c] = 1 for each.  0,
+ * or -1 with a message naming `what` in err.
+ */
+int corral_codes_parse(unsigned char codes[256], const char *arg,
+    const char *what, struct corral_err *err);
+
 /* ------------------------------------------------------------------ */
 /* buf.c: a growable byte buffer (sds-like), always NUL-terminated     */
 
@@ -451,13 +471,21 @@ struct corral_tally {
 	long long start_ms;	/* when the first agent started (Epoch ms) */
 };
 
+/*
+ * Prints one progress line of len bytes (less than PIPE_BUF), which the
+ * caller should write whole, with one write(2), so that lines of agents
+ * sharing a terminal or a pipe never mix.
+ */
+typedef void corral_progress_fn(void *arg, const char *line, size_t len);
+
 /* One agent's live state; only run.c writes it. */
 struct corral_live {
 	int statusfd;		/* STATEDIR/agent-ID.status, or -1 */
 	int tickfd;		/* STATEDIR/ticks, or -1 */
 	off_t tickoff;		/* how far the ticks have been read */
-	int progress;		/* print progress on stderr (set by caller) */
-	int tty;		/* ... redrawing one line on a terminal */
+	corral_progress_fn *print;	/* NULL: no progress lines */
+	void *print_arg;
+	int tty;		/* redraw one line ("\r\033[K...") */
 	long long drawn_ms;
 	struct corral_tally t;
 	struct corral_buf b;
@@ -478,8 +506,9 @@ void corral_live_start(struct corral_live *l, const char *unit, size_t i,
     int attempt, long long expect_ms);
 /*
  * An attempt ended with status after ms; final when it is the unit's last.
- * A final one is ticked with weight; then the progress line is printed
- * (one write(2) of less than PIPE_BUF bytes, so lines never mix).
+ * A final one is ticked with weight; then the progress line goes to
+ * l->print: one line per attempt, or on a terminal the redrawn tally (at
+ * most ten times a second, and once more when the run is done).
  */
 void corral_live_end(struct corral_live *l, const char *unit,
     const char *status, long long ms, int attempt, int final,
@@ -543,13 +572,6 @@ int corral_run_signals(struct corral_err *err);
 /* The first forwarded signal caught so far, or 0. */
 int corral_run_caught(void);
 
-/* Limits set on each unit with setrlimit(2) before it starts; 0: none. */
-struct corral_limits {
-	long long cpu;		/* RLIMIT_CPU, seconds (hard limit one more) */
-	long long mem;		/* RLIMIT_AS, bytes */
-	long long fsize;	/* RLIMIT_FSIZE, bytes */
-};
-
 /*
  * One agent's run of one slice.  The caller fills the first blocks, calls
  * corral_run_init first and corral_run_release last, whatever happened.
@@ -577,7 +599,9 @@ struct corral_run {
 	struct corral_limits limits;
 	const long long *expect;	/* expected ms per unit, or NULL */
 	const char *statedir;	/* live state for corral-status, or NULL */
-	int progress;		/* a progress line per unit on stderr */
+	corral_progress_fn *progress;	/* gets progress lines, or NULL */
+	void *progress_arg;
+	int progress_tty;	/* they go to a terminal: redraw one line */
 
 	char *clone;		/* the clone's absolute path, once made */
 	size_t failed;		/* units whose final record says ok false */

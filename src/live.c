@@ -8,8 +8,9 @@
  * one short line per finished unit to STATEDIR/ticks -- the one file
  * several agents write, always with a single O_APPEND write(2) of a few
  * bytes, so no line is ever torn or mixed -- from which each agent tallies
- * the whole run for its progress line.  None of this is a result: the
- * merge never reads it, and a lost tick costs a wrong count, not a record.
+ * the whole run for its progress line, which it hands to the caller to
+ * print.  None of this is a result: the merge never reads it, and a lost
+ * tick costs a wrong count, not a record.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -71,7 +72,6 @@ corral_live_open(struct corral_live *l, const char *statedir,
 	l->t.total = units;
 	l->t.weight = weight;
 	l->t.start_ms = now;
-	l->tty = l->progress && isatty(2);
 	if (!statedir)
 		return 0;
 	if (corral_mkdir_p(statedir, 0777, err) < 0)
@@ -298,7 +298,7 @@ draw(struct corral_live *l, const char *unit, const char *status,
 		rc |= corral_buf_addch(b, '\n');
 	}
 	if (rc == 0)
-		put(2, b);
+		l->print(l->print_arg, b->data, b->len);
 }
 
 void
@@ -315,7 +315,7 @@ corral_live_end(struct corral_live *l, const char *unit, const char *status,
 	}
 	if (l->tickfd >= 0)
 		tally_read(l->tickfd, &l->tickoff, &l->t);
-	if (l->progress)
+	if (l->print)
 		draw(l, unit, status, ms, attempt, final);
 }
 

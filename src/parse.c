@@ -1,9 +1,10 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * parse.c reads the option values that are not plain integers: durations
- * in seconds with up to three decimals, kept as whole milliseconds, and
- * sizes with a K, M or G suffix.  Like corral_strtonum, it refuses
- * anything it does not fully understand rather than guess.
+ * in seconds with up to three decimals, kept as whole milliseconds,
+ * sizes with a K, M or G suffix, resource limits and lists of exit codes.
+ * Like corral_strtonum, it refuses anything it does not fully understand
+ * rather than guess.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -73,4 +74,46 @@ corral_seconds_format(long long ms, char out[32])
 		out[n] = 's';
 		out[n + 1] = '\0';
 	}
+}
+
+int
+corral_limit_parse(struct corral_limits *l, const char *arg,
+    struct corral_err *err)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+
+	if (n == 3 && !strncmp(arg, "cpu", 3))
+		return corral_strtonum(eq + 1, 1, INT_MAX, &l->cpu, "-L cpu",
+		    err);
+	if (n == 3 && !strncmp(arg, "mem", 3))
+		return corral_size_parse(eq + 1, &l->mem, "-L mem", err);
+	if (n == 5 && !strncmp(arg, "fsize", 5))
+		return corral_size_parse(eq + 1, &l->fsize, "-L fsize", err);
+	return corral_err_set(err, 0, "-L '%s' is not cpu=SECS, mem=SIZE or "
+	    "fsize=SIZE", arg);
+}
+
+int
+corral_codes_parse(unsigned char codes[256], const char *arg,
+    const char *what, struct corral_err *err)
+{
+	char num[32];
+	const char *p = arg, *end;
+	long long code;
+	size_t n;
+
+	do {
+		end = strchr(p, ',');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (n >= sizeof(num))
+			n = sizeof(num) - 1;
+		memcpy(num, p, n);
+		num[n] = '\0';
+		if (corral_strtonum(num, 0, 255, &code, what, err) < 0)
+			return -1;
+		codes[code] = 1;
+		p = end + 1;
+	} while (end);
+	return 0;
 }

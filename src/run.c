@@ -1439,7 +1439,9 @@ open_live(struct corral_run *r, const struct corral_strv *units,
 
 	for (i = 0; i < units->n; i++)
 		weight += weight_of(r, i);
-	r->live.progress = r->progress;
+	r->live.print = r->progress;
+	r->live.print_arg = r->progress_arg;
+	r->live.tty = r->progress_tty;
 	return corral_live_open(&r->live, r->statedir, r->agent, r->run,
 	    units->n, weight, err);
 }

@@ -136,38 +136,22 @@ number(const char *arg, long long max, const char *what)
 	return v;
 }
 
-/* -L cpu=SECS, -L mem=SIZE, -L fsize=SIZE */
 static void
 parse_limit(struct corral_limits *l, const char *arg)
 {
 	struct corral_err err;
-	const char *eq = strchr(arg, '=');
-	long long *v = NULL;
 
-	if (eq && eq - arg == 3 && !strncmp(arg, "cpu", 3)) {
-		l->cpu = number(eq + 1, INT_MAX, "-L cpu");
-		return;
-	}
-	if (eq && eq - arg == 3 && !strncmp(arg, "mem", 3))
-		v = &l->mem;
-	else if (eq && eq - arg == 5 && !strncmp(arg, "fsize", 5))
-		v = &l->fsize;
-	if (!v)
-		corral_die(CORRAL_EXIT_ERR, "-L '%s' is not cpu=SECS, mem=SIZE "
-		    "or fsize=SIZE", arg);
-	if (corral_size_parse(eq + 1, v, "-L", &err) < 0)
+	if (corral_limit_parse(l, arg, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
-/* -N 23,66: exit codes that are never retried. */
 static void
 parse_codes(unsigned char *no_retry, const char *arg)
 {
-	char *list = xstrdup(arg), *p, *save = NULL;
+	struct corral_err err;
 
-	for (p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		no_retry[number(p, 255, "-N")] = 1;
-	free(list);
+	if (corral_codes_parse(no_retry, arg, "-N", &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
 /* Die of sig, as the caller expects of an interrupted program. */
@@ -213,6 +197,14 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 	return status;
 }
 
+/* A progress line, with one write(2): agents sharing stderr never mix. */
+static void
+print_progress(void *arg, const char *line, size_t len)
+{
+	(void)arg;
+	(void)!write(2, line, len);
+}
+
 static const char *
 env_or(const char *name, const char *fallback)
 {
@@ -249,7 +241,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'S': r->statedir = optarg; break;
 		case 'T': r->slice_ms = seconds(c, optarg); break;
 		case 't': r->timeout_ms = seconds(c, optarg); break;
-		case 'v': r->progress = 1; break;
+		case 'v': r->progress = print_progress; break;
 		case 'w': r->workroot = optarg; break;
 		case 'x': xadd(&o->exclude, optarg); break;
 		default: usage(stderr, CORRAL_EXIT_ERR);
@@ -296,6 +288,7 @@ main(int argc, char *argv[])
 	r.keep |= keep && !strcmp(keep, "1");
 	r.no_retry = o.no_retry;
 	r.expect = expect;
+	r.progress_tty = r.progress && isatty(2);
 	status = run_slice(&r, &o.units);
 
 	free(expect);
