@@ -138,6 +138,15 @@ demo: all
 	$(Q)$(MAKE) --no-print-directory -C examples/textkit -j4 corral-run; \
 		build-aux/check-demo examples/textkit/.corral
 
+# Measurements, printed as ratios (see RELIABILITY 6.1): the cost of
+# timeouts and limits per unit (P11, P2), and the makespan of a weighted
+# plan against round-robin and the lower bound.
+.PHONY: bench
+bench: all
+	$(Q)PATH="$(CURDIR)/$(BIN):$$PATH" bench/limits.sh
+	$(Q)PATH="$(CURDIR)/$(BIN):$$PATH" CORRAL_BIN="$(CURDIR)/$(BIN)" \
+		bench/makespan.sh
+
 .PHONY: clean
 clean:
 	rm -rf bin build
