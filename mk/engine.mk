@@ -179,8 +179,9 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 
 # The options of corral-run-slice that come from CORRAL_* settings, as the
 # shell's "$@"; $(1) is the slice (without .units).
-__corral_slice_opts = set -- -S $(__corral_O)/live -g "$$__corral_grace" \
-	-R "$$__corral_retries"; \
+__corral_slice_opts = set -- -S $(__corral_O)/live; \
+	[ -z "$$__corral_grace" ] || set -- "$$@" -g "$$__corral_grace"; \
+	[ -z "$$__corral_retries" ] || set -- "$$@" -R "$$__corral_retries"; \
 	[ -z "$$__corral_timeout" ] || set -- "$$@" -t "$$__corral_timeout"; \
 	[ -z "$$__corral_slice_timeout" ] || \
 		set -- "$$@" -T "$$__corral_slice_timeout"; \

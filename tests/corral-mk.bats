@@ -429,6 +429,12 @@ EOF
 	done
 }
 
+@test "corral-mk: an empty CORRAL_GRACE, CORRAL_RETRIES or CORRAL_OUTPUT_MAX means the agents' defaults" {
+	project a b
+	run -0 make -C proj -j2 corral-run CORRAL_GRACE= CORRAL_RETRIES= CORRAL_OUTPUT_MAX=
+	assert_json '.successes == 2' proj/.corral/summary.json
+}
+
 @test "corral-mk: CORRAL_TIMEOUT ends a stuck unit and all it started; it is a timeout in failures.jsonl and make fails" {
 	export TAG="corral-mk-to-$BATS_TEST_NUMBER-$$-$RANDOM"
 	project a stuck b
