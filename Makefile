@@ -117,10 +117,15 @@ test: all
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
 		build-aux/run-tests $(TESTS)
 
-# Ratios measured side by side, never timed assertions (bench/*.sh).
+# Measurements, printed as ratios measured side by side, never timed
+# assertions (RELIABILITY 6.1): dispatch against xargs -P (P1), the cost of
+# timeouts and limits per unit (P11, P2), and the makespan of a weighted
+# plan against round-robin and the lower bound.
 .PHONY: bench
 bench: all
-	$(Q)for b in bench/*.sh; do $$b || exit; echo; done
+	$(Q)for b in bench/*.sh; do \
+		PATH="$(CURDIR)/$(BIN):$$PATH" CORRAL_BIN="$(CURDIR)/$(BIN)" \
+		$$b || exit; echo; done
 
 # The proving ground: every MANIFEST row scored through a real corral run
 # (REPORT.md in proving-ground/out), the repair round (corral-fix with

@@ -34,6 +34,31 @@
 #                                this file, else PREFIX/bin of an install, else
 #                                empty (found on PATH)
 #   CORRAL_V          ?= 0       1 shows every command
+#   CORRAL_SPLIT      ?= auto    how a plan cuts the units: roundrobin;
+#                                weighted (longest first over durations
+#                                learned from history.jsonl); auto: weighted
+#                                once history knows a unit, else roundrobin
+#   CORRAL_TIMEOUT    ?=         seconds an attempt of a unit may take
+#                                (fractions allowed); empty: no limit
+#   CORRAL_SLICE_TIMEOUT ?=      seconds a whole slice may take; the units
+#                                left then are recorded as not-run
+#   CORRAL_RUN_TIMEOUT ?=        seconds the whole corral-run may take
+#   CORRAL_GRACE      ?= 5       seconds from SIGTERM to SIGKILL on a timeout
+#   CORRAL_RETRIES    ?= 0       times a failed unit is tried again, at once,
+#                                by the same agent; a pass after a failure
+#                                is flaky
+#   CORRAL_NO_RETRY   ?=         exit codes never retried (e.g. 23 for a
+#                                sanitizer), separated by commas or spaces
+#   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
+#   CORRAL_OUTPUT_MAX ?= 1M      bytes of each unit's output kept (the first
+#                                and last halves, a marker between); 0: all
+#   CORRAL_LIMIT_CPU  ?=         CPU seconds per unit process (setrlimit)
+#   CORRAL_LIMIT_MEM  ?=         address space per unit process, bytes
+#                                (K, M, G suffixes)
+#   CORRAL_LIMIT_FSIZE ?=        largest file a unit may write, bytes
+#   CORRAL_QUIET      ?= 0       1: no progress lines while units run
+#   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
+#                                every merge; empty: none
 #
 # Targets:
 #   corral-run           run what changed or failed, merge, print a summary;
@@ -41,6 +66,7 @@
 #   corral-merge         merge the agents' logs again
 #   corral-rerun-failed  re-run only the failed and not-run units, merge them
 #                        over the result
+#   corral-plan          make the plan again now (from the history so far)
 #   corral-clean         remove CORRAL_OUT
 #
 # The slice graph itself lives in mk/engine.mk and runs as a sub-make that
@@ -68,6 +94,20 @@ CORRAL_PARTS      ?=
 CORRAL_PARTS_CMD  ?=
 CORRAL_AGENTS     ?=
 CORRAL_V          ?= 0
+CORRAL_SPLIT      ?= auto
+CORRAL_TIMEOUT    ?=
+CORRAL_SLICE_TIMEOUT ?=
+CORRAL_RUN_TIMEOUT ?=
+CORRAL_GRACE      ?= 5
+CORRAL_RETRIES    ?= 0
+CORRAL_NO_RETRY   ?=
+CORRAL_FAIL_ON_FLAKY ?= 0
+CORRAL_OUTPUT_MAX ?= 1M
+CORRAL_LIMIT_CPU  ?=
+CORRAL_LIMIT_MEM  ?=
+CORRAL_LIMIT_FSIZE ?=
+CORRAL_QUIET      ?= 0
+CORRAL_JUNIT      ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -92,6 +132,37 @@ __corral-nondigits = $(subst 9,,$(subst 8,,$(subst 7,,$(subst 6,,$(subst 5,,\
 	$(subst 4,,$(subst 3,,$(subst 2,,$(subst 1,,$(subst 0,,$(1)))))))))))
 ifneq ($(strip $(call __corral-nondigits,$(strip $(CORRAL_AGENTS)))),)
 $(error corral.mk: CORRAL_AGENTS is '$(CORRAL_AGENTS)'; it must be a number)
+endif
+# __corral-want NAME,LEFT,WHAT: stop unless $(NAME) is one word that,
+# less its digits, is empty or one of LEFT; WHAT says what it must be.
+__corral-want = $(if $(or $(word 2,$($(1))),$(filter-out $(2),$(call \
+	__corral-nondigits,$(strip $($(1)))))),$(error corral.mk: $(1) is \
+	'$($(1))'; it must be $(3)))
+__corral_secs := a number of seconds
+$(call __corral-want,CORRAL_TIMEOUT,.,$(__corral_secs))
+$(call __corral-want,CORRAL_SLICE_TIMEOUT,.,$(__corral_secs))
+$(call __corral-want,CORRAL_RUN_TIMEOUT,.,$(__corral_secs))
+$(call __corral-want,CORRAL_GRACE,.,$(__corral_secs))
+$(call __corral-want,CORRAL_RETRIES,,a number)
+$(call __corral-want,CORRAL_LIMIT_CPU,,a number of seconds)
+__corral_bytes := a number of bytes, optionally with K, M or G
+$(call __corral-want,CORRAL_OUTPUT_MAX,K M G,$(__corral_bytes))
+$(call __corral-want,CORRAL_LIMIT_MEM,K M G,$(__corral_bytes))
+$(call __corral-want,CORRAL_LIMIT_FSIZE,K M G,$(__corral_bytes))
+__corral_comma := ,
+__corral_empty :=
+__corral_space := $(__corral_empty) $(__corral_empty)
+__corral_no_retry := $(subst $(__corral_space),$(__corral_comma),$(strip \
+	$(CORRAL_NO_RETRY)))
+ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
+	$(__corral_comma),$(__corral_comma) ,$(__corral_no_retry)))),)
+$(error corral.mk: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
+	exit codes separated by commas or spaces)
+endif
+ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
+	$(words $(CORRAL_SPLIT)),1 1)
+$(error corral.mk: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
+	roundrobin, weighted or auto)
 endif
 ifneq ($(words $(CORRAL_SRC) $(CORRAL_OUT)),2)
 $(error corral.mk: CORRAL_SRC and CORRAL_OUT must be single paths without \
@@ -128,12 +199,28 @@ __corral_env = \
 	CORRAL_PARTS_CMD=$(call __corral-q,$(CORRAL_PARTS_CMD)) \
 	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
 	CORRAL_V=$(call __corral-q,$(CORRAL_V)) \
+	__corral_split=$(call __corral-q,$(strip $(CORRAL_SPLIT))) \
+	__corral_timeout=$(call __corral-q,$(strip $(CORRAL_TIMEOUT))) \
+	__corral_slice_timeout=$(call __corral-q,$(strip $(CORRAL_SLICE_TIMEOUT))) \
+	__corral_grace=$(call __corral-q,$(strip $(CORRAL_GRACE))) \
+	__corral_retries=$(call __corral-q,$(strip $(CORRAL_RETRIES))) \
+	__corral_no_retry=$(call __corral-q,$(__corral_no_retry)) \
+	__corral_fail_on_flaky=$(call __corral-q,$(strip $(CORRAL_FAIL_ON_FLAKY))) \
+	__corral_output_max=$(call __corral-q,$(strip $(CORRAL_OUTPUT_MAX))) \
+	__corral_limit_cpu=$(call __corral-q,$(strip $(CORRAL_LIMIT_CPU))) \
+	__corral_limit_mem=$(call __corral-q,$(strip $(CORRAL_LIMIT_MEM))) \
+	__corral_limit_fsize=$(call __corral-q,$(strip $(CORRAL_LIMIT_FSIZE))) \
+	__corral_quiet=$(call __corral-q,$(strip $(CORRAL_QUIET))) \
+	__corral_junit=$(call __corral-q,$(if $(strip $(CORRAL_JUNIT)),$(abspath $(CORRAL_JUNIT)))) \
+	__corral_deadline=$(if $(strip $(CORRAL_RUN_TIMEOUT)),"$$(date +%s.%N | \
+		awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) '{ printf "%.3f", $$1 + t }')") \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
 __corral_engine = $(__corral_env) $(MAKE) --no-print-directory \
 	-f $(__corral_dir)mk/engine.mk
 
-__corral_phony := corral-run corral-merge corral-rerun-failed corral-clean
+__corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
+	corral-clean
 
 corral-run:
 	+$(__corral_Q)$(__corral_engine) __corral-run
@@ -143,6 +230,9 @@ corral-merge:
 
 corral-rerun-failed:
 	+$(__corral_Q)$(__corral_engine) __corral-rerun-failed
+
+corral-plan:
+	+$(__corral_Q)$(__corral_engine) __corral-plan
 
 # Removes CORRAL_OUT only when corral made it (it holds the mark file).
 corral-clean:

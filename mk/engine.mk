@@ -13,9 +13,16 @@
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
 #   CORRAL_V                 1: show every command
+#   __corral_split, __corral_timeout, __corral_slice_timeout,
+#   __corral_grace, __corral_retries, __corral_no_retry,
+#   __corral_fail_on_flaky, __corral_output_max, __corral_limit_cpu,
+#   __corral_limit_mem, __corral_limit_fsize, __corral_quiet,
+#   __corral_junit, __corral_deadline
+#                            the CORRAL_* of the same names, checked, and
+#                            the run's deadline (Epoch seconds) or empty
 #
-# Goals: __corral-run, __corral-merge, __corral-rerun-failed, and
-# __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
+# Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan
+# and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
 # inner make).
 #
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
@@ -24,12 +31,18 @@
 #   units, agents           the population and the agent count
 #   cmd, parts-config       the settings the slices depend on
 #   plan.mk                 the slice list; remade from units and agents
+#                           (and by __corral-plan), slice 0 the longest
 #   slices/K.units          slice K's units, from corral-split
+#   slices/K.est            their expected ms, once history knows them
+#   slices/plan.json        what the plan rests on (strategy, estimates)
 #   slices/K.parts          what slice K clones
 #   slices/K.manifest       the stat manifest of those parts
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of cmd and every manifest, in records
+#   live/                   what running agents show corral-status (each
+#                           agent's status file, the run's ticks); cleared
+#                           when a run starts
 #   rerun/N/{slices,logs}   the same for the N-th corral-rerun-failed
 #   successes.jsonl failures.jsonl summary.json history.jsonl failed.units
 #                           from corral-merge, the only writer
@@ -109,22 +122,38 @@ $(__corral_O)/parts-config: FORCE | $(__corral_O)/.corral-out
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
 		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
 
+# __corral-split: corral-split with the strategy and the history.
+__corral-split = $(__corral_B)corral-split -s "$$__corral_split" \
+	-H $(__corral_O)/history.jsonl -C "$$__corral_src" \
+	-n $$(cat $(__corral_O)/agents)
+
 # A new plan starts the slices afresh: logs and stamps of slices that no
 # longer exist go, and so do re-run layers, which answered the old plan.
-$(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
-	$(call __corral-say,PLAN,$@)
-	$(__corral_Q)$(__corral_B)corral-split -n $$(cat $(__corral_O)/agents) \
-		-o $(__corral_O)/slices $(__corral_O)/units
-	$(__corral_Q)cd $(__corral_O) && rm -rf rerun && \
+# corral-split numbers the slices longest first (by history, else by
+# count), so listing them in order makes make start the longest first.
+# Usage: a recipe of just $(__corral_plan_recipe).
+define __corral_plan_recipe
+$(call __corral-say,PLAN,$(__corral_O)/plan.mk)
+$(__corral_Q)$(__corral-split) -o $(__corral_O)/slices $(__corral_O)/units
+$(__corral_Q)cd $(__corral_O) && rm -rf rerun && \
 	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
 	for f in slices/* logs/agent-*; do \
 		k=$${f#*/}; k=$${k#agent-}; k=$${k%%.*}; \
 		case $$k in *[!0-9]*|'') continue ;; esac; \
 		[ "$$k" -lt "$$n" ] || rm -rf "$$f"; \
 	done; \
-	printf '__corral_slices :=' > $@.tmp && \
+	printf '__corral_slices :=' > plan.mk.tmp && \
 	i=0; while [ $$i -lt $$n ]; do printf ' %s' $$i; i=$$((i + 1)); done \
-		>> $@.tmp && echo >> $@.tmp && mv -f $@.tmp $@
+		>> plan.mk.tmp && echo >> plan.mk.tmp && mv -f plan.mk.tmp plan.mk
+endef
+
+$(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
+	$(__corral_plan_recipe)
+
+# The plan made again on request, from the history so far.
+__corral_phony += __corral-plan
+__corral-plan: $(__corral_O)/units $(__corral_O)/agents
+	$(__corral_plan_recipe)
 
 # What a slice clones: CORRAL_PARTS, each unit that is a path, and what
 # CORRAL_PARTS_CMD prints for each unit.
@@ -148,12 +177,38 @@ $(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
 		"$$__corral_src" 2>/dev/null || rm -f $@
 
+# The options of corral-run-slice that come from CORRAL_* settings, as the
+# shell's "$@"; $(1) is the slice (without .units).
+__corral_slice_opts = set -- -S $(__corral_O)/live; \
+	[ -z "$$__corral_grace" ] || set -- "$$@" -g "$$__corral_grace"; \
+	[ -z "$$__corral_retries" ] || set -- "$$@" -R "$$__corral_retries"; \
+	[ -z "$$__corral_timeout" ] || set -- "$$@" -t "$$__corral_timeout"; \
+	[ -z "$$__corral_slice_timeout" ] || \
+		set -- "$$@" -T "$$__corral_slice_timeout"; \
+	[ -z "$$__corral_deadline" ] || set -- "$$@" -d "$$__corral_deadline"; \
+	[ -z "$$__corral_no_retry" ] || set -- "$$@" -N "$$__corral_no_retry"; \
+	[ -z "$$__corral_output_max" ] || set -- "$$@" -o "$$__corral_output_max"; \
+	[ -z "$$__corral_limit_cpu" ] || \
+		set -- "$$@" -L "cpu=$$__corral_limit_cpu"; \
+	[ -z "$$__corral_limit_mem" ] || \
+		set -- "$$@" -L "mem=$$__corral_limit_mem"; \
+	[ -z "$$__corral_limit_fsize" ] || \
+		set -- "$$@" -L "fsize=$$__corral_limit_fsize"; \
+	[ "$$__corral_quiet" = 1 ] || set -- "$$@" -v; \
+	[ ! -f $(1).est ] || set -- "$$@" -e $(1).est
+
+# What agents show while they run starts afresh with every run.
+__corral_phony += __corral-live
+__corral-live:
+	$(__corral_Q)rm -rf $(__corral_O)/live && mkdir -p $(__corral_O)/live
+
 # One slice, one agent.  The stamp exists only when every unit passed, so
 # a slice that failed or died runs again next time; whatever happened, the
 # recipe succeeds, and the merge that follows tells the truth about it.
 %.pass: %.units %.manifest $(__corral_O)/cmd
 	$(call __corral-say,SLICE,$(patsubst $(__corral_O)/%,%,$*))
-	$(__corral_Q)rm -f $@; $(__corral_B)corral-run-slice \
+	$(__corral_Q)rm -f $@; $(call __corral_slice_opts,$*); \
+	$(__corral_B)corral-run-slice "$$@" \
 		-C "$$__corral_src" -P $*.parts \
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
 		-w $(__corral_O)/work -r "$$CORRAL_RUN" \
@@ -178,13 +233,16 @@ $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
 __corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
 	2>/dev/null | sort -V | sed 's|$$|/logs|')
 __corral_merge = $(__corral_B)corral-merge -u $(__corral_O)/units \
+	$$([ "$$__corral_fail_on_flaky" != 1 ] || echo -f) \
 	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
 # After a merge: the failed and not-run units (what a re-run takes), then
-# the one-screen summary.
+# the one-screen summary, and the JUnit report if one is wanted.
 __corral_summary = $(__corral_B)corral-scoreboard -u $(__corral_O) \
 	> $(__corral_O)/failed.units.tmp 2>/dev/null; \
 	mv -f $(__corral_O)/failed.units.tmp $(__corral_O)/failed.units; \
-	$(__corral_B)corral-scoreboard -f $(__corral_O)
+	$(__corral_B)corral-scoreboard -f $(__corral_O); \
+	[ -z "$$__corral_junit" ] || \
+	$(__corral_B)corral-report -j "$$__corral_junit" $(__corral_O) || st=2
 
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
@@ -195,7 +253,7 @@ endif
 __corral_stamps := $(foreach k,$(__corral_slices),$(__corral_O)/slices/$(k).pass)
 
 # The manifests must be fresh before the digest; the slices read it.
-$(__corral_stamps): | $(__corral_O)/inputs
+$(__corral_stamps): | $(__corral_O)/inputs __corral-live
 $(__corral_O)/inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
 	$(wildcard $(__corral_O)/slices/*.manifest))
 
@@ -224,9 +282,9 @@ __corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
 		echo "corral: nothing to re-run: every unit passed"; exit 0; fi; \
 	n=1; while [ -e $(__corral_O)/rerun/$$n ]; do n=$$((n + 1)); done; \
 	layer=$(__corral_O)/rerun/$$n; \
-	$(__corral_B)corral-split -n $$(cat $(__corral_O)/agents) \
-		-o $$layer/slices $(__corral_O)/failed.units || exit 2; \
+	$(__corral-split) -o $$layer/slices $(__corral_O)/failed.units || exit 2; \
 	printf '  %-7s %s\n' RERUN "$$(wc -l < $(__corral_O)/failed.units) unit(s) as layer $$n"; \
+	rm -rf $(__corral_O)/live && mkdir -p $(__corral_O)/live; \
 	CORRAL_LAYER=$$layer $(MAKE) -f $(firstword $(MAKEFILE_LIST)) \
 		__corral-layer || exit 2; \
 	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st

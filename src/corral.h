@@ -74,6 +74,44 @@ int corral_strtonum(const char *s, long long min, long long max,
     long long *out, const char *what, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
+/* parse.c: option values that are durations and sizes                 */
+
+/*
+ * Seconds, with up to three decimals ("2", "0.25"), as milliseconds in
+ * *ms.  0, or -1 with a message naming `what` in err.
+ */
+int corral_seconds_parse(const char *s, long long *ms, const char *what,
+    struct corral_err *err);
+/*
+ * A size in bytes, with an optional K, M or G suffix (powers of 1024).
+ * 0, or -1 with a message naming `what` in err.
+ */
+int corral_size_parse(const char *s, long long *bytes, const char *what,
+    struct corral_err *err);
+/* ms as seconds for a message: "2s", "0.25s", "1.5s". */
+void corral_seconds_format(long long ms, char out[32]);
+
+/* Limits set on each unit with setrlimit(2) before it starts; 0: none. */
+struct corral_limits {
+	long long cpu;		/* RLIMIT_CPU, seconds (hard limit one more) */
+	long long mem;		/* RLIMIT_AS, bytes */
+	long long fsize;	/* RLIMIT_FSIZE, bytes */
+};
+
+/*
+ * One limit as corral-run-slice's -L takes it: cpu=SECS, mem=SIZE or
+ * fsize=SIZE, into l.  0, or -1 with a message in err.
+ */
+int corral_limit_parse(struct corral_limits *l, const char *arg,
+    struct corral_err *err);
+/*
+ * Exit codes separated by commas ("23,66"): codes[c] = 1 for each.  0,
+ * or -1 with a message naming `what` in err.
+ */
+int corral_codes_parse(unsigned char codes[256], const char *arg,
+    const char *what, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
 /* buf.c: a growable byte buffer (sds-like), always NUL-terminated     */
 
 struct corral_buf {
@@ -220,13 +258,112 @@ int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
  */
 int corral_split_roundrobin(const struct corral_strv *units, long nslices,
     struct corral_strv **slicesp, size_t *np, struct corral_err *err);
-void corral_split_free(struct corral_strv *slices, size_t n);
-
-/* ------------------------------------------------------------------ */
-/* plan.c: one brief per agent, for a subagent fan-out                 */
 
 /*
- * What corral_plan_write needs.  The slices are corral_split_roundrobin's
+ * Longest processing time first: units sorted by weight, heaviest first
+ * (ties by name, bytewise), each put on the slice with the least weight
+ * so far (ties: the lower slice).  Slices are then numbered heaviest
+ * first (ties keep their order), so slice 0 is the longest.  w[i] is the
+ * weight of units->v[i].  Same n, results and freeing as round-robin;
+ * *loadsp (may be NULL) gets a malloc'd array of the n slice weights.
+ * The plan depends only on the units and weights, so every host computes
+ * the same one.  -1 on ENOMEM.
+ */
+int corral_split_weighted(const struct corral_strv *units,
+    const long long *w, long nslices, struct corral_strv **slicesp,
+    size_t *np, long long **loadsp, struct corral_err *err);
+void corral_split_free(struct corral_strv *slices, size_t n);
+
+/* What the weights of a population are measured in. */
+enum corral_weights_kind {
+	CORRAL_WEIGHTS_NONE,	/* nothing known: every weight is 0 */
+	CORRAL_WEIGHTS_MS,	/* milliseconds learned from history */
+	CORRAL_WEIGHTS_BYTES	/* file sizes, when there is no history */
+};
+
+/* The smoothing of the learned durations: new = a * x + (1 - a) * old. */
+#define CORRAL_EWMA_ALPHA 0.3
+
+/*
+ * One weight per unit of a population (w[i] for units->v[i]).  known[i]
+ * is 1 when the weight was learned rather than estimated.
+ */
+struct corral_weights {
+	enum corral_weights_kind kind;
+	long long *w;
+	unsigned char *known;
+	size_t n;
+	size_t nknown;
+	long long median;	/* the estimate of an unknown unit (MS) */
+	size_t unreadable;	/* history lines that were not records */
+};
+
+/*
+ * Learn durations from a history.jsonl: per unit of the population, the
+ * exponentially weighted average (CORRAL_EWMA_ALPHA, oldest first) of
+ * "duration_ms" over its records, rounded to whole ms; commit lines and
+ * records without a duration (not-run) are skipped, other unreadable lines
+ * counted.  Units without history get the median of the known ones.  A
+ * missing file, or one without any unit of the population, gives kind
+ * NONE.  0, or -1 with err set (I/O, ENOMEM).  Release wt either way.
+ */
+int corral_weights_history(struct corral_weights *wt,
+    const struct corral_strv *units, const char *history,
+    struct corral_err *err);
+/*
+ * Weigh each unit by the size of the file dir/unit (0 when it is not a
+ * regular file): kind BYTES, every unit estimated.  dir may be NULL (the
+ * current directory).  0, or -1 (ENOMEM).
+ */
+int corral_weights_sizes(struct corral_weights *wt,
+    const struct corral_strv *units, const char *dir,
+    struct corral_err *err);
+void corral_weights_release(struct corral_weights *wt);
+
+/* plan.c: a plan as corral-split makes it                            */
+
+enum corral_strategy {
+	CORRAL_SPLIT_ROUNDROBIN,	/* the original's */
+	CORRAL_SPLIT_WEIGHTED,		/* longest processing time first */
+	CORRAL_SPLIT_AUTO		/* weighted once history knows a unit */
+};
+
+struct corral_plan {
+	const struct corral_strv *units;
+	struct corral_strv *slices;	/* n, of pointers into units->v */
+	size_t n;
+	struct corral_weights wt;	/* of units->v; kind NONE: unknown */
+	long long *loads;		/* the weight of each slice */
+	const char *strategy;		/* what was done: "roundrobin" or
+					   "weighted" */
+	struct corral_set *ix;		/* unit -> its index in units->v */
+};
+
+/*
+ * Cut units into nslices as strategy says, learning weights from the
+ * history file (may be NULL); a weighted plan without any history weighs
+ * the files srcdir/UNIT (srcdir may be NULL).  0, or -1 with err set (I/O,
+ * ENOMEM).  Release p with corral_plan_release either way.
+ */
+int corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
+    enum corral_strategy strategy, const char *history, const char *srcdir,
+    long nslices, struct corral_err *err);
+/* The weight of a unit of the plan (0 for one it does not hold). */
+long long corral_plan_weight(const struct corral_plan *p, const char *unit);
+/*
+ * Append the plan's description as one JSON line: strategy, units,
+ * slices, weights ("none", "ms" or "bytes"), known, estimated, estimate,
+ * total, longest, makespan, lower_bound (max(ceil(total / slices),
+ * longest)) and loads.  0, or -1 (ENOMEM).
+ */
+int corral_plan_json(const struct corral_plan *p, struct corral_buf *b);
+void corral_plan_release(struct corral_plan *p);
+
+/* ------------------------------------------------------------------ */
+/* briefs.c: one brief per agent, for a subagent fan-out               */
+
+/*
+ * What corral_briefs_write needs.  The slices are corral_split_roundrobin's
  * over units; logdir names where agent K writes LOGDIR/agent-K.jsonl;
  * parts are cloned by every agent; parts_cmd (may be NULL) is run with
  * /bin/sh -c for each unit, CORRAL_UNIT in its environment, and prints
@@ -235,7 +372,7 @@ void corral_split_free(struct corral_strv *slices, size_t n);
  * joined by single spaces, n the number of units) and every other
  * character is kept as written.
  */
-struct corral_plan_opts {
+struct corral_briefs_opts {
 	long nslices;
 	const char *logdir;
 	const struct corral_strv *parts;
@@ -251,7 +388,7 @@ struct corral_plan_opts {
  * through "..", a parts command that could not run or did not exit 0,
  * ENOMEM.  out may then hold part of the text.
  */
-int corral_plan_write(const struct corral_plan_opts *o,
+int corral_briefs_write(const struct corral_briefs_opts *o,
     const struct corral_strv *units, struct corral_buf *out,
     struct corral_err *err);
 
@@ -546,6 +683,96 @@ int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 void corral_time_iso(char out[CORRAL_TIME_ISO_SIZE]);
 /* Monotonic milliseconds, for durations. */
 long long corral_time_ms(void);
+/* Wall-clock milliseconds since the Epoch, for what other processes read. */
+long long corral_time_epoch_ms(void);
+/* ms for people: "3.2s", "1m05s", "2h03m"; "?" when ms < 0. */
+void corral_duration_format(long long ms, char out[32]);
+
+/* ------------------------------------------------------------------ */
+/* live.c: what a running agent shows (status file, ticks, progress)   */
+
+/* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
+struct corral_tally {
+	size_t total;		/* units of the agents that have started */
+	size_t done, pass, fail, flaky, timeout;
+	long long weight;	/* their expected work (ms, or 1 a unit) */
+	long long wdone;	/* the expected work of the finished units */
+	long long start_ms;	/* when the first agent started (Epoch ms) */
+};
+
+/*
+ * Prints one progress line of len bytes (less than PIPE_BUF), which the
+ * caller should write whole, with one write(2), so that lines of agents
+ * sharing a terminal or a pipe never mix.
+ */
+typedef void corral_progress_fn(void *arg, const char *line, size_t len);
+
+/* One agent's live state; only run.c writes it. */
+struct corral_live {
+	int statusfd;		/* STATEDIR/agent-ID.status, or -1 */
+	int tickfd;		/* STATEDIR/ticks, or -1 */
+	off_t tickoff;		/* how far the ticks have been read */
+	corral_progress_fn *print;	/* NULL: no progress lines */
+	void *print_arg;
+	int tty;		/* redraw one line ("\r\033[K...") */
+	long long drawn_ms;
+	struct corral_tally t;
+	struct corral_buf b;
+};
+
+void corral_live_init(struct corral_live *l);
+/*
+ * Start showing an agent of units units and weight expected work: with a
+ * statedir (created if needed; NULL for none), truncate its status file,
+ * append its first line, and add its share to STATEDIR/ticks.  0, or -1
+ * with err set.  Later calls never fail: what they write is advisory.
+ */
+int corral_live_open(struct corral_live *l, const char *statedir,
+    const char *agent, const char *run, size_t units, long long weight,
+    struct corral_err *err);
+/* Unit i (from 1), attempt attempt, expected to take expect_ms (-1: ?). */
+void corral_live_start(struct corral_live *l, const char *unit, size_t i,
+    int attempt, long long expect_ms);
+/*
+ * An attempt ended with status after ms; final when it is the unit's last.
+ * A final one is ticked with weight; then the progress line goes to
+ * l->print: one line per attempt, or on a terminal the redrawn tally (at
+ * most ten times a second, and once more when the run is done).
+ */
+void corral_live_end(struct corral_live *l, const char *unit,
+    const char *status, long long ms, int attempt, int final,
+    long long weight);
+/* Close; finished: the slice ran to its end (the status file says so). */
+void corral_live_close(struct corral_live *l, int finished);
+/* The tally of STATEDIR/ticks into t (zero when there is none).  0 or -1. */
+int corral_live_tally(const char *statedir, struct corral_tally *t,
+    struct corral_err *err);
+
+enum corral_agent_state {
+	CORRAL_AGENT_STARTING,	/* no unit started yet */
+	CORRAL_AGENT_RUNNING,	/* on a unit */
+	CORRAL_AGENT_DONE,	/* its slice ran to the end */
+	CORRAL_AGENT_GONE	/* its process is gone, the slice unfinished */
+};
+
+/* What one agent's status file says; -1 for numbers it does not. */
+struct corral_agent_status {
+	char *agent;
+	char *run;
+	char *unit;		/* RUNNING: the unit it is on */
+	long long pid, units, i, attempt;
+	long long since_ms;	/* when the unit (or the state) began */
+	long long expect_ms;	/* the unit's usual duration, or -1 */
+	enum corral_agent_state state;
+};
+
+/*
+ * Every STATEDIR/agent-ID.status, in no particular order, in a malloc'd
+ * array; free with corral_live_free.  0, or -1 with err set.
+ */
+int corral_live_read(const char *statedir, struct corral_agent_status **listp,
+    size_t *np, struct corral_err *err);
+void corral_live_free(struct corral_agent_status *list, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* run.c: running one slice (corral-run-slice)                         */
@@ -565,16 +792,17 @@ void corral_run_id(char out[32]);
  * SIGTERM are caught (unless ignored on entry, as make and the shells
  * leave them) and forwarded to the running unit's process group, a second
  * one as SIGKILL; SIGXFSZ is ignored so a file size limit makes writes
- * fail with EFBIG instead of killing the agent; SIGCHLD is reset to its
- * default so units can be waited for.  Units get the caller's dispositions
- * back.  0, or -1 with err set.
+ * fail with EFBIG instead of killing the agent; SIGCHLD is caught and
+ * blocked, so that it wakes the wait for a unit only inside ppoll(2).
+ * Units get the caller's dispositions and an empty mask back.  0, or -1
+ * with err set.
  */
 int corral_run_signals(struct corral_err *err);
 /* The first forwarded signal caught so far, or 0. */
 int corral_run_caught(void);
 
 /*
- * One agent's run of one slice.  The caller fills the first block, calls
+ * One agent's run of one slice.  The caller fills the first blocks, calls
  * corral_run_init first and corral_run_release last, whatever happened.
  */
 struct corral_run {
@@ -589,8 +817,23 @@ struct corral_run {
 	const char *inputs;	/* recorded in each record; may be NULL */
 	int keep;		/* leave the clone in place */
 
+	/* Time, attempts, resources: 0 means none (no limit, no retry). */
+	long long timeout_ms;	/* each attempt of a unit */
+	long long grace_ms;	/* after a timeout, from SIGTERM to SIGKILL */
+	long long slice_ms;	/* the whole slice */
+	long long deadline_ms;	/* Epoch ms by which the whole run must end */
+	int retries;		/* attempts after a failed one, at most */
+	const unsigned char *no_retry;	/* [256]: exit codes never retried */
+	long long output_max;	/* bytes of a unit's output kept (head+tail) */
+	struct corral_limits limits;
+	const long long *expect;	/* expected ms per unit, or NULL */
+	const char *statedir;	/* live state for corral-status, or NULL */
+	corral_progress_fn *progress;	/* gets progress lines, or NULL */
+	void *progress_arg;
+	int progress_tty;	/* they go to a terminal: redraw one line */
+
 	char *clone;		/* the clone's absolute path, once made */
-	size_t failed;		/* units whose record says ok false */
+	size_t failed;		/* units whose final record says ok false */
 
 	/* Private to run.c. */
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
@@ -601,16 +844,23 @@ struct corral_run {
 	int watchfd;		/* to the watchdog */
 	pid_t watchdog;
 	struct corral_strv env;	/* the units' environment */
-	size_t envunit;		/* env.v[envunit]: CORRAL_UNIT, then NOTE */
+	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */
 	struct corral_buf line;	/* the record being written */
+	long long slice_end;	/* monotonic ms when time is up, or 0 */
+	int slice_why;		/* 'T': the slice's limit; 'd': the run's */
+	int nlimits;		/* setrlimit(2) calls each unit gets */
+	int limit_res[3];
+	long long limit_val[3][2];	/* soft, hard */
+	char *iobuf;		/* for the units' output */
+	struct corral_live live;
 };
 
 void corral_run_init(struct corral_run *r);
 
 /*
  * Get ready to run: create LOGDIR/agent-ID/, remove the agent's old log
- * (agent-ID.jsonl and .part) and old outputs (N.out, N.note; nothing
- * else), check out the clone into a fresh directory under workroot, start
+ * (agent-ID.jsonl and .part) and old outputs (N.out, N.note, N.A.out,
+ * N.A.note; nothing else), check out the clone into a fresh directory under workroot, start
  * the watchdog (a process forked once, in a process group of its own,
  * that kills the running unit's group and removes the clone if this
  * process dies without finishing), then open agent-ID.jsonl.part.  Each
@@ -622,13 +872,20 @@ int corral_run_start(struct corral_run *r, struct corral_strv *missing,
 
 /*
  * Run each unit in order, in its own process group, with the clone as
- * working directory, stdin /dev/null and stdout and stderr in
- * LOGDIR/agent-ID/N.out, and append its record to the .part with one
- * write(2) when it ends; whatever the unit left in its process group is
- * then killed.  A unit's failure is its record, not an error.  Returns 0
- * when every unit ran; -1 with err set when the log could not be written,
- * or when a forwarded signal stopped the slice (corral_run_caught() tells
- * which; the unit in flight then gets no record).
+ * working directory, stdin /dev/null and stdout and stderr through a pipe
+ * into LOGDIR/agent-ID/N.out (N.A.out for attempt A > 1; capped at
+ * output_max bytes, head and tail kept with a marker between), and append
+ * its record to the .part with one write(2) when it ends; whatever the
+ * unit left in its process group is then killed.  A unit past its time
+ * gets SIGTERM, its whole group SIGKILL grace_ms later, and the status
+ * "timeout".  A failed attempt is retried up to retries times (not for
+ * the exit codes in no_retry), each attempt its own record; a pass after
+ * a failure is "flaky".  Once the slice's or the run's time is up, the
+ * units left get "not-run" records.  A unit's failure is its record, not
+ * an error.  Returns 0 when every unit ran; -1 with err set when the log
+ * or an output could not be written, or when a forwarded signal stopped
+ * the slice (corral_run_caught() tells which; the unit in flight then
+ * gets no record).
  */
 int corral_run_units(struct corral_run *r, const struct corral_strv *units,
     struct corral_err *err);
@@ -677,6 +934,8 @@ struct corral_merge_opts {
 struct corral_merge_stats {
 	size_t units;		/* the population: expected, else merged */
 	size_t merged;		/* distinct units found in the logs */
+	size_t attempts;	/* record lines read: every attempt counts */
+	size_t flaky;		/* units written with status "flaky" */
 	size_t successes;	/* lines written to successes.jsonl */
 	size_t failures;	/* lines written to failures.jsonl */
 	size_t missing;		/* expected units no log holds (not-run) */
@@ -738,6 +997,11 @@ struct corral_json_record {
 	const char *note;	/* NULL when absent or not a string */
 	const char *output;
 	const char *inputs;
+	const char *agent_id;	/* NULL when absent or not a string */
+	const char *signal;
+	long long duration_ms;	/* -1 when absent or not a number */
+	long long exit_code;	/* -1 when absent or not a number */
+	long long attempt;	/* -1 when absent or not a number */
 	void *doc;
 };
 
@@ -751,6 +1015,25 @@ struct corral_json_record {
 int corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err);
 void corral_json_record_release(struct corral_json_record *r);
+
+/*
+ * Any one-line JSON object (line[len] must be NUL), for the small files
+ * that are not records (a live agent's status).  0, or -1 with err set as
+ * for a record; release o after a 0.
+ */
+struct corral_json_obj {
+	void *doc;
+};
+
+int corral_json_obj_parse(const char *line, size_t len,
+    struct corral_json_obj *o, struct corral_err *err);
+/* The string member key, or NULL when absent or not a string. */
+const char *corral_json_obj_str(const struct corral_json_obj *o,
+    const char *key);
+/* The member key as a non-negative integer, or -1. */
+long long corral_json_obj_int(const struct corral_json_obj *o,
+    const char *key);
+void corral_json_obj_release(struct corral_json_obj *o);
 
 /*
  * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and
@@ -1368,5 +1651,53 @@ int corral_bundle_report_text(const struct corral_bundle_report *r,
     struct corral_buf *b);
 int corral_bundle_report_json(const struct corral_bundle_report *r,
     struct corral_buf *b);
+
+/* ------------------------------------------------------------------ */
+/* report.c: merged results as JUnit XML and TAP                       */
+
+/*
+ * Append s[0..n) as XML character data that is also safe inside a quoted
+ * attribute: & < > " ' escaped, tab and newlines as character references,
+ * invalid UTF-8 and characters XML 1.0 forbids as U+FFFD.  0, or -1
+ * (ENOMEM).
+ */
+int corral_buf_addxml(struct corral_buf *b, const char *s, size_t n);
+
+/* One unit of the merged results. */
+struct corral_report_row {
+	char *unit;
+	char *status;		/* as recorded; pass or fail when absent */
+	char *note;		/* "" when absent */
+	char *output;		/* NULL when absent */
+	long long duration_ms;	/* -1 when absent */
+	long long attempt;
+	int ok;			/* it is in successes.jsonl */
+};
+
+struct corral_report {
+	const char *dir;		/* the results' directory */
+	struct corral_report_row *rows;	/* sorted by unit, bytewise */
+	size_t n;
+	struct corral_strv unreadable;	/* "FILE line N: why" */
+};
+
+/*
+ * Read dir's successes.jsonl and failures.jsonl (a missing one is empty);
+ * lines that are not records go to unreadable.  0, or -1 with err set.
+ * Release rep with corral_report_release either way.
+ */
+int corral_report_read(struct corral_report *rep, const char *dir,
+    struct corral_err *err);
+void corral_report_release(struct corral_report *rep);
+/*
+ * Append the JUnit XML (a <testsuites> root; one <testcase> per unit with
+ * name, classname and file; <failure> for each failed unit and
+ * <flakyFailure> for each flaky one, with the note as message and the
+ * tail of the unit's output as text) or the TAP version 13 (one test per
+ * unit, a YAML block for each one that failed or was flaky) to b.
+ * 0, or -1 (ENOMEM).
+ */
+int corral_report_junit(const struct corral_report *rep, struct corral_buf *b);
+int corral_report_tap(const struct corral_report *rep, struct corral_buf *b);
 
 #endif /* CORRAL_H */

@@ -30,9 +30,11 @@ const struct corral_command corral_commands[] = {
 	{ "merge", "fold the agents' logs into the shared results, once" },
 	{ "mk-path", "print the corral.mk that belongs to these programs" },
 	{ "plan", "one brief per agent, as JSON, for a subagent fan-out" },
+	{ "report", "a run's merged results as JUnit XML or TAP" },
 	{ "run-slice", "run one agent's slice in a private clone, log it" },
 	{ "scoreboard", "tally a run's merged results by verdict" },
 	{ "split", "cut a population into disjoint, balanced slices" },
+	{ "status", "which agents are running, on what, for how long" },
 	{ NULL, NULL }
 };
 

@@ -27,6 +27,18 @@ get_str(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The non-negative integer value of key in obj, or -1. */
+static long long
+get_int(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
+	    v->valuedouble > 9e15)
+		return -1;
+	return (long long)v->valuedouble;
+}
+
 /* How many members of obj are named key (JSON allows repeats). */
 static int
 count_key(const cJSON *obj, const char *key)
@@ -112,6 +124,11 @@ corral_json_record_parse(const char *line, size_t len,
 	r->note = get_str(doc, "note");
 	r->output = get_str(doc, "output");
 	r->inputs = get_str(doc, "inputs");
+	r->agent_id = get_str(doc, "agent_id");
+	r->signal = get_str(doc, "signal");
+	r->duration_ms = get_int(doc, "duration_ms");
+	r->exit_code = get_int(doc, "exit");
+	r->attempt = get_int(doc, "attempt");
 	r->doc = doc;
 	return 0;
 fail:
@@ -125,6 +142,42 @@ corral_json_record_release(struct corral_json_record *r)
 {
 	cJSON_Delete(r->doc);
 	memset(r, 0, sizeof(*r));
+}
+
+int
+corral_json_obj_parse(const char *line, size_t len, struct corral_json_obj *o,
+    struct corral_err *err)
+{
+	cJSON *doc;
+
+	o->doc = NULL;
+	if (!(doc = parse_line(line, len, err)))
+		return -1;
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		return corral_err_set(err, 0, "not a JSON object");
+	}
+	o->doc = doc;
+	return 0;
+}
+
+const char *
+corral_json_obj_str(const struct corral_json_obj *o, const char *key)
+{
+	return get_str(o->doc, key);
+}
+
+long long
+corral_json_obj_int(const struct corral_json_obj *o, const char *key)
+{
+	return get_int(o->doc, key);
+}
+
+void
+corral_json_obj_release(struct corral_json_obj *o)
+{
+	cJSON_Delete(o->doc);
+	o->doc = NULL;
 }
 
 int

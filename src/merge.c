@@ -70,7 +70,8 @@ struct win {
 	long inputs;		/* index in inputs, or -1 */
 	long long at;		/* ms since the epoch, or -1 */
 	unsigned char ok;
-	unsigned char flaky;
+	unsigned char flaky;	/* the merge writes it as a flaky record */
+	unsigned char self;	/* its agent recorded it as flaky already */
 };
 
 /* A result file being written: a buffered temporary, renamed on commit. */
@@ -593,7 +594,8 @@ new_win(struct merge *m, long *vp)
  * last line wins; between layers the later "at" (the later layer on a
  * tie); within one layer two logs are a duplicate, left for the main pass
  * to report.  A pass that wins over a failure on the same inputs, or that
- * an older such failure preceded, is flaky.
+ * an older such failure preceded, is flaky.  A record its agent wrote as
+ * flaky (a retry passed) is one already, and passes through as it is.
  */
 static int
 consider(struct merge *m, uint32_t ai, size_t line,
@@ -603,7 +605,7 @@ consider(struct merge *m, uint32_t ai, size_t line,
 	long *vp, inputs = -1;
 	struct win *w;
 	uint32_t wl, al = m->agents[ai].layer;
-	int put, newer, same;
+	int put, newer, same, self;
 
 	if (jr->inputs && (inputs = intern(m->inputs_ix, &m->inputs,
 	    jr->inputs)) < 0)
@@ -621,12 +623,15 @@ consider(struct merge *m, uint32_t ai, size_t line,
 		return 0;
 	else
 		newer = at > w->at || (at == w->at && al > wl);
+	self = jr->ok && jr->status && !strcmp(jr->status, "flaky");
 	if (!newer) {
-		if (!jr->ok && w->ok && same)
+		if (!jr->ok && w->ok && same && !w->self)
 			w->flaky = 1;
 		return 0;
 	}
-	w->flaky = put == 0 && jr->ok && same && (!w->ok || w->flaky);
+	w->flaky = !self && put == 0 && jr->ok && same &&
+	    (!w->ok || w->flaky || w->self);
+	w->self = (unsigned char)self;
 	w->agent = ai;
 	w->line = line;
 	w->at = at;
@@ -779,6 +784,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;
 	}
+	m->st->attempts++;
 	if ((rc = add_record(m, ai, rd->lineno, &jr)) < 0 ||
 	    note_at(m, jr.at) < 0)
 		rc = nomem(err);
@@ -1202,10 +1208,12 @@ format_summary(struct merge *m, struct corral_buf *b)
 	int rc = 0;
 
 	rc |= corral_buf_addf(b, "{\n  \"units\": %zu,\n  \"merged\": %zu,\n"
+	    "  \"attempts\": %zu,\n"
 	    "  \"successes\": %zu,\n  \"failures\": %zu,\n"
 	    "  \"missing\": %zu,\n  \"duplicates\": %zu,\n"
 	    "  \"unexpected\": %zu,\n  \"agents\": %zu,\n"
-	    "  \"unfinished\": [", st->units, st->merged, st->successes,
+	    "  \"unfinished\": [", st->units, st->merged, st->attempts,
+	    st->successes,
 	    st->failures, st->missing, st->duplicates, st->unexpected,
 	    st->agents);
 	for (i = 0; i < st->unfinished.n; i++) {
@@ -1224,6 +1232,7 @@ format_summary(struct merge *m, struct corral_buf *b)
 static void
 count_results(struct merge *m)
 {
+	long *flaky = corral_set_get(m->status_ix, "flaky");
 	size_t i;
 
 	for (i = 0; i < m->nrecs; i++) {
@@ -1233,6 +1242,8 @@ count_results(struct merge *m)
 			m->st->successes++;
 		else
 			m->st->failures++;
+		if (flaky && m->recs[i].status == (uint32_t)*flaky)
+			m->st->flaky++;
 	}
 	m->st->units = m->o->units ? m->expected.n : m->st->merged;
 }

@@ -1,9 +1,11 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * run.c runs one agent's slice.  It checks out the agent's private clone,
- * runs each unit as /bin/sh -c CMD inside it (posix_spawn, never fork;
- * one process group per unit; output to a file of the unit's own, so no
- * pipe can fill up), and appends the unit's record to
+ * runs each unit as /bin/sh -c CMD inside it (posix_spawn, or vfork when
+ * limits must be set in the child; never fork; one process group per
+ * unit; output through a pipe that the agent drains into a file of the
+ * unit's own, capped if asked, while one ppoll loop watches the unit's
+ * deadline), and appends the unit's record to
  * LOGDIR/agent-ID.jsonl.part with a single write(2) as soon as it ends.
  * Only a slice that ran to its end is renamed to agent-ID.jsonl: a log
  * under the final name is always complete, and a crash loses at most the
@@ -13,18 +15,21 @@
  * removes the clone if this process is killed outright (SIGKILL), which
  * no signal handler can catch.
  */
-#define _GNU_SOURCE	/* posix_spawn_file_actions_addchdir_np, sigabbrev_np */
+#define _GNU_SOURCE	/* posix_spawn_file_actions_addchdir_np, sigabbrev_np,
+			   pipe2, ppoll, vfork */
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -39,6 +44,8 @@
 #define QUOTE_MAX	200
 /* The longest note a unit may leave in CORRAL_NOTE, in bytes. */
 #define NOTE_MAX	4096
+/* How much of a unit's output is read from its pipe at once. */
+#define IOBUF_SIZE	65536
 
 extern char **environ;
 
@@ -47,8 +54,10 @@ static volatile sig_atomic_t caught;	/* first forwarded signal */
 static volatile sig_atomic_t unit_pgid;	/* the running unit's group */
 static int xfsz_ignored_on_entry;
 
-/* How one unit ended, as the record will say. */
+/* How one attempt of a unit ended, as the record will say. */
 struct outcome {
+	struct corral_buf out;	/* the output file's path */
+	int why;		/* of a timeout: 't', 'T' or 'd' (struct waiting) */
 	int ok;
 	const char *status;
 	int exit_code;		/* -1: null */
@@ -104,11 +113,19 @@ on_signal(int sig)
 	errno = saved;
 }
 
+/* Only to interrupt ppoll(2) when a unit ends. */
+static void
+on_child(int sig)
+{
+	(void)sig;
+}
+
 int
 corral_run_signals(struct corral_err *err)
 {
 	static const int forward[] = { SIGHUP, SIGINT, SIGTERM };
 	struct sigaction sa, old;
+	sigset_t chld;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
@@ -130,8 +147,12 @@ corral_run_signals(struct corral_err *err)
 	if (sigaction(SIGXFSZ, &sa, &old) < 0)
 		return corral_err_set(err, errno, "cannot set signals");
 	xfsz_ignored_on_entry = old.sa_handler == SIG_IGN;
-	sa.sa_handler = SIG_DFL;
-	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigaction(SIGCHLD, &sa, NULL) < 0 ||
+	    sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
 		return corral_err_set(err, errno, "cannot set signals");
 	return 0;
 }
@@ -253,6 +274,7 @@ corral_run_init(struct corral_run *r)
 	memset(r, 0, sizeof(*r));
 	r->logfd = -1;
 	r->watchfd = -1;
+	corral_live_init(&r->live);
 }
 
 /* a followed by b, malloc'd; NULL on ENOMEM. */
@@ -295,12 +317,15 @@ make_paths(struct corral_run *r, struct corral_err *err)
 	return 0;
 }
 
-/* "N.out" and "N.note": what an earlier run of this agent left. */
+/* "N.out", "N.note", "N.A.out", "N.A.note": what an earlier run left. */
 static int
 is_output(const char *name)
 {
-	size_t n = strspn(name, "0123456789");
+	size_t n = strspn(name, "0123456789"), a;
 
+	if (n > 0 && name[n] == '.' &&
+	    (a = strspn(name + n + 1, "0123456789")) > 0)
+		n += 1 + a;
 	return n > 0 && (!strcmp(name + n, ".out") ||
 	    !strcmp(name + n, ".note"));
 }
@@ -429,7 +454,8 @@ set_var(struct corral_strv *env, size_t i, const char *name,
 
 /*
  * The caller's environment without any CORRAL_* variable of ours, then
- * ours; CORRAL_UNIT and CORRAL_NOTE come last and change with each unit.
+ * ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
+ * with each attempt.
  */
 static int
 make_env(struct corral_run *r, struct corral_err *err)
@@ -440,23 +466,51 @@ make_env(struct corral_run *r, struct corral_err *err)
 		if (!is_run_var(*e) && corral_strv_add(&r->env, *e) < 0)
 			goto nomem;
 	if (add_var(&r->env, "CORRAL_AGENT", r->agent) < 0 ||
-	    add_var(&r->env, "CORRAL_ATTEMPT", "1") < 0 ||
 	    add_var(&r->env, "CORRAL_RUN", r->run) < 0 ||
 	    add_var(&r->env, "CORRAL_WORKDIR", r->clone) < 0)
 		goto nomem;
 	r->envunit = r->env.n;
 	if (add_var(&r->env, "CORRAL_UNIT", "") < 0 ||
-	    add_var(&r->env, "CORRAL_NOTE", "") < 0)
+	    add_var(&r->env, "CORRAL_NOTE", "") < 0 ||
+	    add_var(&r->env, "CORRAL_ATTEMPT", "1") < 0)
 		goto nomem;
 	return 0;
 nomem:
 	return corral_err_set(err, ENOMEM, "cannot start");
 }
 
+/* One setrlimit(2) for a unit: value as soft limit, within the hard one. */
+static void
+add_limit(struct corral_run *r, int res, long long soft, long long hard)
+{
+	struct rlimit old;
+	int k = r->nlimits++;
+
+	if (getrlimit(res, &old) == 0 && old.rlim_max != RLIM_INFINITY &&
+	    (rlim_t)hard > old.rlim_max)
+		hard = (long long)old.rlim_max;
+	r->limit_res[k] = res;
+	r->limit_val[k][0] = soft < hard ? soft : hard;
+	r->limit_val[k][1] = hard;
+}
+
+static void
+prepare_limits(struct corral_run *r)
+{
+	r->nlimits = 0;
+	if (r->limits.cpu)
+		add_limit(r, RLIMIT_CPU, r->limits.cpu, r->limits.cpu + 1);
+	if (r->limits.mem)
+		add_limit(r, RLIMIT_AS, r->limits.mem, r->limits.mem);
+	if (r->limits.fsize)
+		add_limit(r, RLIMIT_FSIZE, r->limits.fsize, r->limits.fsize);
+}
+
 int
 corral_run_start(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
 {
+	prepare_limits(r);
 	if (prepare_logdir(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    watchdog_start(r, err) < 0 || make_env(r, err) < 0)
 		return -1;
@@ -495,9 +549,108 @@ spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
 	return posix_spawnattr_setflags(at, flags);
 }
 
+/* What a unit started with vfork(2) needs before its exec. */
+struct child {
+	char **argv;
+	char **envp;
+	int outfd;
+	const char *dir;
+	const struct corral_run *r;
+	volatile int err;	/* set by the child when it cannot exec */
+};
+
 /*
- * Start /bin/sh -c CMD for one unit.  0 with *pid set, or the error
- * number of what kept it from starting (as posix_spawn returns it).
+ * The child's side of vfork: it shares the agent's memory until execve,
+ * so it only makes async-signal-safe calls and writes nothing but c->err.
+ * The agent's handlers are reset first (the child has its own copy of
+ * the table) so that no signal runs them here; then the limits.
+ */
+static void __attribute__((noreturn))
+child_exec(struct child *c)
+{
+	static const int reset[] = { SIGHUP, SIGINT, SIGTERM, SIGCHLD };
+	struct sigaction dfl, old;
+	struct rlimit rl;
+	sigset_t none;
+	size_t i;
+	int fd, k;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+		if (sigaction(reset[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(reset[i], &dfl, NULL);
+	if (!xfsz_ignored_on_entry)
+		sigaction(SIGXFSZ, &dfl, NULL);
+	if (setpgid(0, 0) < 0 || (fd = open("/dev/null", O_RDONLY)) < 0 ||
+	    (fd != 0 && (dup2(fd, 0) < 0 || close(fd) < 0)) ||
+	    dup2(c->outfd, 1) < 0 || dup2(c->outfd, 2) < 0 ||
+	    fcntl(1, F_SETFD, 0) < 0 || fcntl(2, F_SETFD, 0) < 0 ||
+	    chdir(c->dir) < 0)
+		goto fail;
+	for (k = 0; k < c->r->nlimits; k++) {
+		rl.rlim_cur = (rlim_t)c->r->limit_val[k][0];
+		rl.rlim_max = (rlim_t)c->r->limit_val[k][1];
+		if (setrlimit(c->r->limit_res[k], &rl) < 0)
+			goto fail;
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve("/bin/sh", c->argv, c->envp);
+fail:
+	c->err = errno;
+	_exit(127);
+}
+
+static pid_t
+vfork_child(struct child *c)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		child_exec(c);
+	return pid;
+}
+
+/*
+ * Start a unit with limits: setrlimit must run in the child, which
+ * posix_spawn cannot do, so vfork (CLONE_VM, no copy of the agent) with
+ * every signal blocked until the child has reset the handlers.  0 with
+ * *pid set, or the errno that kept the unit from starting.
+ */
+static int
+spawn_limited(struct corral_run *r, char **argv, int outfd, pid_t *pid)
+{
+	struct child c;
+	sigset_t all, old;
+	int e;
+
+	memset(&c, 0, sizeof(c));
+	c.argv = argv;
+	c.envp = r->env.v;
+	c.outfd = outfd;
+	c.dir = r->clone;
+	c.r = r;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	*pid = vfork_child(&c);
+	e = *pid < 0 ? errno : 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (e)
+		return e;
+	if (c.err) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return c.err;
+	}
+	return 0;
+}
+
+/*
+ * Start /bin/sh -c CMD for one unit, its stdout and stderr on outfd.
+ * 0 with *pid set, or the error number of what kept it from starting (as
+ * posix_spawn returns it).
  */
 static int
 spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
@@ -508,6 +661,8 @@ spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	int e;
 
 	argv[2] = (char *)r->cmd;
+	if (r->nlimits)
+		return spawn_limited(r, argv, outfd, pid);
 	if ((e = posix_spawn_file_actions_init(&fa)))
 		return e;
 	if ((e = posix_spawnattr_init(&at))) {
@@ -521,31 +676,283 @@ spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	return e;
 }
 
+/* ------------------------------------------------------------------ */
+/* Capturing a unit's output                                            */
+
 /*
- * Wait for the unit, then kill what is left of its process group before
- * reaping it: until then the group's id cannot be reused, so the kill
- * reaches only the unit's own leftovers.
+ * A unit's output arrives through a pipe and goes to its N.out file.
+ * Past max bytes, the first max/2 stay where they are and the latest
+ * max - max/2 are kept in a window after them, which is moved back
+ * whenever it has grown to twice that; at the end the window's last part
+ * goes after a marker saying how much was left out.  Disk use stays
+ * below twice max, memory at one chunk.
+ */
+struct capture {
+	int fd;			/* the N.out file */
+	long long max;		/* 0: keep everything */
+	long long head, tail;	/* what is kept of a longer output */
+	long long size;		/* bytes in the file, until it overflows */
+	long long total;	/* bytes the unit wrote */
+	long long win;		/* overflowing: window bytes after head */
+	int over;
+	int err;		/* errno of a failed write; 0 */
+	char *buf;		/* IOBUF_SIZE bytes */
+};
+
+static int
+pwrite_all(int fd, const char *p, size_t n, off_t off)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = pwrite(fd, p, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+/* Move n bytes of c->fd from src to dst, which may overlap. */
+static int
+move_bytes(struct capture *c, off_t src, off_t dst, long long n)
+{
+	long long done = 0, k;
+	off_t from, to;
+	ssize_t got;
+
+	while (done < n) {
+		k = n - done < IOBUF_SIZE ? n - done : IOBUF_SIZE;
+		/* Forward when moving down, from the end when moving up. */
+		from = dst < src ? src + done : src + (n - done - k);
+		to = dst < src ? dst + done : dst + (n - done - k);
+		if ((got = pread(c->fd, c->buf, (size_t)k, from)) != k ||
+		    pwrite_all(c->fd, c->buf, (size_t)k, to) < 0)
+			return -1;
+		done += k;
+	}
+	return 0;
+}
+
+static int
+capture_over(struct capture *c, const char *p, size_t n)
+{
+	long long k, src;
+
+	if (!c->over) {
+		k = c->head > c->size ? c->head - c->size : 0;
+		if (k && pwrite_all(c->fd, p, (size_t)k, c->size) < 0)
+			return -1;
+		c->size += k;
+		p += k;
+		n -= (size_t)k;
+		c->over = 1;
+		c->win = c->size - c->head;
+	}
+	if ((long long)n >= c->tail) {
+		c->win = c->tail;
+		return pwrite_all(c->fd, p + n - c->tail, (size_t)c->tail,
+		    c->head);
+	}
+	if (pwrite_all(c->fd, p, n, c->head + c->win) < 0)
+		return -1;
+	c->win += (long long)n;
+	if (c->win < 2 * c->tail)
+		return 0;
+	src = c->head + c->win - c->tail;
+	c->win = c->tail;
+	return move_bytes(c, src, c->head, c->tail);
+}
+
+static void
+capture_add(struct capture *c, const char *p, size_t n)
+{
+	int rc;
+
+	c->total += (long long)n;
+	if (c->err)
+		return;	/* the output is lost; the pipe must still drain */
+	if (!c->over && (!c->max || c->size + (long long)n <= c->max)) {
+		rc = pwrite_all(c->fd, p, n, c->size);
+		c->size += (long long)n;
+	} else {
+		rc = capture_over(c, p, n);
+	}
+	if (rc < 0)
+		c->err = errno ? errno : EIO;
+}
+
+/* Put the kept tail after the marker, and cut the file there. */
+static void
+capture_finish(struct capture *c)
+{
+	char mark[96];
+	long long keep = c->tail;
+	int n;
+
+	if (!c->over || c->err)
+		return;
+	n = snprintf(mark, sizeof(mark), "\n[corral: %lld bytes of output "
+	    "left out]\n", c->total - c->head - keep);
+	if (move_bytes(c, c->head + c->win - keep, c->head + n, keep) < 0 ||
+	    pwrite_all(c->fd, mark, (size_t)n, c->head) < 0 ||
+	    ftruncate(c->fd, c->head + n + keep) < 0)
+		c->err = errno ? errno : EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Waiting for a unit                                                   */
+
+/* How one attempt is waited for. */
+struct waiting {
+	pid_t pid;
+	int pipefd;		/* the read end, or -1 after EOF */
+	long long deadline;	/* monotonic ms; 0: none */
+	int why;		/* 't': its timeout, 'T': the slice's, 'd': the run's */
+	long long kill_at;	/* after SIGTERM, when SIGKILL follows */
+	int sent;		/* 0, SIGTERM or SIGKILL */
+};
+
+/* Read what the pipe holds now into c; EOF closes it. */
+static void
+drain(struct waiting *w, struct capture *c)
+{
+	ssize_t n;
+
+	while (w->pipefd >= 0) {
+		n = read(w->pipefd, c->buf, IOBUF_SIZE);
+		if (n > 0) {
+			capture_add(c, c->buf, (size_t)n);
+		} else if (n == 0) {
+			close(w->pipefd);
+			w->pipefd = -1;
+		} else if (errno != EINTR) {
+			break;
+		}
+	}
+}
+
+/*
+ * Past the deadline: SIGTERM to the unit's whole group, then SIGKILL after
+ * the grace period.  Returns when to look again (monotonic ms), or 0.
+ */
+static long long
+escalate(struct waiting *w, long long grace, long long now)
+{
+	if (w->deadline && !w->sent && now >= w->deadline) {
+		kill(-w->pid, SIGTERM);
+		w->sent = SIGTERM;
+		w->kill_at = now + grace;
+	}
+	if (w->sent == SIGTERM && now >= w->kill_at) {
+		kill(-w->pid, SIGKILL);
+		w->sent = SIGKILL;
+	}
+	if (!w->sent)
+		return w->deadline;
+	return w->sent == SIGTERM ? w->kill_at : 0;
+}
+
+/* Sleep in ppoll until output, a child's exit (SIGCHLD) or wake. */
+static int
+pause_for(struct waiting *w, const sigset_t *mask, long long wake,
+    long long now)
+{
+	struct pollfd pfd;
+	struct timespec ts, *tp = NULL;
+
+	if (wake) {
+		wake = wake > now ? wake - now : 0;
+		ts.tv_sec = (time_t)(wake / 1000);
+		ts.tv_nsec = (long)(wake % 1000) * 1000000;
+		tp = &ts;
+	}
+	pfd.fd = w->pipefd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (ppoll(&pfd, w->pipefd >= 0 ? 1 : 0, tp, mask) < 0 &&
+	    errno != EINTR)
+		return -1;
+	return 0;
+}
+
+/*
+ * The unit's main process is gone and its group killed: take what the
+ * pipe still holds.  A process that left the group may keep the pipe
+ * open; it gets a moment, not a wait.
+ */
+static void
+drain_rest(struct waiting *w, struct capture *c)
+{
+	long long end = corral_time_ms() + 200, now;
+	struct pollfd pfd;
+
+	for (;;) {
+		drain(w, c);
+		now = corral_time_ms();
+		if (w->pipefd < 0 || now >= end)
+			break;
+		pfd.fd = w->pipefd;
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, (int)(end - now));
+	}
+	if (w->pipefd >= 0)
+		close(w->pipefd);
+	w->pipefd = -1;
+}
+
+/*
+ * Wait for the unit, taking its output and enforcing its deadline, then
+ * kill what is left of its process group before reaping it: until then
+ * the group's id cannot be reused, so the kill reaches only the unit's
+ * own leftovers.
  */
 static int
-wait_unit(struct corral_run *r, pid_t pid, int *status)
+wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
+    int *status)
 {
+	long long now, wake;
 	siginfo_t si;
+	sigset_t mask;
 
-	unit_pgid = pid;
-	watchdog_tell(r, pid);
+	unit_pgid = w->pid;
+	watchdog_tell(r, w->pid);
 	if (caught)
-		kill(-pid, caught);
-	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0)
-		if (errno != EINTR)
+		kill(-w->pid, caught);
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	sigdelset(&mask, SIGCHLD);
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG |
+		    WNOWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
 			return -1;
+		}
+		if (si.si_pid == w->pid)
+			break;
+		now = corral_time_ms();
+		wake = escalate(w, r->grace_ms, now);
+		if (pause_for(w, &mask, wake, now) < 0)
+			return -1;
+		drain(w, c);
+	}
 	unit_pgid = 0;
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, status, 0) < 0)
+	kill(-w->pid, SIGKILL);
+	drain_rest(w, c);
+	while (waitpid(w->pid, status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	watchdog_tell(r, 0);
 	return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* Describing how a unit ended                                          */
 
 /*
  * Append text[0..n) to b, cut to at most max bytes on a UTF-8 character
@@ -641,11 +1048,68 @@ read_note(const char *path, struct corral_buf *b)
 	return add_quote(b, text, end, NOTE_MAX) < 0 ? -1 : 1;
 }
 
+/* "TIMEOUT: after 2s, ended by SIGTERM" and how the time ran out. */
+static int
+describe_timeout(struct corral_run *r, struct outcome *o,
+    const struct waiting *w, int status)
+{
+	char limit[32], took[32], grace[32];
+	int rc;
+
+	o->status = "timeout";
+	o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	o->signal = signal_name(w->sent, o->signame);
+	corral_seconds_format(r->timeout_ms, limit);
+	corral_seconds_format(r->slice_ms, took);
+	if (w->why == 't')
+		rc = corral_buf_addf(&o->note, "TIMEOUT: after %s", limit);
+	else if (w->why == 'T')
+		rc = corral_buf_addf(&o->note, "TIMEOUT: the slice's time "
+		    "limit (%s) ran out", took);
+	else
+		rc = corral_buf_addstr(&o->note, "TIMEOUT: the run's deadline "
+		    "passed");
+	corral_duration_format(o->ms, took);
+	if (w->why != 't')
+		rc |= corral_buf_addf(&o->note, " after %s", took);
+	rc |= corral_buf_addf(&o->note, ", ended by %s", o->signal);
+	corral_seconds_format(r->grace_ms, grace);
+	if (w->sent == SIGKILL)
+		rc |= corral_buf_addf(&o->note, " (SIGTERM did not end it "
+		    "within %s)", grace);
+	return rc;
+}
+
+/*
+ * A unit that a CPU time or file size limit stopped says so: the signal
+ * ended it, or its shell reported it as 128 + the signal.
+ */
+static int
+describe_limit(struct corral_run *r, struct outcome *o, int status)
+{
+	int sig = 0;
+
+	if (WIFSIGNALED(status))
+		sig = WTERMSIG(status);
+	else if (WEXITSTATUS(status) > 128)
+		sig = WEXITSTATUS(status) - 128;
+	corral_buf_reset(&o->note);
+	if (sig == SIGXCPU && r->limits.cpu)
+		return corral_buf_addf(&o->note, "LIMIT: CPU time limit "
+		    "(%llds) exceeded (SIGXCPU)", r->limits.cpu) < 0 ? -1 : 1;
+	if (sig == SIGXFSZ && r->limits.fsize)
+		return corral_buf_addf(&o->note, "LIMIT: file size limit "
+		    "(%lld bytes) exceeded (SIGXFSZ)", r->limits.fsize) < 0 ?
+		    -1 : 1;
+	return 0;
+}
+
 /* Fill o from how the unit ended; spawn_err != 0: it never started. */
 static int
-describe(struct outcome *o, int spawn_err, int status, int outfd)
+describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
+    const struct waiting *w, int outfd)
 {
-	int sig;
+	int sig, rc;
 
 	o->ok = 0;
 	o->exit_code = -1;
@@ -655,10 +1119,15 @@ describe(struct outcome *o, int spawn_err, int status, int outfd)
 		return corral_buf_addf(&o->note, "ERROR: cannot start: %s",
 		    strerror(spawn_err));
 	}
+	if (w->sent)
+		return describe_timeout(r, o, w, status) < 0 ? -1 :
+		    add_last_line(&o->note, outfd);
 	if (WIFSIGNALED(status)) {
 		sig = WTERMSIG(status);
 		o->status = "crash";
 		o->signal = signal_name(sig, o->signame);
+		if ((rc = describe_limit(r, o, status)) != 0)
+			return rc < 0 ? -1 : 0;
 		return corral_buf_addf(&o->note, "CRASH: signal %d (%s)", sig,
 		    o->signal);
 	}
@@ -669,13 +1138,31 @@ describe(struct outcome *o, int spawn_err, int status, int outfd)
 		return corral_buf_addstr(&o->note, "PASS: exit 0");
 	}
 	o->status = "fail";
+	if ((rc = describe_limit(r, o, status)) != 0)
+		return rc < 0 ? -1 : add_last_line(&o->note, outfd);
 	if (corral_buf_addf(&o->note, "FAIL: exit %d", o->exit_code) < 0)
 		return -1;
 	return add_last_line(&o->note, outfd);
 }
 
+/* ------------------------------------------------------------------ */
+/* Records                                                              */
+
 static int
-append_record(struct corral_run *r, const char *unit, const char *output,
+write_record(struct corral_run *r, const struct corral_record *rec,
+    struct corral_err *err)
+{
+	corral_buf_reset(&r->line);
+	if (corral_record_format(&r->line, rec) < 0)
+		return corral_err_set(err, ENOMEM, "cannot write '%s'",
+		    r->part);
+	if (corral_write_all(r->logfd, r->line.data, r->line.len) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'", r->part);
+	return 0;
+}
+
+static int
+append_record(struct corral_run *r, const char *unit, int attempt,
     const struct outcome *o, struct corral_err *err)
 {
 	struct corral_record rec;
@@ -691,41 +1178,105 @@ append_record(struct corral_run *r, const char *unit, const char *output,
 	rec.exit_code = o->exit_code;
 	rec.signal = o->signal;
 	rec.duration_ms = o->ms;
-	rec.attempt = 1;
+	rec.attempt = attempt;
 	rec.run = r->run;
-	rec.output = output;
+	rec.output = o->out.data;
 	rec.inputs = r->inputs;
-	if (!o->ok)
-		r->failed++;
-	corral_buf_reset(&r->line);
-	if (corral_record_format(&r->line, &rec) < 0)
-		return corral_err_set(err, ENOMEM, "cannot write '%s'",
-		    r->part);
-	if (corral_write_all(r->logfd, r->line.data, r->line.len) < 0)
-		return corral_err_set(err, errno, "cannot write '%s'", r->part);
-	return 0;
+	return write_record(r, &rec, err);
 }
 
-/* Run the unit, wait for it, and say how it ended in o. */
+/* The record of a unit that the slice's or the run's time left unrun. */
 static int
-execute(struct corral_run *r, int outfd, const char *notepath,
+append_not_run(struct corral_run *r, const char *unit, struct corral_err *err)
+{
+	struct corral_buf note = CORRAL_BUF_INIT;
+	struct corral_record rec;
+	char at[CORRAL_TIME_ISO_SIZE], limit[32];
+	int rc;
+
+	corral_seconds_format(r->slice_ms, limit);
+	if (r->slice_why == 'T')
+		rc = corral_buf_addf(&note, "NOT-RUN: the slice's time limit "
+		    "(%s) ran out", limit);
+	else
+		rc = corral_buf_addstr(&note, "NOT-RUN: the run's deadline "
+		    "passed");
+	if (rc < 0)
+		return corral_err_set(err, ENOMEM, "cannot write '%s'",
+		    r->part);
+	corral_time_iso(at);
+	memset(&rec, 0, sizeof(rec));
+	rec.agent_id = r->agent;
+	rec.unit = unit;
+	rec.note = note.data;
+	rec.at = at;
+	rec.status = "not-run";
+	rec.exit_code = -1;
+	rec.run = r->run;
+	rec.inputs = r->inputs;
+	rc = write_record(r, &rec, err);
+	corral_buf_release(&note);
+	r->failed++;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attempts                                                             */
+
+/* Whether the slice's (or the run's) time is up. */
+static int
+time_up(const struct corral_run *r)
+{
+	return r->slice_end && corral_time_ms() >= r->slice_end;
+}
+
+/* When this attempt must end, and why; 0 when it need not. */
+static void
+set_deadline(const struct corral_run *r, struct waiting *w, long long t0)
+{
+	w->deadline = r->timeout_ms ? t0 + r->timeout_ms : 0;
+	w->why = 't';
+	if (r->slice_end && (!w->deadline || r->slice_end < w->deadline)) {
+		w->deadline = r->slice_end;
+		w->why = r->slice_why;
+	}
+}
+
+/* Run the attempt with its output on capture c; say how it ended in o. */
+static int
+execute(struct corral_run *r, struct capture *c, const char *notepath,
     struct outcome *o, struct corral_err *err)
 {
 	struct corral_buf own = CORRAL_BUF_INIT;
+	struct waiting w;
 	long long t0 = corral_time_ms();
-	int e, status = 0, rc = 0;
-	pid_t pid;
+	int e, p[2], status = 0, rc = 0;
 
-	if (!(e = spawn_unit(r, outfd, &pid)) && wait_unit(r, pid,
-	    &status) < 0)
-		return corral_err_set(err, errno, "cannot wait for a unit");
+	memset(&w, 0, sizeof(w));
+	set_deadline(r, &w, t0);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return corral_err_set(err, errno, "cannot run a unit");
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	w.pipefd = p[0];
+	e = spawn_unit(r, p[1], &w.pid);
+	close(p[1]);
+	if (e)
+		close(p[0]);
+	else if (wait_unit(r, &w, c, &status) < 0) {
+		rc = corral_err_set(err, errno, "cannot wait for a unit");
+		if (w.pipefd >= 0)
+			close(w.pipefd);
+		return rc;
+	}
+	capture_finish(c);
 	o->ms = corral_time_ms() - t0;
 	if (caught)
 		return 0;
-	if (describe(o, e, status, outfd) < 0 ||
+	o->why = w.why;
+	if (describe(r, o, e, status, &w, c->fd) < 0 ||
 	    (rc = read_note(notepath, &own)) < 0)
 		rc = corral_err_set(err, ENOMEM, "cannot run a unit");
-	else if (rc == 1) {
+	else if (rc == 1 && !w.sent) {
 		corral_buf_release(&o->note);
 		o->note = own;
 		return 0;
@@ -734,38 +1285,165 @@ execute(struct corral_run *r, int outfd, const char *notepath,
 	return rc < 0 ? -1 : 0;
 }
 
-/* Unit number n (from 1) of the slice. */
+/* N.out and N.note for the first attempt, N.A.out and N.A.note after. */
 static int
-run_unit(struct corral_run *r, const char *unit, size_t n,
-    struct corral_err *err)
+attempt_paths(struct corral_run *r, size_t n, int attempt,
+    struct corral_buf *out, struct corral_buf *note)
 {
-	struct corral_buf out = CORRAL_BUF_INIT, note = CORRAL_BUF_INIT;
-	struct outcome o;
-	int fd = -1, rc = -1;
+	char suffix[24] = "";
 
-	memset(&o, 0, sizeof(o));
-	if (corral_buf_addf(&out, "%s/%zu.out", r->outdir, n) < 0 ||
-	    corral_buf_addf(&note, "%s/%zu.note", r->noteroot, n) < 0 ||
+	if (attempt > 1)
+		snprintf(suffix, sizeof(suffix), ".%d", attempt);
+	return corral_buf_addf(out, "%s/%zu%s.out", r->outdir, n, suffix) |
+	    corral_buf_addf(note, "%s/%zu%s.note", r->noteroot, n, suffix);
+}
+
+/* Attempt number attempt of unit n (from 1) of the slice. */
+static int
+run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
+    struct outcome *o, struct corral_err *err)
+{
+	struct corral_buf note = CORRAL_BUF_INIT;
+	struct capture c;
+	char num[24];
+	int rc = -1;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	c.max = r->output_max;
+	c.head = c.max / 2;
+	c.tail = c.max - c.head;
+	c.buf = r->iobuf;
+	snprintf(num, sizeof(num), "%d", attempt);
+	if (attempt_paths(r, n, attempt, &o->out, &note) < 0 ||
 	    set_var(&r->env, r->envunit, "CORRAL_UNIT", unit) < 0 ||
-	    set_var(&r->env, r->envunit + 1, "CORRAL_NOTE", note.data) < 0) {
+	    set_var(&r->env, r->envunit + 1, "CORRAL_NOTE", note.data) < 0 ||
+	    set_var(&r->env, r->envunit + 2, "CORRAL_ATTEMPT", num) < 0) {
 		corral_err_set(err, ENOMEM, "cannot run a unit");
 		goto out;
 	}
-	fd = open(out.data, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		corral_err_set(err, errno, "cannot create '%s'", out.data);
+	c.fd = open(o->out.data, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (c.fd < 0) {
+		corral_err_set(err, errno, "cannot create '%s'", o->out.data);
 		goto out;
 	}
-	if (execute(r, fd, note.data, &o, err) < 0)
+	if (execute(r, &c, note.data, o, err) < 0)
 		goto out;
-	rc = caught ? 0 : append_record(r, unit, out.data, &o, err);
+	if (c.err) {
+		corral_err_set(err, c.err, "cannot write '%s'", o->out.data);
+		goto out;
+	}
+	rc = 0;
 out:
-	if (fd >= 0)
-		close(fd);
-	corral_buf_release(&o.note);
-	corral_buf_release(&out);
+	if (c.fd >= 0)
+		close(c.fd);
 	corral_buf_release(&note);
 	return rc;
+}
+
+/* Whether a failed attempt may be tried again. */
+static int
+retryable(const struct corral_run *r, const struct outcome *o, int attempt)
+{
+	if (o->ok || attempt > r->retries || time_up(r))
+		return 0;
+	if (!strcmp(o->status, "timeout") && o->why != 't')
+		return 0;
+	return !(r->no_retry && o->exit_code >= 0 && o->exit_code < 256 &&
+	    r->no_retry[o->exit_code]);
+}
+
+/* A pass after a failure: flaky, with what the first failure said. */
+static int
+make_flaky(struct outcome *o, const struct corral_buf *first, int attempt)
+{
+	corral_buf_reset(&o->note);
+	o->status = "flaky";
+	return corral_buf_addf(&o->note, "FLAKY: passed on attempt %d; "
+	    "attempt 1: %s", attempt, first->data ? first->data : "");
+}
+
+static long long
+weight_of(const struct corral_run *r, size_t i)
+{
+	return r->expect ? (r->expect[i] > 0 ? r->expect[i] : 1) : 1;
+}
+
+/* Unit number i (from 0) of the slice, with its retries. */
+static int
+run_unit(struct corral_run *r, const char *unit, size_t i,
+    struct corral_err *err)
+{
+	struct corral_buf first = CORRAL_BUF_INIT;
+	struct outcome o;
+	int attempt, final, rc = 0;
+
+	for (attempt = 1; rc == 0 && !caught; attempt++) {
+		memset(&o, 0, sizeof(o));
+		corral_live_start(&r->live, unit, i + 1, attempt,
+		    r->expect ? r->expect[i] : -1);
+		if ((rc = run_attempt(r, unit, i + 1, attempt, &o, err)) < 0 ||
+		    caught)
+			goto next;
+		final = !retryable(r, &o, attempt);
+		if (o.ok && attempt > 1)
+			rc = make_flaky(&o, &first, attempt);
+		else if (!o.ok && attempt == 1)
+			rc = corral_buf_addstr(&first, o.note.data);
+		if (rc < 0) {
+			corral_err_set(err, ENOMEM, "cannot run a unit");
+			goto next;
+		}
+		if ((rc = append_record(r, unit, attempt, &o, err)) < 0)
+			goto next;
+		r->failed += final && !o.ok;
+		corral_live_end(&r->live, unit, o.status, o.ms, attempt, final,
+		    weight_of(r, i));
+		rc = final;
+next:
+		corral_buf_release(&o.note);
+		corral_buf_release(&o.out);
+	}
+	corral_buf_release(&first);
+	return rc < 0 ? -1 : 0;
+}
+
+/* When the slice's time is up: its own limit or the run's deadline. */
+static void
+set_slice_end(struct corral_run *r)
+{
+	long long now = corral_time_ms(), left;
+
+	if (r->slice_ms) {
+		r->slice_end = now + r->slice_ms;
+		r->slice_why = 'T';
+	}
+	if (r->deadline_ms) {
+		left = r->deadline_ms - corral_time_epoch_ms();
+		left = left > 0 ? left : 0;
+		if (!r->slice_end || now + left < r->slice_end) {
+			r->slice_end = now + left;
+			r->slice_why = 'd';
+		}
+		if (!r->slice_end)
+			r->slice_end = 1;	/* already past, and not "none" */
+	}
+}
+
+static int
+open_live(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err)
+{
+	long long weight = 0;
+	size_t i;
+
+	for (i = 0; i < units->n; i++)
+		weight += weight_of(r, i);
+	r->live.print = r->progress;
+	r->live.print_arg = r->progress_arg;
+	r->live.tty = r->progress_tty;
+	return corral_live_open(&r->live, r->statedir, r->agent, r->run,
+	    units->n, weight, err);
 }
 
 int
@@ -774,10 +1452,24 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 {
 	char name[32];
 	size_t i;
+	int rc = 0;
 
-	for (i = 0; i < units->n && !caught; i++)
-		if (run_unit(r, units->v[i], i + 1, err) < 0)
-			return -1;
+	if (!r->iobuf && !(r->iobuf = malloc(IOBUF_SIZE)))
+		return corral_err_set(err, ENOMEM, "cannot start");
+	if (open_live(r, units, err) < 0)
+		return -1;
+	set_slice_end(r);
+	for (i = 0; i < units->n && !caught && rc == 0; i++) {
+		if (!time_up(r)) {
+			rc = run_unit(r, units->v[i], i, err);
+			continue;
+		}
+		if ((rc = append_not_run(r, units->v[i], err)) == 0)
+			corral_live_end(&r->live, units->v[i], "not-run", 0, 0,
+			    1, weight_of(r, i));
+	}
+	if (rc < 0)
+		return -1;
 	if (caught)
 		return corral_err_set(err, 0, "stopped by %s",
 		    signal_name(caught, name));
@@ -806,7 +1498,10 @@ corral_run_commit(struct corral_run *r, struct corral_err *err)
 	if (rename(r->part, r->log) < 0)
 		return corral_err_set(err, errno, "cannot rename '%s' to '%s'",
 		    r->part, r->log);
-	return corral_fsync_parent(r->log, err);
+	if (corral_fsync_parent(r->log, err) < 0)
+		return -1;
+	corral_live_close(&r->live, 1);
+	return 0;
 }
 
 int
@@ -819,6 +1514,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 	if (r->clone && !r->keep && corral_clone_remove(r->clone, err) < 0)
 		rc = -1;
 	watchdog_stop(r);
+	corral_live_close(&r->live, 0);
+	free(r->iobuf);
 	free(r->clone);
 	free(r->outdir);
 	free(r->noteroot);

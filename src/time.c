@@ -3,6 +3,7 @@
  * time.c: the two clocks a record needs, wall time for "at" (UTC, ISO
  * 8601) and a monotonic clock for durations, which must not jump.
  */
+#include <stdio.h>
 #include <time.h>
 
 #include "corral.h"
@@ -33,4 +34,27 @@ corral_time_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long long
+corral_time_epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+corral_duration_format(long long ms, char out[32])
+{
+	if (ms < 0)
+		snprintf(out, 32, "?");
+	else if (ms < 60000)
+		snprintf(out, 32, "%lld.%llds", ms / 1000, ms % 1000 / 100);
+	else if (ms < 3600000)
+		snprintf(out, 32, "%lldm%02llds", ms / 60000, ms / 1000 % 60);
+	else
+		snprintf(out, 32, "%lldh%02lldm", ms / 3600000,
+		    ms / 60000 % 60);
 }

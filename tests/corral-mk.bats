@@ -316,7 +316,7 @@ targets() {
 	assert_output "mine ran"
 	run -0 comm -13 <(targets without.mk | grep -v 'without.mk$') \
 		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk)$')
-	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-rerun-failed corral-run)"
+	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-plan corral-rerun-failed corral-run)"
 }
 
 @test "corral-mk: the includer's special targets and MAKEFLAGS are untouched" {
@@ -382,4 +382,193 @@ EOF
 	run -0 find proj/.corral/slices -name '*.manifest'
 	assert_output ""
 	assert_json '.successes == 3' proj/.corral/summary.json
+}
+
+# slow_project UNIT...: a project whose unit "slow" takes 0.6 s and every
+# other one no time, each recording that it ran
+slow_project() {
+	project "$@"
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; case "$$CORRAL_UNIT" in slow) sleep 0.6 ;; esac
+EOF
+}
+
+@test "corral-mk: the first plan is round-robin; once history exists a new population is planned by weight, the longest slice first" {
+	slow_project a b c d slow e f
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_json '.strategy == "roundrobin"' proj/.corral/slices/plan.json
+	echo g >> proj/units.txt
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_contains "$stderr" "corral-split: weighted plan from history: 8 units over 2 slices, 1 estimated as "
+	assert_json '.strategy == "weighted" and .estimated == 1' proj/.corral/slices/plan.json
+	run -0 cat proj/.corral/slices/0.units
+	assert_output "slow"
+	run -0 cat proj/.corral/plan.mk
+	assert_output "__corral_slices := 0 1"
+	assert_json '.successes == 8 and .missing == 0' proj/.corral/summary.json
+}
+
+@test "corral-mk: with history, an unchanged population keeps its plan and a second run runs nothing" {
+	slow_project a b slow c
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	local planned
+	planned=$(stat -c %Y.%y proj/.corral/plan.mk)
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_equal 0 "$(ran_count)"
+	assert_equal "$planned" "$(stat -c %Y.%y proj/.corral/plan.mk)"
+}
+
+@test "corral-mk: corral-plan makes the plan again from the history, and the next run re-runs only slices that changed" {
+	slow_project a b c slow
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_json '.strategy == "roundrobin"' proj/.corral/slices/plan.json
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=2
+	assert_contains "$stderr" "weighted plan from history: 4 units over 2 slices, none estimated"
+	assert_json '.strategy == "weighted"' proj/.corral/slices/plan.json
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	run -0 sort "$RAN"
+	assert_output "$(printf '%s\n' a b c slow)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "corral-mk: make -B plans afresh from history" {
+	slow_project a b c slow
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	run -0 make -C proj -B -j2 corral-run CORRAL_AGENTS=2
+	assert_json '.strategy == "weighted"' proj/.corral/slices/plan.json
+	run -0 cat proj/.corral/slices/0.units
+	assert_output "slow"
+}
+
+@test "corral-mk: CORRAL_SPLIT=roundrobin keeps the original layout, history or not" {
+	slow_project a b c slow
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
+	run -0 make -C proj -B -j2 corral-run CORRAL_AGENTS=2 CORRAL_SPLIT=roundrobin
+	assert_json '.strategy == "roundrobin"' proj/.corral/slices/plan.json
+	run -0 cat proj/.corral/slices/0.units
+	assert_output "$(printf 'a\nc')"
+}
+
+@test "corral-mk: a CORRAL_SPLIT, timeout, count or size it cannot use stops make naming the variable" {
+	local setting
+	project a
+	for setting in CORRAL_SPLIT=fastest CORRAL_TIMEOUT=10s CORRAL_TIMEOUT=1.2.3 \
+		CORRAL_RETRIES=-1 CORRAL_GRACE=x CORRAL_OUTPUT_MAX=1T CORRAL_LIMIT_MEM=lots \
+		CORRAL_NO_RETRY=1,x CORRAL_SLICE_TIMEOUT='1 2'; do
+		run -2 --separate-stderr make -C proj corral-run "$setting"
+		assert_contains "$stderr" "corral.mk: ${setting%%=*} is '${setting#*=}'; it must be"
+		assert_no_file proj/.corral
+	done
+}
+
+@test "corral-mk: an empty CORRAL_GRACE, CORRAL_RETRIES or CORRAL_OUTPUT_MAX means the agents' defaults" {
+	project a b
+	run -0 make -C proj -j2 corral-run CORRAL_GRACE= CORRAL_RETRIES= CORRAL_OUTPUT_MAX=
+	assert_json '.successes == 2' proj/.corral/summary.json
+}
+
+@test "corral-mk: CORRAL_TIMEOUT ends a stuck unit and all it started; it is a timeout in failures.jsonl and make fails" {
+	export TAG="corral-mk-to-$BATS_TEST_NUMBER-$$-$RANDOM"
+	project a stuck b
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = case "$$CORRAL_UNIT" in stuck) sh -c 'sleep 1000; : "$$1"' sh "$$TAG" & sleep 1000 ;; esac
+EOF
+	run -2 make -C proj -j3 corral-run CORRAL_TIMEOUT=0.5 CORRAL_GRACE=1
+	run -0 jq -c '[.unit, .status, .signal]' proj/.corral/failures.jsonl
+	assert_output '["stuck","timeout","SIGTERM"]'
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "TIMEOUT: after 0.5s, ended by SIGTERM"
+	local i
+	for i in $(seq 50); do
+		pgrep -f -- "$TAG" > /dev/null || break
+		sleep 0.1
+	done
+	run -1 pgrep -f -- "$TAG"
+}
+
+@test "corral-mk: CORRAL_RETRIES retries a failure in its agent; a pass after a failure is flaky, and CORRAL_FAIL_ON_FLAKY=1 fails the run" {
+	project u1 u2
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = if [ "$$CORRAL_UNIT" = u2 ] && [ "$$CORRAL_ATTEMPT" = 1 ]; then exit 1; fi
+EOF
+	run -2 make -C proj -j2 corral-run
+	run -0 make -C proj -B -j2 corral-run CORRAL_RETRIES=1
+	run -0 jq -c 'select(.unit == "u2") | [.status, .attempt]' proj/.corral/successes.jsonl
+	assert_output '["flaky",2]'
+	assert_json '.by_status.flaky == 1 and .attempts == 3' proj/.corral/summary.json
+	run -2 make -C proj -B -j2 corral-run CORRAL_RETRIES=1 CORRAL_FAIL_ON_FLAKY=1
+	assert_contains "$output" "2 passed (1 flaky), 0 failed"
+}
+
+@test "corral-mk: CORRAL_NO_RETRY exit codes are not retried" {
+	project u1
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = exit 23
+EOF
+	run -2 make -C proj corral-run CORRAL_RETRIES=3 'CORRAL_NO_RETRY=23 66'
+	assert_json '.attempts == 1' proj/.corral/summary.json
+}
+
+@test "corral-mk: CORRAL_JUNIT writes a JUnit report that xmllint accepts on every merge" {
+	project ok-1 FAIL-2
+	run -2 make -C proj -j2 corral-run CORRAL_JUNIT=reports/junit.xml
+	assert_file_exists proj/reports/junit.xml
+	run -0 xmllint --xpath 'string(/testsuites/@failures)' proj/reports/junit.xml
+	assert_output "1"
+}
+
+@test "corral-mk: progress goes to stderr, one line per finished unit, and CORRAL_QUIET=1 silences it" {
+	project a b c
+	run -0 --separate-stderr make -C proj -j3 corral-run
+	refute_contains "$output" "corral: ["
+	# the total counts the units of the agents started so far
+	assert_equal 3 "$(grep -c '^corral: \[[ 0-9]*/[1-3]\] pass ' <<<"$stderr")"
+	run -0 --separate-stderr make -C proj -B -j3 corral-run CORRAL_QUIET=1
+	refute_contains "$stderr" "corral: ["
+}
+
+@test "corral-mk: CORRAL_OUTPUT_MAX and CORRAL_LIMIT_FSIZE reach the agents" {
+	project loud big
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = case "$$CORRAL_UNIT" in loud) seq 100000 ;; big) head -c 100000 /dev/zero > f ;; esac
+EOF
+	run -2 make -C proj -j2 corral-run CORRAL_OUTPUT_MAX=2K CORRAL_LIMIT_FSIZE=10K
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "LIMIT: file size limit (10240 bytes) exceeded (SIGXFSZ): File size limit exceeded"
+	run -0 sh -c "jq -r .output '$PWD/proj/.corral/successes.jsonl' | xargs stat -c %s"
+	[ "$output" -le 2100 ] || flunk "output of $output bytes"
+}
+
+@test "corral-mk: CORRAL_RUN_TIMEOUT ends the whole run; the units it left are not-run" {
+	project a stuck c d
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = case "$$CORRAL_UNIT" in stuck) sleep 1000 ;; esac
+EOF
+	# time enough to plan and check out; the stuck unit takes the rest
+	run -2 make -C proj -j1 corral-run CORRAL_AGENTS=1 CORRAL_RUN_TIMEOUT=5
+	run -0 jq -c '[.unit, .status]' proj/.corral/failures.jsonl
+	assert_output "$(printf '%s\n' '["stuck","timeout"]' '["c","not-run"]' '["d","not-run"]')"
+	run -0 jq -r 'select(.unit == "stuck") | .note' proj/.corral/failures.jsonl
+	assert_contains "$output" "TIMEOUT: the run's deadline passed after "
+}
+
+@test "corral-mk: corral-status shows what a running corral-run is on" {
+	project a stuck
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = case "$$CORRAL_UNIT" in stuck) sleep 1000 ;; esac
+EOF
+	make -C proj -j2 corral-run CORRAL_TIMEOUT=20 > make.out 2>&1 3>&- &
+	local pid=$! i
+	for i in $(seq 100); do
+		grep -qs '"unit":"stuck"' proj/.corral/live/agent-*.status && break
+		sleep 0.1
+	done
+	run -0 corral-status -j proj/.corral
+	assert_json '[.agents[] | select(.state == "running") | .unit] == ["stuck"] and .done == 1'
+	kill -TERM "$pid"
+	wait "$pid" || true
 }

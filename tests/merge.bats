@@ -18,7 +18,7 @@ teardown() {
 	fi
 }
 
-USAGE='usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
+USAGE='usage: corral-merge [-fq] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
 
 # rec UNIT OK [MORE]: one record line (UNIT must need no JSON escaping)
 rec() {
@@ -126,13 +126,13 @@ no_temps() {
 	{ rec a true; rec b false; rec c true '"status":"flaky"'; } > logs/agent-0.jsonl
 	{ rec d false '"status":"timeout"'; rec e true; } > logs/agent-1.jsonl
 	run -1 --separate-stderr corral-merge logs
-	assert_output "merged 5 units from 2 agents: 3 passed, 2 failed"
+	assert_output "merged 5 units from 2 agents: 3 passed (1 flaky), 2 failed"
 	assert_stderr ""
 	run -0 jq -r .unit successes.jsonl
 	assert_output "$(printf 'a\nc\ne')"
 	run -0 jq -r .unit failures.jsonl
 	assert_output "$(printf 'b\nd')"
-	assert_json_eq '{"units":5,"merged":5,"successes":3,"failures":2,
+	assert_json_eq '{"units":5,"merged":5,"attempts":5,"successes":3,"failures":2,
 		"missing":0,"duplicates":0,"unexpected":0,"agents":2,
 		"unfinished":[],"run":"none",
 		"by_status":{"fail":1,"flaky":1,"pass":2,"timeout":1}}' \
@@ -144,7 +144,7 @@ no_temps() {
 	run -0 corral-merge -q logs
 	assert_output ""
 	run -0 jq -c keys_unsorted summary.json
-	assert_output '["units","merged","successes","failures","missing","duplicates","unexpected","agents","unfinished","run","by_status"]'
+	assert_output '["units","merged","attempts","successes","failures","missing","duplicates","unexpected","agents","unfinished","run","by_status"]'
 	run -0 tail -c 2 summary.json
 	assert_output "}"
 }
@@ -845,4 +845,37 @@ consistent() {
 	rec a true '"at":"2026-01-01T10:01:00.000Z"' > rerun/agent-0.jsonl.part
 	run -2 --separate-stderr corral-merge -o . logs rerun
 	assert_contains "$stderr" "'rerun/agent-0.jsonl.part': agent '0' did not finish"
+}
+
+@test "merge: a retry that passed, recorded as flaky by its agent, passes through byte for byte, also over layers" {
+	mkdir -p rerun
+	{ rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","attempt":1,"inputs":"d1"'
+	  rec u true '"note":"FLAKY: passed on attempt 2","at":"2026-01-01T10:00:01.000Z","status":"flaky","attempt":2,"inputs":"d1"'
+	  rec v true '"at":"2026-01-01T10:00:02.000Z","status":"pass","inputs":"d1"'; } > logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs
+	assert_output "merged 2 units from 1 agent: 2 passed (1 flaky), 0 failed; 3 attempts"
+	sed -n 2,3p logs/agent-0.jsonl > want
+	run -0 cmp want successes.jsonl
+	assert_json '.attempts == 3 and .merged == 2 and .by_status == {"flaky": 1, "pass": 1}' summary.json
+	rec w false '"at":"2026-01-01T10:00:03.000Z","inputs":"d1"' > rerun/agent-0.jsonl
+	run -1 --separate-stderr corral-merge -o . logs rerun
+	sed -n 2,3p logs/agent-0.jsonl > want
+	run -0 cmp want successes.jsonl
+}
+
+@test "merge: a later plain pass over a flaky one on the same inputs stays flaky" {
+	mkdir -p rerun
+	rec u true '"note":"FLAKY: x","at":"2026-01-01T10:00:01.000Z","status":"flaky","inputs":"d1"' > logs/agent-0.jsonl
+	rec u true '"note":"PASS: exit 0","at":"2026-01-01T10:05:00.000Z","status":"pass","inputs":"d1"' > rerun/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -o . logs rerun
+	run -0 jq -r .status successes.jsonl
+	assert_output "flaky"
+}
+
+@test "merge: -f makes a flaky unit fail the run with exit 1, the result files written all the same" {
+	{ rec a true '"status":"flaky"'; rec b true; } > logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge logs
+	run -1 --separate-stderr corral-merge -f logs
+	assert_output "merged 2 units from 1 agent: 2 passed (1 flaky), 0 failed"
+	assert_json '.successes == 2 and .failures == 0' summary.json
 }

@@ -99,3 +99,28 @@ write_logs() {
 		cmp -s got want || flunk "seed $seed: a unit has the wrong verdict"
 	done
 }
+
+@test "properties: 40 seeded weighted plans are disjoint, complete, longest slice first, and within total/N + longest" {
+	local seed size n
+	for seed in $(seq 1 40); do
+		size=$(( 1 + (seed * 7919) % 300 ))
+		n=$(( 1 + (seed * 104729) % 20 ))
+		random_units "$seed" "$size" > units
+		# a skewed history: most units short, a few long, some unknown
+		awk -v seed="$seed" 'BEGIN { srand(seed) } rand() < 0.9 {
+			gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t")
+			ms = rand() < 0.1 ? int(rand() * 100000) : int(rand() * 500)
+			printf "{\"unit\":\"%s\",\"ok\":true,\"duration_ms\":%d}\n", $0, ms
+		}' units > history.jsonl
+		corral-split -s weighted -H history.jsonl -n "$n" -o "plan$seed" units 2>/dev/null
+		cat "plan$seed"/*.units | LC_ALL=C sort > got
+		LC_ALL=C sort units > want
+		cmp -s got want || flunk "seed $seed: slices are not the population"
+		jq -e --argjson n "$n" --argjson size "$size" '
+			.slices == ([$n, $size] | min) and .units == $size and
+			(.loads | . == (sort | reverse)) and
+			.makespan <= (.total / .slices + .longest) and
+			.makespan >= .lower_bound' "plan$seed/plan.json" >/dev/null ||
+			flunk "seed $seed: $(cat "plan$seed/plan.json")"
+	done
+}

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hk] [-C SRC] [-i INPUTS] [-p PART] [-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
@@ -51,6 +51,13 @@ lines_at_least() {
 
 # A unit command that leaves a background process tagged with $TAG.
 BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
+# The same, deaf to SIGTERM.
+BG_DEAF='sh -c "trap \"\" TERM; sleep 1000; : \"\$1\"" sh "$TAG" & '
+
+# ms_since START_NS: milliseconds since START_NS (from date +%s%N)
+ms_since() {
+	echo $(( ($(date +%s%N) - $1) / 1000000 ))
+}
 
 @test "run-slice: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-run-slice -h
@@ -537,4 +544,249 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
 	run -0 jq -c '[.unit, .ok]' logs/agent-K.jsonl
 	assert_output "$(printf '["a",true]\n["b",false]\n["c",true]')"
+}
+
+@test "run-slice: a unit past -t is ended with its whole process group, background jobs holding its output included, and recorded as timeout" {
+	export TAG="corral-to-$BATS_TEST_NUMBER-$$-$RANDOM"
+	units slow after
+	local t0 ms
+	t0=$(date +%s%N)
+	run -1 --separate-stderr corral-run-slice -t 0.5 -g 3 \
+		-c "case \$CORRAL_UNIT in slow) $BG echo started; sleep 1000 ;; esac" -l logs K slice
+	ms=$(ms_since "$t0")
+	assert_stderr ""
+	[ "$ms" -lt 3000 ] || flunk "took $ms ms: SIGTERM should have ended it well within the 3 s grace"
+	no_process "$TAG"
+	run -0 jq -c '[.unit, .ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["slow",false,"timeout",null,"SIGTERM","TIMEOUT: after 0.5s, ended by SIGTERM: started"]' \
+		'["after",true,"pass",0,null,"PASS: exit 0"]')"
+	assert_json '.duration_ms >= 500 and .duration_ms < 3000' <(head -n 1 logs/agent-K.jsonl)
+}
+
+@test "run-slice: a unit deaf to SIGTERM is killed with SIGKILL, its whole group too, after the grace period" {
+	export TAG="corral-deaf-$BATS_TEST_NUMBER-$$-$RANDOM"
+	units deaf
+	local t0 ms
+	t0=$(date +%s%N)
+	run -1 corral-run-slice -t 0.3 -g 0.5 -c "trap '' TERM; $BG_DEAF sleep 1000" -l logs K slice
+	ms=$(ms_since "$t0")
+	[ "$ms" -ge 800 ] && [ "$ms" -lt 5000 ] || flunk "took $ms ms"
+	no_process "$TAG"
+	run -0 jq -c '[.status, .exit, .signal, .note]' logs/agent-K.jsonl
+	assert_output '["timeout",null,"SIGKILL","TIMEOUT: after 0.3s, ended by SIGKILL (SIGTERM did not end it within 0.5s)"]'
+}
+
+@test "run-slice: a timed-out unit is retried like any failure, and passing then makes it flaky" {
+	units u
+	run -0 corral-run-slice -t 0.5 -R 1 -c '[ "$CORRAL_ATTEMPT" = 2 ] || sleep 1000' -l logs K slice
+	run -0 jq -c '[.attempt, .ok, .status]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '[1,false,"timeout"]' '[2,true,"flaky"]')"
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_equal "FLAKY: passed on attempt 2; attempt 1: TIMEOUT: after 0.5s, ended by SIGTERM" "${lines[1]}"
+}
+
+@test "run-slice: -T ends the unit in flight when the slice's time runs out and records the units left as not-run" {
+	units a b c d
+	run -1 --separate-stderr corral-run-slice -T 1 -R 3 -c 'case $CORRAL_UNIT in b) sleep 1000 ;; esac' -l logs K slice
+	run -0 jq -c '[.unit, .ok, .status, .attempt, .exit, .output]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["a",true,"pass",1,0,"logs/agent-K/1.out"]' \
+		'["b",false,"timeout",1,null,"logs/agent-K/2.out"]' \
+		'["c",false,"not-run",0,null,null]' '["d",false,"not-run",0,null,null]')"
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_contains "${lines[1]}" "TIMEOUT: the slice's time limit (1s) ran out after "
+	assert_equal "NOT-RUN: the slice's time limit (1s) ran out" "${lines[2]}"
+}
+
+@test "run-slice: -d, the run's deadline, already past: every unit is a not-run record and the agent exits 1" {
+	units a b
+	run -1 --separate-stderr corral-run-slice -d "$(( $(date +%s) - 10 ))" -c true -l logs K slice
+	assert_stderr ""
+	run -0 jq -c '[.unit, .status, .note]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["a","not-run","NOT-RUN: the run'"'"'s deadline passed"]' \
+		'["b","not-run","NOT-RUN: the run'"'"'s deadline passed"]')"
+}
+
+@test "run-slice: -R retries a failed unit in the same agent; each attempt is a record with its own output, a pass after a failure is flaky" {
+	units steady shaky
+	run -0 --separate-stderr corral-run-slice -R 2 -c '
+		echo "attempt $CORRAL_ATTEMPT"
+		[ "$CORRAL_UNIT" = steady ] || [ "$CORRAL_ATTEMPT" -ge 3 ] || { echo "broke"; exit 1; }' -l logs K slice
+	assert_stderr ""
+	run -0 jq -c '[.unit, .attempt, .ok, .status, .exit, .output]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["steady",1,true,"pass",0,"logs/agent-K/1.out"]' \
+		'["shaky",1,false,"fail",1,"logs/agent-K/2.out"]' \
+		'["shaky",2,false,"fail",1,"logs/agent-K/2.2.out"]' \
+		'["shaky",3,true,"flaky",0,"logs/agent-K/2.3.out"]')"
+	run -0 jq -r 'select(.status == "flaky") | .note' logs/agent-K.jsonl
+	assert_output "FLAKY: passed on attempt 3; attempt 1: FAIL: exit 1: broke"
+	run -0 cat logs/agent-K/2.2.out
+	assert_output "$(printf 'attempt 2\nbroke')"
+}
+
+@test "run-slice: a unit failing every attempt is 1 + R records and one failure; the merge keeps the last" {
+	units bad good
+	run -1 corral-run-slice -R 2 -c 'test "$CORRAL_UNIT" = good' -l logs K slice
+	run -0 jq -c '[.unit, .attempt, .status]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["bad",1,"fail"]' '["bad",2,"fail"]' '["bad",3,"fail"]' '["good",1,"pass"]')"
+	run -1 --separate-stderr corral-merge -o . logs
+	assert_output "merged 2 units from 1 agent: 1 passed, 1 failed; 4 attempts"
+	run -0 jq -c '[.unit, .attempt]' failures.jsonl
+	assert_output '["bad",3]'
+}
+
+@test "run-slice: exit codes listed with -N are never retried" {
+	units asan other
+	run -1 corral-run-slice -R 3 -N 23,66 -c 'case $CORRAL_UNIT in asan) exit 23 ;; *) exit 66 ;; esac' -l logs K slice
+	run -0 jq -c '[.unit, .attempt, .exit]' logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' '["asan",1,23]' '["other",1,66]')"
+}
+
+@test "run-slice: -o caps a unit's output, keeping its head and tail with a marker saying how much was left out" {
+	units loud
+	run -1 corral-run-slice -o 1000 -c 'i=0; while [ $i -lt 10000 ]; do echo "line $i"; i=$((i+1)); done; exit 1' -l logs K slice
+	local total
+	total=$(i=0; while [ $i -lt 10000 ]; do echo "line $i"; i=$((i+1)); done | wc -c)
+	run -0 head -n 1 logs/agent-K/1.out
+	assert_output "line 0"
+	run -0 tail -n 1 logs/agent-K/1.out
+	assert_output "line 9999"
+	run -0 grep -c '^\[corral: [0-9]* bytes of output left out\]$' logs/agent-K/1.out
+	assert_output "1"
+	run -0 grep -o '[0-9]* bytes of output left out' logs/agent-K/1.out
+	assert_output "$((total - 1000)) bytes of output left out"
+	run -0 stat -c %s logs/agent-K/1.out
+	[ "$output" -le 1100 ] || flunk "the capped output has $output bytes"
+	run -0 jq -r .note logs/agent-K.jsonl
+	assert_output "FAIL: exit 1: line 9999"
+}
+
+@test "run-slice: -o keeps an output that fits whole, byte for byte" {
+	units quiet
+	head -c 999 /dev/urandom > want
+	run -0 corral-run-slice -o 1000 -c "cat '$PWD/want'" -l logs K slice
+	run -0 cmp want logs/agent-K/1.out
+}
+
+@test "run-slice: -L cpu stops a CPU spinner with SIGXCPU and the note says which limit" {
+	units spin
+	run -1 corral-run-slice -t 30 -L cpu=1 -c 'while :; do :; done' -l logs K slice
+	run -0 jq -c '[.ok, .status, .signal, .note]' logs/agent-K.jsonl
+	assert_output '[false,"crash","SIGXCPU","LIMIT: CPU time limit (1s) exceeded (SIGXCPU)"]'
+}
+
+@test "run-slice: -L mem makes a memory hog fail with an allocation error" {
+	units hog
+	run -1 corral-run-slice -L mem=64M -c 'awk "BEGIN { s = \"x\"; while (1) s = s s }"' -l logs K slice
+	run -0 jq -c '[.ok, .status]' logs/agent-K.jsonl
+	assert_output '[false,"fail"]'
+	run -0 grep -ci 'memory' logs/agent-K/1.out
+}
+
+@test "run-slice: -L fsize stops a unit that writes too large a file, and the note says which limit" {
+	units big
+	run -1 corral-run-slice -L fsize=4K -c 'head -c 100000 /dev/zero > f' -l logs K slice
+	run -0 jq -c '[.ok, .status, .exit, .note]' logs/agent-K.jsonl
+	assert_contains "$output" '[false,"fail",153,"LIMIT: file size limit (4096 bytes) exceeded (SIGXFSZ)'
+}
+
+@test "run-slice: limits are set by the agent itself: no wrapper, at most two execs per unit, no fork in the loop" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	case $CORRAL_TEST_BIN in */asan/*) skip "LeakSanitizer does not run under ptrace" ;; esac
+	seq 1 20 > slice
+	run -0 strace -f -qq -o trace -e trace=execve,clone,clone3,vfork,fork \
+		corral-run-slice -t 10 -L cpu=10 -L mem=1G -c true -l logs K slice
+	run -0 grep -c 'execve(' trace
+	[ "$output" -le 41 ] || flunk "$output execs for 20 units"
+	# the watchdog is the one process forked without CLONE_VM, once
+	run -0 sh -c "grep -E 'clone3?\\(|fork\\(' trace | grep -v CLONE_VM | grep -vc vfork"
+	[ "$output" -le 1 ] || flunk "$(grep -E 'clone|fork' trace)"
+}
+
+@test "run-slice: values -t, -T, -g, -d, -R, -N, -o and -L do not understand are refused with exit 2" {
+	units a
+	run -2 --separate-stderr corral-run-slice -t 1x -c true -l logs K slice
+	assert_stderr "corral-run-slice: -t '1x' is not a number of seconds"
+	run -2 --separate-stderr corral-run-slice -g -1 -c true -l logs K slice
+	assert_stderr "corral-run-slice: -g '-1' is not a number of seconds"
+	run -2 --separate-stderr corral-run-slice -R many -c true -l logs K slice
+	assert_stderr "corral-run-slice: -R 'many' is not a number"
+	run -2 --separate-stderr corral-run-slice -N 1,300 -c true -l logs K slice
+	assert_stderr "corral-run-slice: -N '300' is out of range (0 to 255)"
+	run -2 --separate-stderr corral-run-slice -o 1T -c true -l logs K slice
+	assert_stderr "corral-run-slice: -o '1T' is not a size in bytes (a number, optionally with K, M or G)"
+	run -2 --separate-stderr corral-run-slice -L nice=5 -c true -l logs K slice
+	assert_stderr "corral-run-slice: -L 'nice=5' is not cpu=SECS, mem=SIZE or fsize=SIZE"
+	assert_no_file logs
+}
+
+@test "run-slice: -v prints one line per finished unit on stderr when it is not a terminal, nothing on stdout" {
+	units a b 'c d'
+	run -1 --separate-stderr corral-run-slice -v -R 1 -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	assert_output ""
+	assert_equal 4 "${#stderr_lines[@]}"
+	[[ ${stderr_lines[0]} =~ ^corral:\ \[1/3\]\ pass\ +[0-9.]+s\ \ a$ ]] || flunk "${stderr_lines[0]}"
+	[[ ${stderr_lines[1]} =~ ^corral:\ \[1/3\]\ fail\ +[0-9.]+s\ \ b\ \(attempt\ 1,\ retrying\)$ ]] || flunk "${stderr_lines[1]}"
+	[[ ${stderr_lines[2]} =~ ^corral:\ \[2/3\]\ fail\ +[0-9.]+s\ \ b\ \(attempt\ 2\)$ ]] || flunk "${stderr_lines[2]}"
+	[[ ${stderr_lines[3]} =~ ^corral:\ \[3/3\]\ pass\ +[0-9.]+s\ \ c\ d$ ]] || flunk "${stderr_lines[3]}"
+}
+
+@test "run-slice: progress lines of agents running at once never mix, and count the whole run through -S" {
+	local k long
+	long=$(printf 'x%.0s' $(seq 300))
+	for k in 0 1 2 3; do seq -f "$long-$k-%g" 1 40 > "s$k"; done
+	for k in 0 1 2 3; do
+		corral-run-slice -v -S live -c true -l logs "$k" "s$k" 2>> progress &
+	done
+	wait
+	run -0 wc -l < progress
+	assert_output "160"
+	run -1 grep -cvE "^corral: \[ *[0-9]+/[0-9]+\] pass +[0-9.]+s  x{160}\.\.\.$" progress
+	assert_output "0"
+	# each line counts the ticks so far: two agents may see the same count
+	run -0 grep -c "^corral: \[160/160\]" progress
+	[ "$output" -ge 1 ] || flunk "no line counts the whole run"
+	run -1 grep -E "^corral: \[ *(0|16[1-9]|1[7-9][0-9])/" progress
+	run -0 sort live/ticks
+	assert_contains "$output" "S 40 40 "
+	assert_equal 160 "$(grep -c '^p 1$' live/ticks)"
+}
+
+@test "run-slice: on a terminal -v redraws one progress line in place, and ends it once the run is done" {
+	units a b c
+	run -0 script -qec "corral-run-slice -v -c true -l logs K slice" /dev/null
+	assert_contains "$output" $'\r\033[Kcorral: 3/3 done (3 pass, 0 fail, 0 flaky, 0 timeout), '
+	refute_contains "$output" "[1/3]"
+}
+
+@test "run-slice: -S keeps a status file whose last line is the unit in flight, with its expected time from -e" {
+	units quick slow
+	printf '5\n7000\n' > est
+	corral-run-slice -S live -e est -c 'test "$CORRAL_UNIT" = quick || sleep 1000' -l logs K slice 3>&- &
+	local pid=$!
+	wait_for grep -q '"unit":"slow"' live/agent-K.status
+	run -0 tail -n 1 live/agent-K.status
+	assert_json '.unit == "slow" and .i == 2 and .attempt == 1 and .expect_ms == 7000 and (.at_ms | type == "number")'
+	run -0 head -n 1 live/agent-K.status
+	assert_json ".agent == \"K\" and .pid == $pid and .units == 2"
+	kill -TERM "$pid"
+	wait "$pid" || true
+}
+
+@test "run-slice: an estimates file that does not fit the slice is ignored with a warning" {
+	units a b
+	printf '5\n' > est
+	run -0 --separate-stderr corral-run-slice -e est -c true -l logs K slice
+	assert_stderr "corral-run-slice: 'est' does not give one estimate per unit; ignored"
+}
+
+@test "run-slice: valgrind finds no error in a slice with timeouts, retries, limits, a capped output and progress" {
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	case $CORRAL_TEST_BIN in */asan/*) skip "a sanitizer build does not run under valgrind" ;; esac
+	units a b c d
+	run -1 --separate-stderr valgrind -q --error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=definite corral-run-slice -v -S live -R 1 -t 1 -g 0.2 -o 500 -L cpu=5 \
+		-c 'case $CORRAL_UNIT in a) seq 1000 ;; b) trap "" TERM; sleep 1000 ;; c) exit 3 ;; esac' -l logs K slice
+	refute_contains "$stderr" "=="
+	run -0 jq -r .status logs/agent-K.jsonl
+	assert_output "$(printf '%s\n' pass timeout timeout fail fail pass)"
 }

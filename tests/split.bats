@@ -7,7 +7,19 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hj] [-n N] [-o DIR] [FILE]'
+USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] [-o DIR] [-s STRATEGY] [FILE]'
+
+# hist UNIT MS...: history records of UNIT, one per duration, oldest first
+# (a duration of "null" is a record without one), each run closed by the
+# commit line the merge writes
+hist() {
+	local unit=$1 ms
+	shift
+	for ms in "$@"; do
+		printf '{"agent_id":"0","unit":"%s","ok":true,"note":"PASS: exit 0","at":"2026-01-01T00:00:00.000Z","status":"pass","exit":0,"signal":null,"duration_ms":%s,"attempt":1,"run":"r"}\n' "$unit" "$ms"
+		printf '{"corral":"history","run":"r","records":1}\n'
+	done
+}
 
 @test "split: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-split -h
@@ -181,4 +193,114 @@ USAGE='usage: corral-split [-0hj] [-n N] [-o DIR] [FILE]'
 	run -2 --separate-stderr corral-split -n 2 -o /dev/full < <(seq 3)
 	run -2 --separate-stderr sh -c 'seq 3 | corral-split -n 2 > /dev/full'
 	assert_stderr "corral-split: cannot write standard output: No space left on device"
+}
+
+@test "split: -s weighted puts the longest units first on the lightest slice, and numbers slices longest first" {
+	{ hist a 1000; hist b 900; hist c 100; hist d 100; hist e 100; hist f 100; } > history.jsonl
+	printf '%s\n' f e d c b a > units
+	run -0 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 units
+	assert_json_eq '{"0":["a","d","f"],"1":["b","c","e"]}' "$output"
+	assert_stderr "corral-split: weighted plan from history: 6 units over 2 slices, none estimated"
+}
+
+@test "split: the weighted plan does not depend on the order of the units, so every host computes the same" {
+	local u
+	for u in $(seq -f 'u%02g' 1 30); do hist "$u" $(( (10#${u#u} * 37) % 11 * 100 )); done > history.jsonl
+	seq -f 'u%02g' 1 30 > units
+	corral-split -s weighted -H history.jsonl -n 4 -j units > plan1 2>/dev/null
+	seq -f 'u%02g' 1 30 | sort -r > units
+	corral-split -s weighted -H history.jsonl -n 4 -j units > plan2 2>/dev/null
+	seq -f 'u%02g' 1 30 | shuf --random-source=<(yes) > units
+	corral-split -s weighted -H history.jsonl -n 4 -j units > plan3 2>/dev/null
+	run -0 cmp plan1 plan2
+	run -0 cmp plan1 plan3
+}
+
+@test "split: durations are learned as an exponentially weighted average, newest counting most" {
+	{ hist a 100 1000; hist b 1000 100; } > history.jsonl
+	printf '%s\n' a b > units
+	run -0 --separate-stderr corral-split -s weighted -H history.jsonl -n 1 -o plan units
+	# 0.3 * 1000 + 0.7 * 100 = 370; 0.3 * 100 + 0.7 * 1000 = 730
+	run -0 paste plan/0.units plan/0.est
+	assert_output "$(printf 'b\t730\na\t370')"
+}
+
+@test "split: units without history get the median of the known ones, and the plan says how many were estimated" {
+	{ hist a 100; hist b 300; hist c 900; } > history.jsonl
+	printf '%s\n' a b c new1 new2 > units
+	run -0 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 -o plan units
+	assert_stderr "corral-split: weighted plan from history: 5 units over 2 slices, 2 estimated as 300 ms (the median of 3 known)"
+	assert_json '.strategy == "weighted" and .weights == "ms" and .known == 3 and .estimated == 2 and .estimate == 300' plan/plan.json
+	assert_json '.total == 1900 and .longest == 900 and .makespan == 1000 and .lower_bound == 950 and .loads == [1000, 900]' plan/plan.json
+}
+
+@test "split: -s weighted without any history weighs units by file size and says every unit was estimated" {
+	mkdir src
+	head -c 5000 /dev/zero > src/big
+	head -c 10 /dev/zero > src/small1
+	head -c 20 /dev/zero > src/small2
+	head -c 4000 /dev/zero > src/mid
+	printf '%s\n' small1 big small2 mid > units
+	run -0 --separate-stderr corral-split -s weighted -C src -n 2 -o plan units
+	assert_stderr "corral-split: weighted plan by file size (no history): 4 units over 2 slices, all 4 estimated"
+	run -0 cat plan/0.units
+	assert_output "big"
+	assert_json '.weights == "bytes" and .estimated == 4' plan/plan.json
+	assert_no_file plan/0.est
+}
+
+@test "split: -s auto without history is round-robin, byte for byte the default plan" {
+	seq 1 10 > units
+	corral-split -n 3 -o plain units
+	run -0 --separate-stderr corral-split -s auto -H nothere.jsonl -n 3 -o auto units
+	assert_stderr "corral-split: round-robin plan: 10 units over 3 slices; no history of these units"
+	for k in 0 1 2; do cmp "plain/$k.units" "auto/$k.units" || flunk "slice $k differs"; done
+	assert_json '.strategy == "roundrobin" and .weights == "none"' auto/plan.json
+}
+
+@test "split: -s auto with history of a unit is weighted" {
+	{ hist 3 5000; hist 1 10; hist 2 10; } > history.jsonl
+	seq 1 6 > units
+	run -0 --separate-stderr corral-split -s auto -H history.jsonl -n 2 units
+	assert_json_eq '{"0":["3"],"1":["1","2","4","5","6"]}' "$output"
+	assert_stderr "corral-split: weighted plan from history: 6 units over 2 slices, 3 estimated as 10 ms (the median of 3 known)"
+}
+
+@test "split: -s roundrobin with history keeps the original layout and still writes the estimates" {
+	{ hist a 10; hist b 20; hist c 30; } > history.jsonl
+	printf '%s\n' a b c > units
+	run -0 --separate-stderr corral-split -s roundrobin -H history.jsonl -n 2 -o plan units
+	assert_stderr ""
+	run -0 cat plan/0.units plan/0.est
+	assert_output "$(printf 'a\nc\n10\n30')"
+}
+
+@test "split: an unknown strategy is refused with exit 2" {
+	run -2 --separate-stderr corral-split -s fastest -n 2 /dev/null
+	assert_stderr "corral-split: -s 'fastest' is not a strategy (roundrobin, weighted or auto)"
+}
+
+@test "split: history lines that are not records are counted and skipped; commit lines, torn tails and not-run records teach nothing" {
+	{ hist a 100; echo 'not json'; echo '{"unit":"x"}'; hist b null;
+	  printf '{"agent_id":"0","unit":"b","ok":false,"duration_ms":9999'; } > history.jsonl
+	printf '%s\n' a b > units
+	run -0 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 -o plan units
+	assert_contains "$stderr" "corral-split: 'history.jsonl': 2 line(s) are not records; skipped"
+	assert_contains "$stderr" "2 units over 2 slices, 1 estimated as 100 ms (the median of 1 known)"
+}
+
+@test "split: an unreadable history is named and exits 2" {
+	mkdir history.jsonl
+	run -2 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 /dev/null
+	assert_stderr "corral-split: cannot read 'history.jsonl': Is a directory"
+}
+
+@test "split: a plan without known durations removes the estimates of an earlier one" {
+	{ hist a 10; hist b 20; } > history.jsonl
+	printf '%s\n' a b > units
+	corral-split -s weighted -H history.jsonl -n 2 -o plan units 2>/dev/null
+	assert_file_exists plan/1.est
+	corral-split -s auto -n 2 -o plan units 2>/dev/null
+	run -0 ls plan
+	assert_output "$(printf '0.units\n1.units\nplan.json')"
 }

@@ -5,8 +5,8 @@
  * failures.jsonl and summary.json atomically, under a lock, each unit
  * exactly once, then appends new runs to OUTDIR/history.jsonl.  Bad input
  * or a unit in two logs leaves every file as it was.  Exit 0: complete,
- * all passed; 1: complete, some failed; 2: incomplete, bad input, or an
- * error.
+ * all passed; 1: complete, some failed (or, with -f, flaky); 2:
+ * incomplete, bad input, or an error.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-merge [-q] [-o OUTDIR] [-r RUN] [-u UNITS] "
+	fprintf(fp, "usage: corral-merge [-fq] [-o OUTDIR] [-r RUN] [-u UNITS] "
 	    "LOGDIR...\n");
 	exit(status);
 }
@@ -46,30 +46,39 @@ plural(size_t n, const char *word, const char *words)
 	return n == 1 ? word : words;
 }
 
-/* "merged 200 units from 16 agents: 190 passed, 10 failed, 3 not run" */
+/*
+ * "merged 200 units from 16 agents: 190 passed (2 flaky), 10 failed,
+ * 3 not run; 215 attempts"
+ */
 static void
 print_summary(const struct corral_merge_stats *st)
 {
-	printf("merged %zu %s from %zu %s: %zu passed, %zu failed",
-	    st->merged, plural(st->merged, "unit", "units"), st->agents,
-	    plural(st->agents, "agent", "agents"), st->successes,
-	    st->failures - st->missing);
+	printf("merged %zu %s from %zu %s: %zu passed", st->merged,
+	    plural(st->merged, "unit", "units"), st->agents,
+	    plural(st->agents, "agent", "agents"), st->successes);
+	if (st->flaky)
+		printf(" (%zu flaky)", st->flaky);
+	printf(", %zu failed", st->failures - st->missing);
 	if (st->missing)
 		printf(", %zu not run", st->missing);
+	if (st->attempts > st->merged)
+		printf("; %zu attempts", st->attempts);
 	putchar('\n');
 }
 
 static int
-status_of(const struct corral_merge_stats *st)
+status_of(const struct corral_merge_stats *st, int fail_on_flaky)
 {
 	if (!st->written || st->missing || st->unexpected ||
 	    st->unfinished.n)
 		return CORRAL_EXIT_ERR;
-	return st->failures ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
+	if (st->failures || (fail_on_flaky && st->flaky))
+		return CORRAL_EXIT_NO;
+	return CORRAL_EXIT_OK;
 }
 
 static int
-run_merge(const struct corral_merge_opts *o, int quiet)
+run_merge(const struct corral_merge_opts *o, int quiet, int fail_on_flaky)
 {
 	struct corral_merge_stats st;
 	struct corral_err err;
@@ -78,7 +87,7 @@ run_merge(const struct corral_merge_opts *o, int quiet)
 	rc = corral_merge_run(o, &st, report, NULL, &err);
 	if (rc < 0)
 		corral_warn_err(&err);
-	status = rc < 0 ? CORRAL_EXIT_ERR : status_of(&st);
+	status = rc < 0 ? CORRAL_EXIT_ERR : status_of(&st, fail_on_flaky);
 	if (st.written && !quiet)
 		print_summary(&st);
 	corral_merge_stats_release(&st);
@@ -89,14 +98,15 @@ int
 main(int argc, char *argv[])
 {
 	struct corral_merge_opts o;
-	int c, quiet = 0, status;
+	int c, quiet = 0, fail_on_flaky = 0, status;
 
 	corral_setprogname(argv[0]);
 	/* A file size limit must be a write error (EFBIG), not a death. */
 	signal(SIGXFSZ, SIG_IGN);
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt(argc, argv, "ho:qr:u:")) != -1) {
+	while ((c = getopt(argc, argv, "fho:qr:u:")) != -1) {
 		switch (c) {
+		case 'f': fail_on_flaky = 1; break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
 		case 'o': o.outdir = value(c, optarg); break;
 		case 'q': quiet = 1; break;
@@ -113,7 +123,7 @@ main(int argc, char *argv[])
 	o.logdirs = (const char *const *)argv + optind;
 	o.nlogdirs = (size_t)(argc - optind);
 
-	status = run_merge(&o, quiet);
+	status = run_merge(&o, quiet, fail_on_flaky);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		corral_warn("cannot write standard output:");
 		status = CORRAL_EXIT_ERR;

@@ -57,7 +57,7 @@ main(int argc, char *argv[])
 {
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
-	struct corral_plan_opts o = { 0, "logs", NULL, NULL, TEMPLATE };
+	struct corral_briefs_opts o = { 0, "logs", NULL, NULL, TEMPLATE };
 	struct corral_err err;
 	const char *nstr = NULL;
 	long long n;
@@ -89,7 +89,7 @@ main(int argc, char *argv[])
 	o.parts = &parts;
 
 	read_units(optind < argc ? argv[optind] : "-", sep, &units);
-	if (corral_plan_write(&o, &units, &out, &err) < 0)
+	if (corral_briefs_write(&o, &units, &out, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	fwrite(out.data, 1, out.len, stdout);
 	corral_buf_release(&out);

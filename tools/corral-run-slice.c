@@ -2,14 +2,17 @@
 /*
  * corral-run-slice runs one agent.  It checks out a private clone of the
  * parts its units need, runs every unit of SLICE there with /bin/sh -c
- * CMD, and leaves one record per unit in LOGDIR/agent-AGENT.jsonl, a name
- * that appears only when the whole slice ran (until then the records
+ * CMD, and leaves one record per attempt in LOGDIR/agent-AGENT.jsonl, a
+ * name that appears only when the whole slice ran (until then the records
  * grow in agent-AGENT.jsonl.part).  A failing unit is a result: the exit
  * status is 0 when every unit passed, 1 when the slice ran and some unit
- * failed, and 2 only when it could not be run or logged.  The clone is removed at the end, unless kept.  On
- * SIGHUP, SIGINT or SIGTERM the running unit gets the signal, the clone
- * is removed, the .part stays, and the agent dies of the same signal.
+ * failed, and 2 only when it could not be run or logged.  Units can be
+ * timed out, limited and retried; the clone is removed at the end, unless
+ * kept.  On SIGHUP, SIGINT or SIGTERM the running unit gets the signal,
+ * the clone is removed, the .part stays, and the agent dies of the same
+ * signal.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +21,21 @@
 
 #include "corral.h"
 
+/* What the options say beyond struct corral_run. */
+struct opts {
+	struct corral_strv units, parts, exclude, files;
+	const char *estimates;
+	unsigned char no_retry[256];
+	int sep;
+};
+
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-run-slice [-0hk] [-C SRC] [-i INPUTS] "
-	    "[-p PART] [-P PARTSFILE] [-r RUN] [-w WORKROOT] [-x EXCLUDE] "
+	fprintf(fp, "usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] "
+	    "[-e ESTIMATES] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] "
+	    "[-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] "
+	    "[-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] "
 	    "-c CMD -l LOGDIR AGENT SLICE\n");
 	exit(status);
 }
@@ -52,6 +65,93 @@ read_list(const char *file, int sep, struct corral_strv *list, int warn)
 		    "counted once", dups.v[i]);
 	fclose(fp);
 	corral_strv_release(&dups);
+}
+
+/*
+ * The expected milliseconds of each unit, one number a line, in the
+ * order of SLICE; NULL (with a warning) when they do not fit it.
+ */
+static long long *
+read_estimates(const char *file, size_t nunits)
+{
+	struct corral_err err;
+	long long *ms = xcalloc(nunits + 1, sizeof(*ms));
+	char *line = NULL;
+	size_t cap = 0, i = 0;
+	ssize_t len;
+	FILE *fp;
+	int ok = 1;
+
+	if (!(fp = fopen(file, "r")))
+		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	while (ok && (len = getline(&line, &cap, fp)) != -1) {
+		if (len > 0 && line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		ok = i < nunits && corral_strtonum(line, 0, LLONG_MAX, &ms[i++],
+		    "estimate", &err) == 0;
+	}
+	if (!ok || i != nunits || ferror(fp)) {
+		corral_warn("'%s' does not give one estimate per unit; "
+		    "ignored", file);
+		free(ms);
+		ms = NULL;
+	}
+	free(line);
+	fclose(fp);
+	return ms;
+}
+
+static long long
+seconds(int opt, const char *arg)
+{
+	struct corral_err err;
+	char what[3] = { '-', (char)opt, '\0' };
+	long long ms;
+
+	if (corral_seconds_parse(arg, &ms, what, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return ms;
+}
+
+static long long
+size(int opt, const char *arg)
+{
+	struct corral_err err;
+	char what[3] = { '-', (char)opt, '\0' };
+	long long bytes;
+
+	if (corral_size_parse(arg, &bytes, what, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return bytes;
+}
+
+static long long
+number(const char *arg, long long max, const char *what)
+{
+	struct corral_err err;
+	long long v;
+
+	if (corral_strtonum(arg, 0, max, &v, what, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return v;
+}
+
+static void
+parse_limit(struct corral_limits *l, const char *arg)
+{
+	struct corral_err err;
+
+	if (corral_limit_parse(l, arg, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+static void
+parse_codes(unsigned char *no_retry, const char *arg)
+{
+	struct corral_err err;
+
+	if (corral_codes_parse(no_retry, arg, "-N", &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
 /* Die of sig, as the caller expects of an interrupted program. */
@@ -97,6 +197,14 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 	return status;
 }
 
+/* A progress line, with one write(2): agents sharing stderr never mix. */
+static void
+print_progress(void *arg, const char *line, size_t len)
+{
+	(void)arg;
+	(void)!write(2, line, len);
+}
+
 static const char *
 env_or(const char *name, const char *fallback)
 {
@@ -105,64 +213,88 @@ env_or(const char *name, const char *fallback)
 	return v && *v ? v : fallback;
 }
 
+static void
+parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
+{
+	int c;
+
+	while ((c = getopt(argc, argv,
+	    "0C:c:d:e:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
+		switch (c) {
+		case '0': o->sep = '\0'; break;
+		case 'C': r->src = optarg; break;
+		case 'c': r->cmd = optarg; break;
+		case 'd': r->deadline_ms = seconds(c, optarg); break;
+		case 'e': o->estimates = optarg; break;
+		case 'g': r->grace_ms = seconds(c, optarg); break;
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'i': r->inputs = *optarg ? optarg : NULL; break;
+		case 'k': r->keep = 1; break;
+		case 'L': parse_limit(&r->limits, optarg); break;
+		case 'l': r->logdir = optarg; break;
+		case 'N': parse_codes(o->no_retry, optarg); break;
+		case 'o': r->output_max = size(c, optarg); break;
+		case 'p': xadd(&o->parts, optarg); break;
+		case 'P': xadd(&o->files, optarg); break;
+		case 'R': r->retries = (int)number(optarg, 1000, "-R"); break;
+		case 'r': r->run = optarg; break;
+		case 'S': r->statedir = optarg; break;
+		case 'T': r->slice_ms = seconds(c, optarg); break;
+		case 't': r->timeout_ms = seconds(c, optarg); break;
+		case 'v': r->progress = print_progress; break;
+		case 'w': r->workroot = optarg; break;
+		case 'x': xadd(&o->exclude, optarg); break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
-	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
-	struct corral_strv exclude = CORRAL_STRV_INIT, files = CORRAL_STRV_INIT;
+	struct opts o;
 	struct corral_err err;
 	struct corral_run r;
-	const char *cmd = NULL, *logdir = NULL, *run = NULL, *src = ".";
-	const char *workroot = NULL, *keep, *inputs = NULL;
+	const char *keep;
+	long long *expect = NULL;
 	char runid[32];
-	int c, sep = '\n', status;
+	int status;
 	size_t i;
 
 	corral_setprogname(argv[0]);
 	corral_run_init(&r);
-	while ((c = getopt(argc, argv, "0C:c:hi:kl:p:P:r:w:x:")) != -1) {
-		switch (c) {
-		case '0': sep = '\0'; break;
-		case 'C': src = optarg; break;
-		case 'c': cmd = optarg; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		case 'i': inputs = optarg; break;
-		case 'k': r.keep = 1; break;
-		case 'l': logdir = optarg; break;
-		case 'p': xadd(&parts, optarg); break;
-		case 'P': xadd(&files, optarg); break;
-		case 'r': run = optarg; break;
-		case 'w': workroot = optarg; break;
-		case 'x': xadd(&exclude, optarg); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
-	if (!cmd || !logdir || argc - optind != 2)
+	memset(&o, 0, sizeof(o));
+	o.sep = '\n';
+	r.src = ".";
+	r.grace_ms = 5000;
+	parse_options(argc, argv, &r, &o);
+	if (!r.cmd || !r.logdir || argc - optind != 2)
 		usage(stderr, CORRAL_EXIT_ERR);
 	if (corral_agent_check(argv[optind], &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	for (i = 0; i < files.n; i++)
-		read_list(files.v[i], '\n', &parts, 0);
-	read_list(argv[optind + 1], sep, &units, 1);
-	if (!run)
-		corral_run_id(runid);
+	for (i = 0; i < o.files.n; i++)
+		read_list(o.files.v[i], '\n', &o.parts, 0);
+	read_list(argv[optind + 1], o.sep, &o.units, 1);
+	if (o.estimates)
+		expect = read_estimates(o.estimates, o.units.n);
+	corral_run_id(runid);
 	keep = getenv("CORRAL_KEEP");
 
 	r.agent = argv[optind];
-	r.cmd = cmd;
-	r.logdir = logdir;
-	r.run = run ? run : env_or("CORRAL_RUN", runid);
-	r.src = src;
-	r.parts = &parts;
-	r.exclude = &exclude;
-	r.workroot = workroot ? workroot : env_or("TMPDIR", "/tmp");
-	r.inputs = inputs && *inputs ? inputs : NULL;
+	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
+	r.parts = &o.parts;
+	r.exclude = &o.exclude;
+	r.workroot = r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
 	r.keep |= keep && !strcmp(keep, "1");
-	status = run_slice(&r, &units);
+	r.no_retry = o.no_retry;
+	r.expect = expect;
+	r.progress_tty = r.progress && isatty(2);
+	status = run_slice(&r, &o.units);
 
-	corral_strv_release(&units);
-	corral_strv_release(&parts);
-	corral_strv_release(&exclude);
-	corral_strv_release(&files);
+	free(expect);
+	corral_strv_release(&o.units);
+	corral_strv_release(&o.parts);
+	corral_strv_release(&o.exclude);
+	corral_strv_release(&o.files);
 	return status;
 }

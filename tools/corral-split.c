@@ -6,6 +6,13 @@
  * its content changed, so Make sees an unchanged slice as up to date.
  * Slice files left from a larger earlier plan are removed.  Without -o, or
  * with -j, the plan is printed as JSON: {"0":[units...],"1":[...]}.
+ *
+ * -s picks the strategy: round-robin (the original's, and the default),
+ * weighted (longest processing time first over durations learned from the
+ * history file of -H; file sizes under -C when there is none), or auto
+ * (weighted when the history knows a unit, else round-robin).  A weighted
+ * plan says on stderr how many units were estimated; with -o, DIR/plan.json
+ * describes the plan and DIR/K.est the expected milliseconds of each unit.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +27,8 @@
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-split [-0hj] [-n N] [-o DIR] [FILE]\n");
+	fprintf(fp, "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] "
+	    "[-o DIR] [-s STRATEGY] [FILE]\n");
 	exit(status);
 }
 
@@ -50,9 +58,12 @@ write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
 	corral_buf_release(&body);
 }
 
-/* Remove DIR/K.units for every K >= n: slices of an earlier, larger plan. */
+/*
+ * Remove DIR/K.units and DIR/K.est for every K >= n (slices of an earlier,
+ * larger plan), and every DIR/K.est when there are no estimates.
+ */
 static void
-remove_stale(const char *dir, size_t n)
+remove_stale(const char *dir, size_t n, int estimates)
 {
 	struct corral_buf path = CORRAL_BUF_INIT;
 	struct dirent *de;
@@ -67,7 +78,8 @@ remove_stale(const char *dir, size_t n)
 			continue;
 		errno = 0;
 		k = strtoul(de->d_name, &end, 10);
-		if (errno || strcmp(end, ".units") || k < n)
+		if (errno || (strcmp(end, ".units") && strcmp(end, ".est")) ||
+		    (k < n && (estimates || strcmp(end, ".est"))))
 			continue;
 		corral_buf_reset(&path);
 		if (corral_buf_addf(&path, "%s/%s", dir, de->d_name) < 0)
@@ -124,24 +136,110 @@ read_units(const char *file, int sep, struct corral_strv *units)
 	corral_strv_release(&dups);
 }
 
+/* The weights of units, by name; the index of each in units->v. */
+/* DIR/K.est: the expected milliseconds of each unit of slice K, in order. */
+static void
+write_estimates(const char *dir, const struct corral_plan *p)
+{
+	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t k, i;
+
+	for (k = 0; k < p->n; k++) {
+		corral_buf_reset(&path);
+		corral_buf_reset(&body);
+		if (corral_buf_addf(&path, "%s/%zu.est", dir, k) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		for (i = 0; i < p->slices[k].n; i++)
+			if (corral_buf_addf(&body, "%lld\n", corral_plan_weight(p,
+			    p->slices[k].v[i])) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		if (corral_atomic_file(path.data, body.data, body.len,
+		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+	}
+	corral_buf_release(&path);
+	corral_buf_release(&body);
+}
+
+/* DIR/plan.json: what the plan is made of, for people and benchmarks. */
+static void
+write_plan_json(const char *dir, const struct corral_plan *p)
+{
+	struct corral_buf path = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
+	struct corral_err err;
+
+	if (corral_plan_json(p, &b) < 0 ||
+	    corral_buf_addf(&path, "%s/plan.json", dir) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_atomic_file(path.data, b.data, b.len,
+	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	corral_buf_release(&path);
+	corral_buf_release(&b);
+}
+
+/* Say what a weighted plan rests on, and how much of it is a guess. */
+static void
+say_plan(const struct corral_plan *p, const char *history)
+{
+	size_t guessed = p->units->n - p->wt.nknown;
+
+	if (p->wt.unreadable)
+		corral_warn("'%s': %zu line(s) are not records; skipped",
+		    history, p->wt.unreadable);
+	if (!strcmp(p->strategy, "roundrobin"))
+		corral_warn("round-robin plan: %zu units over %zu slices; no "
+		    "history of these units", p->units->n, p->n);
+	else if (p->wt.kind == CORRAL_WEIGHTS_BYTES)
+		corral_warn("weighted plan by file size (no history): %zu "
+		    "units over %zu slices, all %zu estimated", p->units->n,
+		    p->n, p->units->n);
+	else if (!guessed)
+		corral_warn("weighted plan from history: %zu units over %zu "
+		    "slices, none estimated", p->units->n, p->n);
+	else
+		corral_warn("weighted plan from history: %zu units over %zu "
+		    "slices, %zu estimated as %lld ms (the median of %zu "
+		    "known)", p->units->n, p->n, guessed, p->wt.median,
+		    p->wt.nknown);
+}
+
+static enum corral_strategy
+parse_strategy(const char *s)
+{
+	if (!strcmp(s, "roundrobin"))
+		return CORRAL_SPLIT_ROUNDROBIN;
+	if (!strcmp(s, "weighted"))
+		return CORRAL_SPLIT_WEIGHTED;
+	if (!strcmp(s, "auto"))
+		return CORRAL_SPLIT_AUTO;
+	corral_die(CORRAL_EXIT_ERR, "-s '%s' is not a strategy (roundrobin, "
+	    "weighted or auto)", s);
+}
+
 int
 main(int argc, char *argv[])
 {
-	struct corral_strv units = CORRAL_STRV_INIT, *slices;
+	struct corral_plan p;
+	struct corral_strv units = CORRAL_STRV_INIT;
 	struct corral_err err;
-	const char *dir = NULL, *nstr = NULL;
-	int c, sep = '\n', json = 0;
+	enum corral_strategy strategy = CORRAL_SPLIT_ROUNDROBIN;
+	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
+	int c, sep = '\n', json = 0, chosen = 0;
 	long long nslices;
-	size_t n;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "0hjn:o:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:hH:jn:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
+		case 'C': srcdir = optarg; break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
+		case 's': strategy = parse_strategy(optarg), chosen = 1; break;
 		default: usage(stderr, CORRAL_EXIT_ERR);
 		}
 	}
@@ -151,16 +249,22 @@ main(int argc, char *argv[])
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 
 	read_units(optind < argc ? argv[optind] : "-", sep, &units);
-	if (corral_split_roundrobin(&units, (long)nslices, &slices, &n,
-	    &err) < 0)
+	if (corral_plan_make(&p, &units, strategy, history, srcdir,
+	    (long)nslices, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (strategy != CORRAL_SPLIT_ROUNDROBIN && units.n)
+		say_plan(&p, history);
 	if (dir) {
-		write_slices(dir, slices, n, sep);
-		remove_stale(dir, n);
+		write_slices(dir, p.slices, p.n, sep);
+		if (p.wt.kind == CORRAL_WEIGHTS_MS)
+			write_estimates(dir, &p);
+		remove_stale(dir, p.n, p.wt.kind == CORRAL_WEIGHTS_MS);
+		if (chosen)
+			write_plan_json(dir, &p);
 	}
 	if (!dir || json)
-		print_plan(slices, n);
-	corral_split_free(slices, n);
+		print_plan(p.slices, p.n);
+	corral_plan_release(&p);
 	corral_strv_release(&units);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");

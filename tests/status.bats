@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# status.bats -- corral-status shows, from another terminal, which agents
+# of a run are on which unit, for how long against its usual time.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir -p "$TMPDIR" out
+}
+
+teardown() {
+	local pid
+	for pid in ${AGENTS:-}; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}
+
+USAGE='usage: corral-status [-hj] [OUT]'
+
+# wait_for CMD...: poll for up to 10 s until CMD succeeds
+wait_for() {
+	local i
+	for i in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	flunk "timed out waiting for: $*"
+}
+
+# agent K CMD UNIT...: start agent K of a run into out/, in the background
+agent() {
+	local k=$1 cmd=$2
+	shift 2
+	printf '%s\n' "$@" > "slice$k"
+	corral-run-slice -S out/live -r R1 -c "$cmd" -l out/logs "$k" "slice$k" 3>&- &
+	AGENTS="${AGENTS:-} $!"
+}
+
+@test "status: -h prints usage to stdout and exits 0" {
+	run -0 --separate-stderr corral-status -h
+	assert_output "$USAGE"
+	assert_stderr ""
+}
+
+@test "status: two operands print usage to stderr and exit 2" {
+	run -2 --separate-stderr corral-status a b
+	assert_output ""
+	assert_stderr "$USAGE"
+}
+
+@test "status: a directory without a run to show exits 2 and says so" {
+	run -2 --separate-stderr corral-status nothere
+	assert_output ""
+	assert_stderr "$(printf '%s\n' "corral-status: cannot open 'nothere/live': No such file or directory" \
+		"corral-status: no run to show in 'nothere'")"
+}
+
+@test "status: while a run goes, every running agent with its unit and for how long, the longest running first; exit 0" {
+	agent 0 'test "$CORRAL_UNIT" = first || sleep 1000' first stuck never
+	wait_for grep -q '"unit":"stuck"' out/live/agent-0.status
+	agent 1 'sleep 1000' 'later unit'
+	wait_for grep -q '"unit":"later unit"' out/live/agent-1.status
+	run -0 corral-status -j out
+	assert_json '.run == "R1" and .total == 4 and .done == 1 and .pass == 1'
+	assert_json '[.agents[] | [.agent, .state, .unit, .i, .units]] == [["0","running","stuck",2,3],["1","running","later unit",1,1]]'
+	assert_json '.agents[0].for_ms >= .agents[1].for_ms'
+	run -0 corral-status out
+	assert_equal "corral status  out  run R1" "${lines[0]}"
+	assert_contains "${lines[1]}" "1/4 done (1 pass, 0 fail, 0 flaky, 0 timeout)"
+	[[ ${lines[3]} =~ ^\ \ 0\ +[0-9.ms]+\ +\?\ \ stuck\ \(2\ of\ 3\)$ ]] || flunk "${lines[3]}"
+	[[ ${lines[4]} =~ ^\ \ 1\ +[0-9.ms]+\ +\?\ \ later\ unit\ \(1\ of\ 1\)$ ]] || flunk "${lines[4]}"
+	assert_equal "  2 running, 0 finished" "${lines[5]}"
+}
+
+@test "status: a unit's usual time comes from the agent's estimates" {
+	printf '%s\n' slow > slice0
+	printf '%s\n' 90000 > est
+	corral-run-slice -S out/live -e est -c 'sleep 1000' -l out/logs 0 slice0 3>&- &
+	AGENTS=$!
+	wait_for grep -q '"unit":"slow"' out/live/agent-0.status
+	run -0 corral-status -j out
+	assert_json '.agents[0].expect_ms == 90000'
+	run -0 corral-status out
+	assert_contains "${lines[3]}" " 1m30s  slow (1 of 1)"
+}
+
+@test "status: once the run is over nothing runs, the tally is whole, and the answer is no (exit 1)" {
+	agent 0 'exit 0' a b
+	agent 1 'exit 3' c
+	wait $AGENTS || true
+	AGENTS=
+	run -1 corral-status -j out
+	assert_json '.total == 3 and .done == 3 and .pass == 2 and .fail == 1'
+	assert_json '[.agents[].state] == ["done","done"]'
+	run -1 corral-status out
+	assert_equal "  0 running, 2 finished" "${lines[2]}"
+}
+
+@test "status: an agent killed in the middle of its slice shows as gone" {
+	agent 0 'sleep 1000' a b
+	wait_for grep -q '"unit":"a"' out/live/agent-0.status
+	kill -KILL $AGENTS
+	wait $AGENTS || true
+	AGENTS=
+	run -1 corral-status out
+	assert_equal "  0 running, 0 finished, agent 0 gone" "${lines[2]}"
+}

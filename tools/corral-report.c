@@ -1,0 +1,112 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-report writes a run's merged results (DIR/successes.jsonl and
+ * DIR/failures.jsonl, which stay the source of truth) as JUnit XML for CI
+ * systems (-j FILE) and as TAP for prove and its kin (-t, on standard
+ * output).  The XML file (and its directory) is made as needed and
+ * replaced atomically.  Exit 0 when it reported,
+ * failures or not; 2 when DIR holds no results, a line is not a record,
+ * or a write failed.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-report [-ht] [-j FILE] DIR\n");
+	exit(status);
+}
+
+/* Write b to file (made with its directory), or to stdout for "-". */
+static void
+write_out(const char *file, const struct corral_buf *b)
+{
+	struct corral_err err;
+	const char *slash = strrchr(file, '/');
+	char *dir;
+
+	if (!strcmp(file, "-")) {
+		fwrite(b->data, 1, b->len, stdout);
+		return;
+	}
+	if (slash && slash != file) {
+		dir = xstrdup(file);
+		dir[slash - file] = '\0';
+		if (corral_mkdir_p(dir, 0777, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+		free(dir);
+	}
+	if (corral_atomic_file(file, b->data, b->len,
+	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+static int
+run_report(const char *dir, const char *junit, int tap)
+{
+	struct corral_buf why = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
+	struct corral_report rep;
+	struct corral_err err;
+	size_t i;
+	int rc;
+
+	if ((rc = corral_score_why(dir, &why)) != 0) {
+		if (rc < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		corral_die(CORRAL_EXIT_ERR, "COULD NOT TELL: %s", why.data);
+	}
+	if (corral_report_read(&rep, dir, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < rep.unreadable.n; i++)
+		corral_warn("%s", rep.unreadable.v[i]);
+	if (junit && (corral_report_junit(&rep, &b) < 0))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (junit)
+		write_out(junit, &b);
+	corral_buf_reset(&b);
+	if (tap && corral_report_tap(&rep, &b) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (tap)
+		write_out("-", &b);
+	rc = rep.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
+	corral_report_release(&rep);
+	corral_buf_release(&b);
+	corral_buf_release(&why);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "junit", required_argument, NULL, 'j' },
+		{ "tap", no_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *junit = NULL;
+	int c, tap = 0, status;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt_long(argc, argv, "hj:t", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'j': junit = optarg; break;
+		case 't': tap = 1; break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc - optind != 1 || (!junit && !tap))
+		usage(stderr, CORRAL_EXIT_ERR);
+	if (tap && junit && !strcmp(junit, "-"))
+		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
+		    "to standard output");
+	status = run_report(argv[optind], junit, tap);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return status;
+}

@@ -1,0 +1,208 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-status shows, from another terminal, what a run is doing now:
+ * the tally so far, and every agent still running with the unit it is on,
+ * for how long, and how long that unit usually takes -- the longest
+ * running first, so that "stuck at 95%" has an answer.  It reads
+ * OUT/live, where each agent keeps a status file of its own; it never
+ * writes anything.  Exit 0 when an agent is running, 1 when none is, 2
+ * when there is no live state to read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-status [-hj] [OUT]\n");
+	exit(status);
+}
+
+static const char *const states[] = { "starting", "running", "done",
+    "gone" };
+
+/* Running first, the longest running first; then by state and agent. */
+static int
+agent_cmp(const void *x, const void *y)
+{
+	const struct corral_agent_status *a = x, *b = y;
+	int ra = a->state == CORRAL_AGENT_RUNNING;
+	int rb = b->state == CORRAL_AGENT_RUNNING;
+
+	if (ra != rb)
+		return rb - ra;
+	if (ra && a->since_ms != b->since_ms)
+		return a->since_ms < b->since_ms ? -1 : 1;
+	if (a->state != b->state)
+		return (int)a->state - (int)b->state;
+	return strcmp(a->agent, b->agent);
+}
+
+/* s for a terminal: control bytes as '?'. */
+static void
+put_clean(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+static void
+print_tally(const struct corral_tally *t)
+{
+	long long now = corral_time_epoch_ms(), eta = -1;
+	char el[32], left[32];
+
+	if (t->wdone > 0 && t->weight >= t->wdone)
+		eta = (long long)((double)(now - t->start_ms) *
+		    (double)(t->weight - t->wdone) / (double)t->wdone);
+	corral_duration_format(t->start_ms ? now - t->start_ms : -1, el);
+	corral_duration_format(eta, left);
+	printf("  %zu/%zu done (%zu pass, %zu fail, %zu flaky, %zu timeout), "
+	    "%s elapsed, ETA %s\n", t->done, t->total, t->pass, t->fail,
+	    t->flaky, t->timeout, el, left);
+}
+
+static void
+print_text(const char *out, const struct corral_agent_status *a, size_t n,
+    const struct corral_tally *t)
+{
+	long long now = corral_time_epoch_ms();
+	char took[32], usual[32];
+	size_t i, running = 0, done = 0;
+
+	printf("corral status  %s", out);
+	if (n && a[0].run)
+		printf("  run %s", a[0].run);
+	putchar('\n');
+	print_tally(t);
+	for (i = 0; i < n; i++) {
+		running += a[i].state == CORRAL_AGENT_RUNNING;
+		done += a[i].state == CORRAL_AGENT_DONE;
+	}
+	if (running)
+		printf("  %-8s %8s %8s  %s\n", "agent", "for", "usually",
+		    "unit");
+	for (i = 0; i < n && a[i].state == CORRAL_AGENT_RUNNING; i++) {
+		corral_duration_format(now - a[i].since_ms, took);
+		corral_duration_format(a[i].expect_ms, usual);
+		printf("  %-8s %8s %8s  ", a[i].agent, took, usual);
+		put_clean(a[i].unit);
+		printf(" (%lld of %lld", a[i].i, a[i].units);
+		if (a[i].attempt > 1)
+			printf(", attempt %lld", a[i].attempt);
+		printf(")\n");
+	}
+	printf("  %zu running, %zu finished", running, done);
+	for (; i < n; i++)
+		if (a[i].state != CORRAL_AGENT_DONE)
+			printf(", agent %s %s", a[i].agent,
+			    states[a[i].state]);
+	putchar('\n');
+}
+
+static int
+add_agent_json(struct corral_buf *b, const struct corral_agent_status *a,
+    long long now)
+{
+	int rc = 0;
+
+	rc |= corral_buf_addstr(b, "{\"agent\":");
+	rc |= corral_buf_addjson(b, a->agent, strlen(a->agent));
+	rc |= corral_buf_addf(b, ",\"state\":\"%s\",\"pid\":%lld,\"unit\":",
+	    states[a->state], a->pid);
+	if (a->unit)
+		rc |= corral_buf_addjson(b, a->unit, strlen(a->unit));
+	else
+		rc |= corral_buf_addstr(b, "null");
+	rc |= corral_buf_addf(b, ",\"i\":%lld,\"units\":%lld,\"attempt\":%lld,"
+	    "\"for_ms\":%lld,\"expect_ms\":%lld}", a->i, a->units, a->attempt,
+	    a->since_ms >= 0 ? now - a->since_ms : -1, a->expect_ms);
+	return rc;
+}
+
+static void
+print_json(const char *out, const struct corral_agent_status *a, size_t n,
+    const struct corral_tally *t)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	long long now = corral_time_epoch_ms();
+	size_t i;
+	int rc = 0;
+
+	rc |= corral_buf_addstr(&b, "{\"dir\":");
+	rc |= corral_buf_addjson(&b, out, strlen(out));
+	rc |= corral_buf_addstr(&b, ",\"run\":");
+	if (n && a[0].run)
+		rc |= corral_buf_addjson(&b, a[0].run, strlen(a[0].run));
+	else
+		rc |= corral_buf_addstr(&b, "null");
+	rc |= corral_buf_addf(&b, ",\"total\":%zu,\"done\":%zu,\"pass\":%zu,"
+	    "\"fail\":%zu,\"flaky\":%zu,\"timeout\":%zu,\"elapsed_ms\":%lld,"
+	    "\"agents\":[", t->total, t->done, t->pass, t->fail, t->flaky,
+	    t->timeout, t->start_ms ? now - t->start_ms : -1);
+	for (i = 0; i < n; i++) {
+		rc |= corral_buf_addstr(&b, i ? "," : "");
+		rc |= add_agent_json(&b, &a[i], now);
+	}
+	rc |= corral_buf_addstr(&b, "]}\n");
+	if (rc < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	fwrite(b.data, 1, b.len, stdout);
+	corral_buf_release(&b);
+}
+
+static int
+run_status(const char *out, int json)
+{
+	struct corral_buf live = CORRAL_BUF_INIT;
+	struct corral_agent_status *a;
+	struct corral_tally t;
+	struct corral_err err;
+	size_t n, i;
+	int running = 0;
+
+	if (corral_buf_addf(&live, "%s/live", out) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_live_read(live.data, &a, &n, &err) < 0 ||
+	    corral_live_tally(live.data, &t, &err) < 0) {
+		corral_warn_err(&err);
+		corral_warn("no run to show in '%s'", out);
+		exit(CORRAL_EXIT_ERR);
+	}
+	qsort(a, n, sizeof(*a), agent_cmp);
+	if (json)
+		print_json(out, a, n, &t);
+	else
+		print_text(out, a, n, &t);
+	for (i = 0; i < n; i++)
+		running |= a[i].state == CORRAL_AGENT_RUNNING ||
+		    a[i].state == CORRAL_AGENT_STARTING;
+	corral_live_free(a, n);
+	corral_buf_release(&live);
+	return running ? CORRAL_EXIT_OK : CORRAL_EXIT_NO;
+}
+
+int
+main(int argc, char *argv[])
+{
+	int c, json = 0, status;
+
+	corral_setprogname(argv[0]);
+	while ((c = getopt(argc, argv, "hj")) != -1) {
+		switch (c) {
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'j': json = 1; break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc - optind > 1)
+		usage(stderr, CORRAL_EXIT_ERR);
+	status = run_status(optind < argc ? argv[optind] : ".corral", json);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return status;
+}
