@@ -51,15 +51,6 @@ corral_path_check(const char *path, struct corral_err *err)
 	}
 }
 
-static char *
-join(const char *a, const char *b)
-{
-	char *p = malloc(strlen(a) + strlen(b) + 2);
-
-	if (p)
-		sprintf(p, "%s/%s", a, b);
-	return p;
-}
 
 /*
  * Check the directories on the way to root/path: each is a real
@@ -68,7 +59,7 @@ join(const char *a, const char *b)
 static int
 check_parents(const char *root, const char *path, struct corral_err *err)
 {
-	char *full = join(root, path), *p;
+	char *full = corral_path_join(root, path), *p;
 	struct stat st;
 	int rc = 0;
 
@@ -107,7 +98,7 @@ corral_path_state(const char *root, const char *path,
 	if (corral_path_check(path, err) < 0 ||
 	    check_parents(root, path, err) < 0)
 		return -1;
-	if (!(full = join(root, path)))
+	if (!(full = corral_path_join(root, path)))
 		return corral_err_set(err, ENOMEM, "'%s'", path);
 	sha[0] = '\0';
 	if (lstat(full, &st) < 0) {
@@ -132,7 +123,7 @@ corral_path_state(const char *root, const char *path,
 static int
 make_parents(const char *root, const char *path, struct corral_err *err)
 {
-	char *full = join(root, path), *p;
+	char *full = corral_path_join(root, path), *p;
 	int rc = 0;
 
 	if (!full)
@@ -210,7 +201,7 @@ apply_one(const char *root, const struct corral_change *c,
 
 	if (corral_path_state(root, c->path, sha, err) < 0)
 		return -1;
-	if (!(full = join(root, c->path)))
+	if (!(full = corral_path_join(root, c->path)))
 		return corral_err_set(err, ENOMEM, "'%s'", c->path);
 	if (c->action == CORRAL_ACTION_DELETE) {
 		rc = unlink(full) < 0 && errno != ENOENT ?
@@ -221,7 +212,7 @@ apply_one(const char *root, const struct corral_change *c,
 	}
 	if (lstat(full, &st) == 0)
 		mode = st.st_mode & 07777;
-	if (!(blob = join(blobdir, c->sha256)))
+	if (!(blob = corral_path_join(blobdir, c->sha256)))
 		rc = corral_err_set(err, ENOMEM, "'%s'", c->path);
 	else if ((rc = make_parents(root, c->path, err)) == 0)
 		rc = write_from(full, blob, mode, err);
@@ -254,7 +245,7 @@ corral_blob_check(const char *blobdir, const char *sha256,
 	if (!corral_sha256_valid(sha256))
 		return corral_err_set(err, 0, "blob name '%s' is not a "
 		    "SHA-256 digest", sha256);
-	if (!(path = join(blobdir, sha256)))
+	if (!(path = corral_path_join(blobdir, sha256)))
 		return corral_err_set(err, ENOMEM, "blob");
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
@@ -283,7 +274,7 @@ corral_blob_put(const char *blobdir, const char *from, const char *sha256,
 		return -1;
 	if (corral_blob_check(blobdir, sha256, NULL) == 0)
 		return 0;
-	if (!(path = join(blobdir, sha256)))
+	if (!(path = corral_path_join(blobdir, sha256)))
 		return corral_err_set(err, ENOMEM, "blob");
 	rc = write_from(path, from, 0, err);
 	free(path);

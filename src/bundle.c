@@ -24,15 +24,6 @@
 #define MANIFEST	"manifest.json"
 #define FILES		"files"
 
-static char *
-join(const char *a, const char *b)
-{
-	char *p = malloc(strlen(a) + strlen(b) + 2);
-
-	if (p)
-		sprintf(p, "%s/%s", a, b);
-	return p;
-}
 
 static int
 cmp_str(const void *a, const void *b)
@@ -172,19 +163,19 @@ static void
 remove_partial(const char *tmp, const struct corral_fix_entry *fixes,
     size_t n)
 {
-	char *files = join(tmp, FILES), *p;
+	char *files = corral_path_join(tmp, FILES), *p;
 	size_t i, j;
 
 	for (i = 0; files && i < n; i++)
 		for (j = 0; j < fixes[i].files.n; j++)
 			if (*fixes[i].files.v[j].sha256 &&
-			    (p = join(files, fixes[i].files.v[j].sha256))) {
+			    (p = corral_path_join(files, fixes[i].files.v[j].sha256))) {
 				unlink(p);
 				free(p);
 			}
 	if (files)
 		rmdir(files);
-	if ((p = join(tmp, MANIFEST))) {
+	if ((p = corral_path_join(tmp, MANIFEST))) {
 		unlink(p);
 		free(p);
 	}
@@ -197,7 +188,7 @@ fill(const char *tmp, const char *note, const struct corral_fix_entry *fixes,
     size_t n, const char *blobdir, struct corral_err *err)
 {
 	struct corral_buf text = CORRAL_BUF_INIT;
-	char *files = join(tmp, FILES), *manifest = join(tmp, MANIFEST), *from;
+	char *files = corral_path_join(tmp, FILES), *manifest = corral_path_join(tmp, MANIFEST), *from;
 	struct corral_err e;
 	size_t i, j;
 	int rc = 0;
@@ -210,7 +201,7 @@ fill(const char *tmp, const char *note, const struct corral_fix_entry *fixes,
 		for (j = 0; j < fixes[i].files.n && rc == 0; j++) {
 			if (!*fixes[i].files.v[j].sha256)
 				continue;
-			if (!(from = join(blobdir, fixes[i].files.v[j].sha256)))
+			if (!(from = corral_path_join(blobdir, fixes[i].files.v[j].sha256)))
 				return corral_err_set(err, ENOMEM, "bundle");
 			if ((rc = corral_blob_check(blobdir,
 			    fixes[i].files.v[j].sha256, &e)) < 0)
@@ -297,7 +288,7 @@ corral_bundle_read(const char *dir, struct corral_manifest *m,
     struct corral_err *err)
 {
 	struct corral_buf text = CORRAL_BUF_INIT;
-	char *path = join(dir, MANIFEST);
+	char *path = corral_path_join(dir, MANIFEST);
 	struct corral_err e;
 	size_t i;
 	int rc = -1;
@@ -635,7 +626,7 @@ corral_bundle_apply(const struct corral_bundle_opts *o,
 	p.r = r;
 	if (corral_bundle_read(o->bundle, &r->manifest, err) < 0)
 		return -1;
-	if (!(p.files = join(o->bundle, FILES))) {
+	if (!(p.files = corral_path_join(o->bundle, FILES))) {
 		corral_err_set(err, ENOMEM, "apply");
 		goto out;
 	}
@@ -769,7 +760,7 @@ corral_bundle_copy(const char *from, const char *to,
 	if (corral_bundle_read(from, &m, err) < 0)
 		return -1;
 	keep = calloc(m.nfixes + 1, sizeof(*keep));
-	files = join(from, FILES);
+	files = corral_path_join(from, FILES);
 	if (!keep || !files)
 		rc = corral_err_set(err, ENOMEM, "bundle");
 	for (i = 0; i < m.nfixes && rc == 0; i++) {

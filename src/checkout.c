@@ -95,20 +95,6 @@ is_within(const char *path, const char *root)
 	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-static char *
-join(const char *a, const char *b)
-{
-	char *p;
-
-	if (!*b)
-		return strdup(a);
-	if (!*a)
-		return strdup(b);
-	if (!(p = malloc(strlen(a) + strlen(b) + 2)))
-		return NULL;
-	sprintf(p, "%s/%s", a, b);
-	return p;
-}
 
 /*
  * Where the symlink at link (inside realsrc) leads, resolved: realpath when
@@ -136,7 +122,7 @@ link_target(const char *link)
 	free(dir);
 	if (!real)
 		return NULL;
-	lexical = join(real, buf);
+	lexical = corral_path_join(real, buf);
 	free(real);
 	if (!lexical)
 		return NULL;
@@ -181,7 +167,7 @@ check_prefixes(const char *realsrc, const char *rel, const char *part,
 	char *path, *p;
 	int rc = 0;
 
-	if (!(path = join(realsrc, rel)))
+	if (!(path = corral_path_join(realsrc, rel)))
 		return corral_err_set(err, errno, "part '%s'", part);
 	p = path + strlen(realsrc);
 	while (*rel && rc == 0) {
@@ -373,7 +359,7 @@ copy_dir(struct job *j, const char *from, const char *to, const char *rel,
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, CORRAL_CLONE_MARK))
 			continue;
-		if (!(child = join(rel, de->d_name)))
+		if (!(child = corral_path_join(rel, de->d_name)))
 			rc = corral_err_set(j->err, errno, "checkout");
 		else
 			rc = copy_entry(j, child);
@@ -388,7 +374,7 @@ static int
 is_clone(const char *path)
 {
 	struct stat st;
-	char *mark = join(path, CORRAL_CLONE_MARK);
+	char *mark = corral_path_join(path, CORRAL_CLONE_MARK);
 	int yes;
 
 	yes = mark && lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
@@ -438,7 +424,7 @@ list_entry(struct job *j, const char *from, const char *rel,
 static int
 copy_entry(struct job *j, const char *rel)
 {
-	char *from = join(j->realsrc, rel), *to = join(j->tmp, rel);
+	char *from = corral_path_join(j->realsrc, rel), *to = corral_path_join(j->tmp, rel);
 	struct stat st;
 	int rc = 0;
 
@@ -489,8 +475,8 @@ make_parents(struct job *j, const char *rel)
 		return corral_err_set(j->err, errno, "checkout");
 	for (p = strchr(sub, '/'); p && rc == 0; p = strchr(p + 1, '/')) {
 		*p = '\0';
-		from = join(j->realsrc, sub);
-		to = join(j->tmp, sub);
+		from = corral_path_join(j->realsrc, sub);
+		to = corral_path_join(j->tmp, sub);
 		if (!from || !to)
 			rc = corral_err_set(j->err, errno, "checkout");
 		else if (stat(from, &st) < 0)
@@ -555,7 +541,7 @@ copy_part(struct job *j, const char *part, struct corral_strv *missing)
 
 	if (!rel)
 		return corral_err_set(j->err, errno, "part '%s'", part);
-	if (!(from = join(j->realsrc, rel))) {
+	if (!(from = corral_path_join(j->realsrc, rel))) {
 		free(rel);
 		return corral_err_set(j->err, errno, "checkout");
 	}
@@ -641,7 +627,7 @@ static int
 write_mark(const char *tmp, const char *realsrc, struct corral_err *err)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
-	char *mark = join(tmp, CORRAL_CLONE_MARK);
+	char *mark = corral_path_join(tmp, CORRAL_CLONE_MARK);
 	int fd, rc = 0;
 
 	if (!mark || corral_buf_addf(&b, "corral clone of %s\n", realsrc) < 0)

@@ -184,8 +184,22 @@ int corral_units_read(FILE *fp, int sep, const char *name,
     struct corral_strv *units, struct corral_strv *dups,
     struct corral_err *err);
 
+/*
+ * corral_units_read on the file named file ("-" is standard input),
+ * appending to units; with warn, each unit listed twice is named on
+ * stderr.  0, or -1 with err set (naming file).
+ */
+int corral_units_load(const char *file, int sep, struct corral_strv *units,
+    int warn, struct corral_err *err);
+
 /* ------------------------------------------------------------------ */
 /* io.c: files, atomically                                             */
+
+/*
+ * "a/b" in fresh memory; a when b is empty, b when a is empty, so a
+ * relative path joins a root without a stray slash.  NULL on ENOMEM.
+ */
+char *corral_path_join(const char *a, const char *b);
 
 /* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
 int corral_write_all(int fd, const void *p, size_t n);

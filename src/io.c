@@ -104,6 +104,21 @@ fail:
 }
 
 /* The directory part of path ("." when there is none), malloc'd. */
+char *
+corral_path_join(const char *a, const char *b)
+{
+	char *p;
+
+	if (!*b)
+		return strdup(a);
+	if (!*a)
+		return strdup(b);
+	if (!(p = malloc(strlen(a) + strlen(b) + 2)))
+		return NULL;
+	sprintf(p, "%s/%s", a, b);
+	return p;
+}
+
 static char *
 dir_of(const char *path)
 {

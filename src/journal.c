@@ -37,15 +37,6 @@ struct corral_journal {
 
 static int remove_flat(const char *dir, struct corral_err *err);
 
-static char *
-join(const char *a, const char *b)
-{
-	char *p = malloc(strlen(a) + strlen(b) + 2);
-
-	if (p)
-		sprintf(p, "%s%s%s", a, *a && *b ? "/" : "", b);
-	return p;
-}
 
 void
 corral_journal_data_release(struct corral_journal_data *d)
@@ -85,8 +76,8 @@ journal_new(const char *root)
 		return NULL;
 	j->lockfd = -1;
 	j->root = strdup(root);
-	j->dir = join(root, CORRAL_JOURNAL_DIR);
-	j->saved = j->dir ? join(j->dir, SAVED_DIR) : NULL;
+	j->dir = corral_path_join(root, CORRAL_JOURNAL_DIR);
+	j->saved = j->dir ? corral_path_join(j->dir, SAVED_DIR) : NULL;
 	if (!j->root || !j->dir || !j->saved) {
 		journal_free(j);
 		return NULL;
@@ -186,7 +177,7 @@ static int
 write_journal(struct corral_journal *j, struct corral_err *err)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
-	char *path = join(j->dir, JOURNAL_FILE);
+	char *path = corral_path_join(j->dir, JOURNAL_FILE);
 	int rc;
 
 	if (!path || format_journal(&b, &j->d) < 0)
@@ -203,7 +194,7 @@ write_journal(struct corral_journal *j, struct corral_err *err)
 static int
 refuse(const char *root, const char *dir, struct corral_err *err)
 {
-	char *lock = join(dir, LOCK_FILE);
+	char *lock = corral_path_join(dir, LOCK_FILE);
 	int fd, busy = 0;
 
 	if (lock && (fd = open(lock, O_RDONLY | O_CLOEXEC)) >= 0) {
@@ -224,7 +215,7 @@ int
 corral_journal_check(const char *root, struct corral_err *err)
 {
 	struct stat st;
-	char *dir = join(root, CORRAL_JOURNAL_DIR);
+	char *dir = corral_path_join(root, CORRAL_JOURNAL_DIR);
 	int rc = 0;
 
 	if (!dir)
@@ -240,7 +231,7 @@ corral_journal_check(const char *root, struct corral_err *err)
 static int
 take_lock(struct corral_journal *j, struct corral_err *err)
 {
-	char *lock = join(j->dir, LOCK_FILE);
+	char *lock = corral_path_join(j->dir, LOCK_FILE);
 
 	if (!lock)
 		return corral_err_set(err, ENOMEM, "journal");
@@ -316,7 +307,7 @@ save_parents(struct corral_journal *j, const char *path,
 		return corral_err_set(err, ENOMEM, "journal");
 	for (p = strchr(rel, '/'); p && rc == 0; p = strchr(p + 1, '/')) {
 		*p = '\0';
-		if (!(full = join(j->root, rel)))
+		if (!(full = corral_path_join(j->root, rel)))
 			rc = corral_err_set(err, ENOMEM, "journal");
 		else if (lstat(full, &st) == 0) {
 			if (!has_path(d->dirs, d->ndirs, rel) &&
@@ -348,7 +339,7 @@ corral_journal_save(struct corral_journal *j, const char *path,
 	if ((state = corral_path_state(j->root, path, sha, err)) < 0 ||
 	    save_parents(j, path, err) < 0)
 		return -1;
-	if (!(full = join(j->root, path)))
+	if (!(full = corral_path_join(j->root, path)))
 		return corral_err_set(err, ENOMEM, "journal");
 	if (state == 1 && lstat(full, &st) < 0)
 		rc = corral_err_set(err, errno, "cannot stat '%s'", full);
@@ -375,7 +366,7 @@ set_meta(const char *root, const struct corral_saved *s, int mode,
     struct corral_err *err)
 {
 	struct timespec t[2];
-	char *full = join(root, s->path);
+	char *full = corral_path_join(root, s->path);
 	int rc = 0;
 
 	if (!full)
@@ -454,7 +445,7 @@ restore(const char *root, const char *saved, struct corral_journal_data *d,
 	if (d->created.n)
 		qsort(d->created.v, d->created.n, sizeof(char *), cmp_depth);
 	for (i = 0; i < d->created.n; i++) {
-		if (!(full = join(root, d->created.v[i])))
+		if (!(full = corral_path_join(root, d->created.v[i])))
 			return corral_err_set(err, ENOMEM, "journal");
 		if (rmdir(full) < 0 && errno != ENOENT && rc == 0)
 			rc = corral_err_set(err, errno, "cannot remove '%s'",
@@ -495,7 +486,7 @@ remove_flat(const char *dir, struct corral_err *err)
 static int
 remove_journal(const char *dir, const char *saved, struct corral_err *err)
 {
-	char *file = join(dir, JOURNAL_FILE);
+	char *file = corral_path_join(dir, JOURNAL_FILE);
 
 	if (!file)
 		return corral_err_set(err, ENOMEM, "journal");
@@ -567,7 +558,7 @@ corral_journal_recover(const char *root, struct corral_err *err)
 		    "cannot stat '%s'", j->dir);
 		goto out;
 	}
-	if (take_lock(j, err) < 0 || !(file = join(j->dir, JOURNAL_FILE)))
+	if (take_lock(j, err) < 0 || !(file = corral_path_join(j->dir, JOURNAL_FILE)))
 		goto out;
 	if (corral_read_file(file, &text, &e) < 0) {
 		/* Never begun: nothing was written. */

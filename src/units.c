@@ -59,3 +59,24 @@ out:
 	corral_set_free(seen);
 	return rc;
 }
+
+int
+corral_units_load(const char *file, int sep, struct corral_strv *units,
+    int warn, struct corral_err *err)
+{
+	struct corral_strv dups = CORRAL_STRV_INIT;
+	FILE *fp = stdin;
+	size_t i;
+	int rc;
+
+	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
+		return corral_err_set(err, errno, "cannot open '%s'", file);
+	rc = corral_units_read(fp, sep, file, units, &dups, err);
+	for (i = 0; rc == 0 && warn && i < dups.n; i++)
+		corral_warn("unit '%s' is listed more than once; "
+		    "counted once", dups.v[i]);
+	if (fp != stdin)
+		fclose(fp);
+	corral_strv_release(&dups);
+	return rc;
+}

@@ -33,14 +33,9 @@ static void
 read_parts(const char *file, struct corral_strv *parts)
 {
 	struct corral_err err;
-	FILE *fp = stdin;
 
-	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
-		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
-	if (corral_units_read(fp, '\n', file, parts, NULL, &err) < 0)
+	if (corral_units_load(file, '\n', parts, 0, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (fp != stdin)
-		fclose(fp);
 }
 
 static int

@@ -51,20 +51,10 @@ xadd(struct corral_strv *sv, const char *s)
 static void
 read_list(const char *file, int sep, struct corral_strv *list, int warn)
 {
-	struct corral_strv dups = CORRAL_STRV_INIT;
 	struct corral_err err;
-	FILE *fp;
-	size_t i;
 
-	if (!(fp = fopen(file, "r")))
-		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
-	if (corral_units_read(fp, sep, file, list, &dups, &err) < 0)
+	if (corral_units_load(file, sep, list, warn, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	for (i = 0; warn && i < dups.n; i++)
-		corral_warn("unit '%s' is listed more than once; "
-		    "counted once", dups.v[i]);
-	fclose(fp);
-	corral_strv_release(&dups);
 }
 
 /*

@@ -119,21 +119,10 @@ print_plan(struct corral_strv *slices, size_t n)
 static void
 read_units(const char *file, int sep, struct corral_strv *units)
 {
-	struct corral_strv dups = CORRAL_STRV_INIT;
 	struct corral_err err;
-	FILE *fp = stdin;
-	size_t i;
 
-	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
-		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
-	if (corral_units_read(fp, sep, file, units, &dups, &err) < 0)
+	if (corral_units_load(file, sep, units, 1, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	for (i = 0; i < dups.n; i++)
-		corral_warn("unit '%s' is listed more than once; "
-		    "counted once", dups.v[i]);
-	if (fp != stdin)
-		fclose(fp);
-	corral_strv_release(&dups);
 }
 
 /* The weights of units, by name; the index of each in units->v. */
