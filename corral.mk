@@ -188,6 +188,7 @@ __corral-q = '$(subst ','\'',$(1))'
 # CORRAL_* set on make's command line reaches the engine as it was typed
 # and would win.  One run id for the whole invocation, sortable by time.
 __corral_env = \
+	__corral_guard=$$PPID \
 	__corral_src=$(call __corral-q,$(abspath $(CORRAL_SRC))) \
 	__corral_out=$(call __corral-q,$(abspath $(CORRAL_OUT))) \
 	__corral_units_file=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \

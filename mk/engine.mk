@@ -20,6 +20,8 @@
 #   __corral_junit, __corral_deadline
 #                            the CORRAL_* of the same names, checked, and
 #                            the run's deadline (Epoch seconds) or empty
+#   __corral_guard           the pid of the make that runs corral.mk: once
+#                            it is gone, agents stop and no merge starts
 #
 # Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan
 # and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
@@ -180,6 +182,7 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 # The options of corral-run-slice that come from CORRAL_* settings, as the
 # shell's "$@"; $(1) is the slice (without .units).
 __corral_slice_opts = set -- -S $(__corral_O)/live; \
+	[ -z "$$__corral_guard" ] || set -- "$$@" -G "$$__corral_guard"; \
 	[ -z "$$__corral_grace" ] || set -- "$$@" -g "$$__corral_grace"; \
 	[ -z "$$__corral_retries" ] || set -- "$$@" -R "$$__corral_retries"; \
 	[ -z "$$__corral_timeout" ] || set -- "$$@" -t "$$__corral_timeout"; \
@@ -204,7 +207,10 @@ __corral-live:
 
 # One slice, one agent.  The stamp exists only when every unit passed, so
 # a slice that failed or died runs again next time; whatever happened, the
-# recipe succeeds, and the merge that follows tells the truth about it.
+# recipe succeeds, and the merge that follows tells the truth about it --
+# unless the make that started the run (the guard, whose pid corral.mk
+# passes down) is gone: then its agents stop, and this recipe fails so
+# that nothing more starts and no merge runs for a run nobody waits for.
 %.pass: %.units %.manifest $(__corral_O)/cmd
 	$(call __corral-say,SLICE,$(patsubst $(__corral_O)/%,%,$*))
 	$(__corral_Q)rm -f $@; $(call __corral_slice_opts,$*); \
@@ -215,8 +221,11 @@ __corral-live:
 		-i "$$(cat $(__corral_O)/inputs 2>/dev/null)" \
 		-c "$$CORRAL_CMD" -l $(dir $(@D))logs $(notdir $*) $<; \
 	st=$$?; \
-	if [ $$st -eq 0 ]; then touch $@; \
-	elif [ $$st -ne 1 ]; then \
+	if [ $$st -eq 0 ]; then touch $@; fi; \
+	if [ -n "$$__corral_guard" ] && ! kill -0 "$$__corral_guard" 2>/dev/null; then \
+		echo "corral: make (pid $$__corral_guard) is gone; agent $(notdir $*) stopped" >&2; \
+		exit 2; \
+	elif [ $$st -gt 1 ]; then \
 		echo "corral: agent $(notdir $*) stopped (status $$st); its units count as not run" >&2; \
 	fi
 

@@ -842,12 +842,14 @@ struct corral_run {
 	struct corral_limits limits;
 	const long long *expect;	/* expected ms per unit, or NULL */
 	const char *statedir;	/* live state for corral-status, or NULL */
+	pid_t guard;		/* once it ends, stop as on SIGTERM; 0: none */
 	corral_progress_fn *progress;	/* gets progress lines, or NULL */
 	void *progress_arg;
 	int progress_tty;	/* they go to a terminal: redraw one line */
 
 	char *clone;		/* the clone's absolute path, once made */
 	size_t failed;		/* units whose final record says ok false */
+	int guard_gone;		/* the run stopped because guard ended */
 
 	/* Private to run.c. */
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
@@ -856,6 +858,7 @@ struct corral_run {
 	char *part;		/* LOGDIR/agent-ID.jsonl.part */
 	int logfd;
 	int watchfd;		/* to the watchdog */
+	int guardfd;		/* a pidfd of guard, or -1 */
 	pid_t watchdog;
 	struct corral_strv env;	/* the units' environment */
 	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */

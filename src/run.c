@@ -13,7 +13,9 @@
  * process group is killed.  A watchdog, forked once per slice into a
  * process group of its own, does the same for the running unit and
  * removes the clone if this process is killed outright (SIGKILL), which
- * no signal handler can catch.
+ * no signal handler can catch.  When the run has a guard (the make that
+ * started it), the agent watches it too: a guard killed outright leaves
+ * no agent or unit running on behalf of a run nobody waits for.
  */
 #define _GNU_SOURCE	/* posix_spawn_file_actions_addchdir_np, sigabbrev_np,
 			   pipe2, ppoll, vfork */
@@ -32,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +49,8 @@
 #define NOTE_MAX	4096
 /* How much of a unit's output is read from its pipe at once. */
 #define IOBUF_SIZE	65536
+/* How often a guard is looked at where the kernel has no pidfd, in ms. */
+#define GUARD_POLL_MS	250
 
 extern char **environ;
 
@@ -266,6 +271,58 @@ watchdog_stop(struct corral_run *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* The guard                                                            */
+
+/*
+ * A pidfd of the guard, polled with the unit's output: it becomes
+ * readable the moment the guard ends, and, unlike a pid, cannot come to
+ * name another process.  Kernels before 5.3 have none; there the guard is
+ * looked at with kill(2) every GUARD_POLL_MS.  A guard already gone stops
+ * the agent before its first unit.
+ */
+static void
+guard_open(struct corral_run *r)
+{
+	long fd;
+
+	r->guardfd = -1;
+	if (r->guard <= 0)
+		return;
+	fd = syscall(SYS_pidfd_open, r->guard, 0);
+	if (fd >= 0) {
+		r->guardfd = (int)fd;
+		(void)fcntl(r->guardfd, F_SETFD, FD_CLOEXEC);
+	}
+}
+
+/* Whether the guard has ended; the first time, the run stops as on TERM. */
+static int
+guard_check(struct corral_run *r)
+{
+	struct pollfd pfd;
+	int gone;
+
+	if (r->guard <= 0)
+		return 0;
+	if (r->guard_gone)
+		return 1;
+	if (r->guardfd >= 0) {
+		pfd.fd = r->guardfd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		gone = poll(&pfd, 1, 0) > 0;
+	} else {
+		gone = kill(r->guard, 0) < 0 && errno == ESRCH;
+	}
+	if (gone) {
+		r->guard_gone = 1;
+		if (!caught)
+			caught = SIGTERM;
+	}
+	return gone;
+}
+
+/* ------------------------------------------------------------------ */
 /* Getting ready                                                        */
 
 void
@@ -274,6 +331,7 @@ corral_run_init(struct corral_run *r)
 	memset(r, 0, sizeof(*r));
 	r->logfd = -1;
 	r->watchfd = -1;
+	r->guardfd = -1;
 	corral_live_init(&r->live);
 }
 
@@ -511,6 +569,7 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
 {
 	prepare_limits(r);
+	guard_open(r);
 	if (prepare_logdir(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    watchdog_start(r, err) < 0 || make_env(r, err) < 0)
 		return -1;
@@ -857,27 +916,51 @@ escalate(struct waiting *w, long long grace, long long now)
 	return w->sent == SIGTERM ? w->kill_at : 0;
 }
 
-/* Sleep in ppoll until output, a child's exit (SIGCHLD) or wake. */
+/*
+ * Sleep in ppoll until output, a child's exit (SIGCHLD), the guard's end
+ * or wake.
+ */
 static int
-pause_for(struct waiting *w, const sigset_t *mask, long long wake,
-    long long now)
+pause_for(struct corral_run *r, struct waiting *w, const sigset_t *mask,
+    long long wake, long long now)
 {
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	struct timespec ts, *tp = NULL;
+	nfds_t n = 0;
 
+	if (r->guard > 0 && r->guardfd < 0 && !r->guard_gone &&
+	    (!wake || wake > now + GUARD_POLL_MS))
+		wake = now + GUARD_POLL_MS;
 	if (wake) {
 		wake = wake > now ? wake - now : 0;
 		ts.tv_sec = (time_t)(wake / 1000);
 		ts.tv_nsec = (long)(wake % 1000) * 1000000;
 		tp = &ts;
 	}
-	pfd.fd = w->pipefd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	if (ppoll(&pfd, w->pipefd >= 0 ? 1 : 0, tp, mask) < 0 &&
-	    errno != EINTR)
+	if (w->pipefd >= 0) {
+		pfd[n].fd = w->pipefd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
+	}
+	if (r->guardfd >= 0 && !r->guard_gone) {
+		pfd[n].fd = r->guardfd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
+	}
+	if (ppoll(pfd, n, tp, mask) < 0 && errno != EINTR)
 		return -1;
 	return 0;
+}
+
+/* The guard ended while a unit runs: TERM to its group, KILL after grace. */
+static void
+stop_for_guard(struct corral_run *r, struct waiting *w, long long now)
+{
+	if (!guard_check(r) || w->sent)
+		return;
+	kill(-w->pid, SIGTERM);
+	w->sent = SIGTERM;
+	w->kill_at = now + r->grace_ms;
 }
 
 /*
@@ -936,8 +1019,9 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 		if (si.si_pid == w->pid)
 			break;
 		now = corral_time_ms();
+		stop_for_guard(r, w, now);
 		wake = escalate(w, r->grace_ms, now);
-		if (pause_for(w, &mask, wake, now) < 0)
+		if (pause_for(r, w, &mask, wake, now) < 0)
 			return -1;
 		drain(w, c);
 	}
@@ -1459,7 +1543,8 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	if (open_live(r, units, err) < 0)
 		return -1;
 	set_slice_end(r);
-	for (i = 0; i < units->n && !caught && rc == 0; i++) {
+	for (i = 0; i < units->n && !guard_check(r) && !caught && rc == 0;
+	    i++) {
 		if (!time_up(r)) {
 			rc = run_unit(r, units->v[i], i, err);
 			continue;
@@ -1514,6 +1599,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 	if (r->clone && !r->keep && corral_clone_remove(r->clone, err) < 0)
 		rc = -1;
 	watchdog_stop(r);
+	if (r->guardfd >= 0)
+		close(r->guardfd);
 	corral_live_close(&r->live, 0);
 	free(r->iobuf);
 	free(r->clone);

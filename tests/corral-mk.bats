@@ -370,6 +370,42 @@ EOF
 	assert_output ""
 }
 
+# procs_under DIR: the pids of processes whose working directory is DIR
+# or below it (the sub-make, agents, watchdogs and units of a project)
+procs_under() {
+	find /proc -mindepth 2 -maxdepth 2 -name cwd \( -lname "$1" -o \
+		-lname "$1/*" \) 2>/dev/null | cut -d/ -f3
+}
+
+@test "corral-mk: SIGKILL of the top make alone leaves no agent or unit running and starts no merge; a re-run completes every unit exactly once" {
+	project $(seq -f 'k%02g' 1 6)
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; sleep $${NAP:-0}
+EOF
+	NAP=60 make -C proj -j3 corral-run CORRAL_AGENTS=3 >/dev/null 2>&1 3>&- &
+	local pid=$! left
+	while [ "$(ran_count)" -lt 3 ]; do sleep 0.1; done
+	kill -KILL "$pid"
+	wait "$pid" || true
+	# plain make leaves its sub-make, agents and units running for a
+	# minute; corral's agents watch the make that started them
+	local end=$((SECONDS + 10))
+	while left=$(procs_under "$PWD/proj") && [ -n "$left" ] &&
+		[ "$SECONDS" -lt "$end" ]; do
+		sleep 0.1
+	done
+	[ -z "$left" ] || kill -KILL $left 2>/dev/null || true
+	assert_equal "" "$left"
+	run -0 find proj/.corral -maxdepth 1 -name '*.jsonl' -o -maxdepth 1 -name summary.json
+	assert_output ""
+	run -0 find proj/.corral/logs -name 'agent-*.jsonl'
+	assert_output ""
+	run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
+	assert_json '.successes == 6 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/successes.jsonl
+	assert_equal "$(seq -f 'k%02g' 1 6)" "$(printf '%s\n' "$output" | sort)"
+}
+
 @test "corral-mk: a helper that fails halfway through writing a target leaves no target behind" {
 	project a b c
 	# corral.mk's programs: the stub checkout, the real rest

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
@@ -514,6 +514,49 @@ ms_since() {
 	assert_output "a"
 	run -0 cat bg.err
 	assert_output ""
+}
+
+@test "run-slice: when the -G process ends, the running unit's group is stopped, deaf units by SIGKILL after the grace period; the .part stays and the agent dies of SIGTERM" {
+	export TAG="corral-guard-$BATS_TEST_NUMBER-$$-$RANDOM"
+	units a b c
+	sleep 1000 3>&- &
+	local guard=$! pid rc=0
+	corral-run-slice -G "$guard" -g 1 -c "case \$CORRAL_UNIT in b) echo \"\$CORRAL_WORKDIR\" > \"\$OUT/wd\"; trap '' TERM; $BG sleep 1000 ;; esac" \
+		-l logs K slice > bg.out 2> bg.err 3>&- &
+	pid=$!
+	wait_for test -s wd
+	wait_for pgrep -f -- "$TAG"
+	kill -KILL "$guard"
+	wait "$pid" || rc=$?
+	assert_equal 143 "$rc"
+	no_process "$TAG"
+	assert_no_file "$(cat wd)"
+	assert_no_file logs/agent-K.jsonl
+	run -0 jq -r .unit logs/agent-K.jsonl.part
+	assert_output "a"
+	run -0 cat bg.err
+	assert_output "corral-run-slice: process $guard, which the run hangs on, is gone; stopped"
+}
+
+@test "run-slice: with a -G process already gone no unit runs" {
+	units a b
+	sleep 0 &
+	local guard=$!
+	wait "$guard"
+	run -143 --separate-stderr corral-run-slice -G "$guard" -c 'echo ran >> "$OUT/ran"' -l logs K slice
+	assert_no_file ran
+	assert_no_file logs/agent-K.jsonl
+	assert_stderr "corral-run-slice: process $guard, which the run hangs on, is gone; stopped"
+}
+
+@test "run-slice: a -G process that lives on changes nothing" {
+	units a b
+	sleep 1000 3>&- &
+	local guard=$!
+	run -0 corral-run-slice -G "$guard" -c true -l logs K slice
+	kill "$guard"
+	run -0 jq -r .unit logs/agent-K.jsonl
+	assert_output "$(printf 'a\nb')"
 }
 
 @test "run-slice: a unit that ignores SIGTERM is killed by a second signal" {

@@ -10,7 +10,8 @@
  * timed out, limited and retried; the clone is removed at the end, unless
  * kept.  On SIGHUP, SIGINT or SIGTERM the running unit gets the signal,
  * the clone is removed, the .part stays, and the agent dies of the same
- * signal.
+ * signal.  With -G PID the end of process PID (the run's make) counts as
+ * a SIGTERM.
  */
 #include <limits.h>
 #include <signal.h>
@@ -33,7 +34,7 @@ static void
 usage(FILE *fp, int status)
 {
 	fprintf(fp, "usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] "
-	    "[-e ESTIMATES] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] "
+	    "[-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] "
 	    "[-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] "
 	    "[-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] "
 	    "-c CMD -l LOGDIR AGENT SLICE\n");
@@ -177,6 +178,9 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 		status = r->failed ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	else if (!corral_run_caught())
 		corral_warn_err(&err);
+	if (r->guard_gone)
+		corral_warn("process %ld, which the run hangs on, is gone; "
+		    "stopped", (long)r->guard);
 	if (r->keep && r->clone)
 		corral_warn("keeping the clone '%s'", r->clone);
 	if (corral_run_release(r, &err) < 0)
@@ -209,13 +213,14 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
+	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
 		case 'd': r->deadline_ms = seconds(c, optarg); break;
 		case 'e': o->estimates = optarg; break;
+		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
 		case 'g': r->grace_ms = seconds(c, optarg); break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
