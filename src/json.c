@@ -18,56 +18,35 @@
 
 #include "corral.h"
 
-/* The string value of key in obj, or NULL when absent or not a string. */
+/* v's string, or NULL when v is absent or not a string. */
 static const char *
-get_str(const cJSON *obj, const char *key)
+str_of(const cJSON *v)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The non-negative integer value of key in obj, or -1. */
+/* v's value as a non-negative integer, or -1. */
 static long long
-get_int(const cJSON *obj, const char *key)
+int_of(const cJSON *v)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
 	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
 	    v->valuedouble > 9e15)
 		return -1;
 	return (long long)v->valuedouble;
 }
 
-/* How many members of obj are named key (JSON allows repeats). */
-static int
-count_key(const cJSON *obj, const char *key)
+/* The string value of key in obj, or NULL when absent or not a string. */
+static const char *
+get_str(const cJSON *obj, const char *key)
 {
-	const cJSON *m;
-	int n = 0;
-
-	cJSON_ArrayForEach(m, obj)
-		if (m->string && !strcmp(m->string, key))
-			n++;
-	return n;
+	return str_of(cJSON_GetObjectItemCaseSensitive(obj, key));
 }
 
-/* 0 when obj holds exactly one key of the wanted type, else -1 + err. */
-static int
-check_key(const cJSON *obj, const char *key, int want_bool,
-    struct corral_err *err)
+/* The non-negative integer value of key in obj, or -1. */
+static long long
+get_int(const cJSON *obj, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	const char *type = want_bool ? "a boolean" : "a string";
-
-	if (!v)
-		return corral_err_set(err, 0, "\"%s\" is missing", key);
-	if (count_key(obj, key) > 1)
-		return corral_err_set(err, 0, "\"%s\" appears more than once",
-		    key);
-	if (want_bool ? !cJSON_IsBool(v) : !cJSON_IsString(v))
-		return corral_err_set(err, 0, "\"%s\" is not %s", key, type);
-	return 0;
+	return int_of(cJSON_GetObjectItemCaseSensitive(obj, key));
 }
 
 /*
@@ -96,10 +75,56 @@ parse_line(const char *line, size_t len, struct corral_err *err)
 	return doc;
 }
 
+/*
+ * The members a record is read for, in one pass over its object: looking
+ * each up by name would walk the object once per field, which is most of
+ * a merge's time on a large log.  As cJSON_GetObjectItemCaseSensitive
+ * would, a repeated key yields its first value.
+ */
+enum {
+	F_UNIT, F_OK, F_STATUS, F_RUN, F_AT, F_NOTE, F_OUTPUT, F_INPUTS,
+	F_AGENT_ID, F_SIGNAL, F_DURATION_MS, F_EXIT, F_ATTEMPT, NFIELDS
+};
+
+static const char *const field_name[NFIELDS] = {
+	"unit", "ok", "status", "run", "at", "note", "output", "inputs",
+	"agent_id", "signal", "duration_ms", "exit", "attempt"
+};
+
+static int
+field_of(const char *key)
+{
+	int i;
+
+	for (i = 0; key && i < NFIELDS; i++)
+		if (key[0] == field_name[i][0] && !strcmp(key, field_name[i]))
+			return i;
+	return -1;
+}
+
+/* 0 when the one member named key has the wanted type, else -1 + err. */
+static int
+check_member(const cJSON *v, int n, const char *key, int want_bool,
+    struct corral_err *err)
+{
+	const char *type = want_bool ? "a boolean" : "a string";
+
+	if (!v)
+		return corral_err_set(err, 0, "\"%s\" is missing", key);
+	if (n > 1)
+		return corral_err_set(err, 0, "\"%s\" appears more than once",
+		    key);
+	if (want_bool ? !cJSON_IsBool(v) : !cJSON_IsString(v))
+		return corral_err_set(err, 0, "\"%s\" is not %s", key, type);
+	return 0;
+}
+
 int
 corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err)
 {
+	const cJSON *v[NFIELDS] = { 0 }, *m;
+	int seen[2] = { 0, 0 }, f;
 	cJSON *doc;
 
 	memset(r, 0, sizeof(*r));
@@ -109,26 +134,34 @@ corral_json_record_parse(const char *line, size_t len,
 		corral_err_set(err, 0, "not a JSON object");
 		goto fail;
 	}
-	if (check_key(doc, "unit", 0, err) < 0 ||
-	    check_key(doc, "ok", 1, err) < 0)
+	cJSON_ArrayForEach(m, doc) {
+		if ((f = field_of(m->string)) < 0)
+			continue;
+		if (f <= F_OK)
+			seen[f]++;
+		if (!v[f])
+			v[f] = m;
+	}
+	if (check_member(v[F_UNIT], seen[F_UNIT], "unit", 0, err) < 0 ||
+	    check_member(v[F_OK], seen[F_OK], "ok", 1, err) < 0)
 		goto fail;
-	r->unit = get_str(doc, "unit");
+	r->unit = v[F_UNIT]->valuestring;
 	if (!*r->unit) {
 		corral_err_set(err, 0, "\"unit\" is empty");
 		goto fail;
 	}
-	r->ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "ok"));
-	r->status = get_str(doc, "status");
-	r->run = get_str(doc, "run");
-	r->at = get_str(doc, "at");
-	r->note = get_str(doc, "note");
-	r->output = get_str(doc, "output");
-	r->inputs = get_str(doc, "inputs");
-	r->agent_id = get_str(doc, "agent_id");
-	r->signal = get_str(doc, "signal");
-	r->duration_ms = get_int(doc, "duration_ms");
-	r->exit_code = get_int(doc, "exit");
-	r->attempt = get_int(doc, "attempt");
+	r->ok = cJSON_IsTrue(v[F_OK]);
+	r->status = str_of(v[F_STATUS]);
+	r->run = str_of(v[F_RUN]);
+	r->at = str_of(v[F_AT]);
+	r->note = str_of(v[F_NOTE]);
+	r->output = str_of(v[F_OUTPUT]);
+	r->inputs = str_of(v[F_INPUTS]);
+	r->agent_id = str_of(v[F_AGENT_ID]);
+	r->signal = str_of(v[F_SIGNAL]);
+	r->duration_ms = int_of(v[F_DURATION_MS]);
+	r->exit_code = int_of(v[F_EXIT]);
+	r->attempt = int_of(v[F_ATTEMPT]);
 	r->doc = doc;
 	return 0;
 fail:

@@ -120,6 +120,7 @@ struct merge {
 	struct rec *recs;
 	size_t nrecs;
 	size_t caprecs;
+	long status_last, run_last, inputs_last;	/* intern's memos */
 	struct corral_set *status_ix;
 	struct corral_strv statuses;
 	struct corral_set *run_ix;
@@ -481,18 +482,26 @@ blank(const char *s, size_t n)
 /* ------------------------------------------------------------------ */
 /* records                                                             */
 
-/* The index of s in (ix, names), adding it when new; -1 on ENOMEM. */
+/*
+ * The index of s in (ix, names), adding it when new; -1 on ENOMEM.  The
+ * records of a log mostly repeat the string of the one before (one run,
+ * one inputs digest, "pass"), so *last, the index found last time, is
+ * tried first: one short strcmp instead of a hash and a probe.
+ */
 static long
-intern(struct corral_set *ix, struct corral_strv *names, const char *s)
+intern(struct corral_set *ix, struct corral_strv *names, const char *s,
+    long *last)
 {
 	long *vp;
 	int put;
 
+	if (*last >= 0 && !strcmp(names->v[*last], s))
+		return *last;
 	if ((put = corral_set_put(ix, s, (long)names->n, &vp)) < 0)
 		return -1;
 	if (put == 1 && corral_strv_add(names, s) < 0)
 		return -1;
-	return *vp;
+	return *last = *vp;
 }
 
 /* Append a record; its index, or -1 on ENOMEM. */
@@ -511,8 +520,8 @@ push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
 		m->recs = r;
 		m->caprecs = cap;
 	}
-	si = intern(m->status_ix, &m->statuses, status);
-	ri = intern(m->run_ix, &m->runs, run ? run : "none");
+	si = intern(m->status_ix, &m->statuses, status, &m->status_last);
+	ri = intern(m->run_ix, &m->runs, run ? run : "none", &m->run_last);
 	if (si < 0 || ri < 0)
 		return -1;
 	r = &m->recs[m->nrecs];
@@ -608,7 +617,7 @@ consider(struct merge *m, uint32_t ai, size_t line,
 	int put, newer, same, self;
 
 	if (jr->inputs && (inputs = intern(m->inputs_ix, &m->inputs,
-	    jr->inputs)) < 0)
+	    jr->inputs, &m->inputs_last)) < 0)
 		return -1;
 	if ((put = corral_set_put(m->win_ix, jr->unit, -1, &vp)) < 0)
 		return -1;
@@ -681,11 +690,12 @@ find_winners(struct merge *m, struct corral_err *err)
  * Note a valid record of agent ai.  A unit already kept from the same log
  * is replaced (the last attempt wins); one from another log is a
  * duplicate.  A unit the population lacks is unexpected.  Returns 1 when
- * the line is kept (for now), 0 when it is not, -1 on ENOMEM.
+ * the line is kept (for now; *kept is its record), 0 when it is not, -1
+ * on ENOMEM.
  */
 static int
 add_record(struct merge *m, uint32_t ai, size_t line,
-    const struct corral_json_record *jr)
+    const struct corral_json_record *jr, long *kept)
 {
 	const char *status = jr->status ? jr->status : jr->ok ? "pass" : "fail";
 	const struct win *w = winner(m, jr->unit);
@@ -723,6 +733,7 @@ add_record(struct merge *m, uint32_t ai, size_t line,
 		m->st->merged++;
 	}
 	*vp = idx;
+	*kept = idx;
 	m->agents[ai].n++;
 	return 1;
 }
@@ -771,6 +782,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 {
 	struct corral_json_record jr;
 	struct corral_err e;
+	long kept;
 	int rc;
 
 	if (blank(rd->line, rd->len))
@@ -785,12 +797,11 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		return 0;
 	}
 	m->st->attempts++;
-	if ((rc = add_record(m, ai, rd->lineno, &jr)) < 0 ||
+	if ((rc = add_record(m, ai, rd->lineno, &jr, &kept)) < 0 ||
 	    note_at(m, jr.at) < 0)
 		rc = nomem(err);
 	else if (rc == 1 && writing(m))
-		rc = route(m, &m->recs[*corral_set_get(m->units, jr.unit)],
-		    rd->line, rd->len, err);
+		rc = route(m, &m->recs[kept], rd->line, rd->len, err);
 	else
 		rc = 0;
 	corral_json_record_release(&jr);
@@ -1563,6 +1574,7 @@ setup(struct merge *m, struct corral_err *err)
 	size_t l;
 
 	m->lockfd = -1;
+	m->status_last = m->run_last = m->inputs_last = -1;
 	m->units = corral_set_new();
 	m->status_ix = corral_set_new();
 	m->run_ix = corral_set_new();
