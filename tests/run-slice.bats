@@ -534,7 +534,8 @@ ms_since() {
 	assert_no_file logs/agent-K.jsonl
 	run -0 jq -r .unit logs/agent-K.jsonl.part
 	assert_output "a"
-	run -0 cat bg.err
+	# the last line: valgrind, which lacks pidfd_open, warns before it
+	run -0 tail -n 1 bg.err
 	assert_output "corral-run-slice: process $guard, which the run hangs on, is gone; stopped"
 }
 
@@ -546,7 +547,7 @@ ms_since() {
 	run -143 --separate-stderr corral-run-slice -G "$guard" -c 'echo ran >> "$OUT/ran"' -l logs K slice
 	assert_no_file ran
 	assert_no_file logs/agent-K.jsonl
-	assert_stderr "corral-run-slice: process $guard, which the run hangs on, is gone; stopped"
+	assert_equal "corral-run-slice: process $guard, which the run hangs on, is gone; stopped" "${stderr##*$'\n'}"
 }
 
 @test "run-slice: a -G process that lives on changes nothing" {
