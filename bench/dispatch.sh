@@ -31,7 +31,8 @@ ratios=
 while [ "$i" -le "$rounds" ]; do
 	make -C "$tmp/proj" -s corral-clean >/dev/null
 	t0=$(now_ns)
-	make -C "$tmp/proj" -s -j"$j" corral-run >/dev/null
+	make -C "$tmp/proj" -s -j"$j" corral-run CORRAL_QUIET=1 \
+		>/dev/null 2>"$tmp/make.err" || { cat "$tmp/make.err" >&2; exit 1; }
 	t1=$(now_ns)
 	seq "$n" | xargs -P "$j" -n1 sh -c true
 	t2=$(now_ns)
