@@ -722,28 +722,29 @@ consistent() {
 	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
 	run -1 corral-merge -q -o refA A
 	run -1 corral-merge -q -o refB B
-	local t0 t1 dur i got caught=0
+	local t0 t1 dur point got caught=0
 	t0=$(date +%s%N)
 	corral-merge -q -o timing B || true
 	t1=$(date +%s%N)
 	dur=$(( (t1 - t0) / 1000 ))	# microseconds
-	for i in $(seq 1 24); do
+	# not "i": bats' own helpers, run among them, assign a global i
+	for point in $(seq 1 24); do
 		run -1 corral-merge -q -o out A
 		corral-merge -q -o out B & VICTIM=$!
-		sleep "$(awk -v d="$dur" -v i="$i" 'BEGIN { printf "%.6f", d * i / 20 / 1e6 }')"
+		sleep "$(awk -v d="$dur" -v i="$point" 'BEGIN { printf "%.6f", d * i / 20 / 1e6 }')"
 		kill -STOP "$VICTIM" 2>/dev/null || true
-		got=$(consistent out) || flunk "point $i (stopped): $got"
+		got=$(consistent out) || flunk "point $point (stopped): $got"
 		[ -n "$(find out -maxdepth 1 -name '.*.tmp.*' -o -name .merge.commit)" ] &&
 			caught=$((caught + 1))
 		kill -KILL "$VICTIM" 2>/dev/null || true
 		wait "$VICTIM" 2>/dev/null || true
 		VICTIM=
-		got=$(consistent out) || flunk "point $i (killed): $got"
+		got=$(consistent out) || flunk "point $point (killed): $got"
 		# the next merge, even one that refuses its bad input, first
 		# finishes a decided commit and removes the temporaries
 		run -2 --separate-stderr corral-merge -q -o out BAD
 		got=$(which_set out)
-		case $got in A|B) ;; *) flunk "point $i (next merge): $got" ;; esac
+		case $got in A|B) ;; *) flunk "point $point (next merge): $got" ;; esac
 		no_temps out
 		assert_no_file out/.merge.commit
 	done
