@@ -19,9 +19,10 @@ corral-split -n "$n" -o "$out/slices" "$out/units"
 # 2+3. checkout and run: one agent per slice, N at a time.  Each clones
 # lib/ and its own test files, runs them, writes only logs/agent-K.jsonl.
 # An agent exits 1 when one of its units failed; that is a result, so it
-# does not stop the others (xargs would stop on 255 only).
+# does not stop the others (xargs would stop on 255 only).  -G $$: should
+# this script be killed outright, its agents stop their units too.
 ls "$out/slices" | sed -n 's/\.units$//p' |
-	xargs -P "$n" -I{} corral-run-slice -C "$src" -p lib \
+	xargs -P "$n" -I{} corral-run-slice -G $$ -C "$src" -p lib \
 		-P "$out/slices/{}.units" -w "$out/work" \
 		-c 'sh "$CORRAL_UNIT"' -l "$out/logs" {} "$out/slices/{}.units" ||
 	true
