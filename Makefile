@@ -49,7 +49,7 @@ FLAVOR := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 else ifeq ($(COVERAGE),1)
 BUILD  := build/cov
 BIN    := $(BUILD)/bin
-FLAVOR := -O0 --coverage
+FLAVOR := -O0 --coverage -DCORRAL_COVERAGE
 else
 BUILD  := build/release
 BIN    := bin

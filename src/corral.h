@@ -55,6 +55,13 @@ void corral_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 /* Print a library error as "progname: msg[: strerror]". */
 void corral_warn_err(const struct corral_err *err);
+/*
+ * _exit(2) from a forked child (never a vfork one).  A coverage build
+ * (-DCORRAL_COVERAGE) first writes the child's gcov counters, which
+ * _exit would drop, so the work done in fix workers and the watchdog
+ * counts.
+ */
+void corral_child_exit(int status) __attribute__((noreturn));
 void corral_die_err(int status, const struct corral_err *err)
 	__attribute__((noreturn));
 

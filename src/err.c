@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "corral.h"
 
@@ -112,4 +113,17 @@ corral_die_err(int status, const struct corral_err *err)
 {
 	corral_warn_err(err);
 	exit(status);
+}
+
+#ifdef CORRAL_COVERAGE
+void __gcov_dump(void);
+#endif
+
+void
+corral_child_exit(int status)
+{
+#ifdef CORRAL_COVERAGE
+	__gcov_dump();
+#endif
+	_exit(status);
 }

@@ -757,7 +757,7 @@ start_worker(struct ctx *c, size_t i, struct worker *w,
 	}
 	if (w->pid == 0) {
 		close(p[0]);
-		_exit(attempt(c, i) < 0 ? 1 : 0);
+		corral_child_exit(attempt(c, i) < 0 ? 1 : 0);
 	}
 	close(p[1]);
 	w->fd = p[0];

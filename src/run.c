@@ -223,7 +223,7 @@ watchdog(int fd, const char *clone, int keep)
 		kill(-pgid, SIGKILL);
 	if (!done && !keep)
 		corral_clone_remove(clone, NULL);
-	_exit(0);
+	corral_child_exit(0);
 }
 
 static int
