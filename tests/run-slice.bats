@@ -400,6 +400,8 @@ ms_since() {
 }
 
 @test "run-slice: a unit that deletes its own clone does not crash the agent" {
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] ||
+		skip "valgrind runs posix_spawn as a fork, which cannot tell a failed chdir from exit 127"
 	units a wipe b
 	run -1 --separate-stderr corral-run-slice -c 'case $CORRAL_UNIT in wipe) rm -rf "$CORRAL_WORKDIR" ;; esac' -l logs K slice
 	run -0 jq -c '[.unit, .ok, .status, .exit, .note]' logs/agent-K.jsonl
@@ -736,6 +738,7 @@ ms_since() {
 @test "run-slice: limits are set by the agent itself: no wrapper, at most two execs per unit, no fork in the loop" {
 	command -v strace >/dev/null || skip "strace is not installed"
 	case $CORRAL_TEST_BIN in */asan/*) skip "LeakSanitizer does not run under ptrace" ;; esac
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] || skip "valgrind runs vfork and posix_spawn as fork"
 	seq 1 20 > slice
 	run -0 strace -f -qq -o trace -e trace=execve,clone,clone3,vfork,fork \
 		corral-run-slice -t 10 -L cpu=10 -L mem=1G -c true -l logs K slice
