@@ -15,6 +15,7 @@ USAGE='usage: corral [-hV] [COMMAND [ARG...]]'
 # lone DIR: a copy of the corral binary alone in DIR (helpers are added
 # by the test)
 lone() {
+	skip_if_wrapped
 	mkdir -p "$1"
 	cp "$CORRAL_TEST_BIN/corral" "$1/corral"
 }
@@ -201,6 +202,7 @@ EOF
 }
 
 @test "mk-path: with no corral.mk near the programs it exits 2 and names where it looked" {
+	skip_if_wrapped
 	mkdir bin
 	cp "$CORRAL_TEST_BIN/corral-mk-path" bin/
 	run -2 --separate-stderr bin/corral-mk-path

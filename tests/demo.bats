@@ -61,6 +61,7 @@ what to test, and a unique log path; start the agents, then run corral merge onc
 }
 
 @test "demo: it goes through make -j4 corral-run, whatever CORRAL_* or MAKEFLAGS the caller exported" {
+	skip_if_wrapped
 	make_stub
 	CORRAL_AGENTS=7 CORRAL_V=1 MAKEFLAGS=-n PATH=$PWD/stubs:$PATH \
 		run -0 --separate-stderr corral demo
@@ -98,6 +99,7 @@ what to test, and a unique log path; start the agents, then run corral merge onc
 }
 
 @test "demo: without make it cannot run: exit 2, the reason, no directory left" {
+	skip_if_wrapped
 	run -2 --separate-stderr env PATH=/nonexistent "$CORRAL_TEST_BIN/corral-demo"
 	assert_output ""
 	assert_stderr "corral-demo: cannot run 'make': No such file or directory"
@@ -106,6 +108,7 @@ what to test, and a unique log path; start the agents, then run corral merge onc
 }
 
 @test "demo: without corral.mk near the programs it exits 2 and names where it looked" {
+	skip_if_wrapped
 	mkdir bin
 	cp "$CORRAL_TEST_BIN/corral-demo" bin/
 	run -2 --separate-stderr bin/corral-demo

@@ -21,6 +21,15 @@ _corral_setup() {
 	mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || return 1
 }
 
+# skip_if_wrapped: for a test that copies a program elsewhere, or runs it
+# where PATH cannot find valgrind.  Under CORRAL_TEST_WRAPPER (make test
+# VALGRIND=1) the programs are scripts that run the real one, from its own
+# directory, through the wrapper found on PATH.
+skip_if_wrapped() {
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] ||
+		skip "the program runs through a wrapper script, not from where the test put it"
+}
+
 flunk() {
 	{
 		if [ "$#" -eq 0 ]; then cat; else printf '%s\n' "$@"; fi
