@@ -63,6 +63,7 @@ unit_parts(const char *cmd, const char *unit, struct corral_strv *parts,
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL }, *envv[2];
 	struct corral_spawn s = { argv, NULL, envv, NULL, &out };
 	char *line, *nl;
+	size_t n;
 	int wstatus, rc = -1;
 
 	if (corral_buf_addf(&env, "CORRAL_UNIT=%s", unit) < 0) {
@@ -81,10 +82,9 @@ unit_parts(const char *cmd, const char *unit, struct corral_strv *parts,
 	}
 	for (line = out.data, rc = 0; line && *line && rc == 0; line = nl) {
 		nl = strchr(line, '\n');
-		if (nl != line)
-			rc = add_part(parts, line, nl ? (size_t)(nl - line) :
-			    strlen(line), err);
 		nl = nl ? nl + 1 : line + strlen(line);
+		if ((n = corral_line_chomp(line, (size_t)(nl - line))) > 0)
+			rc = add_part(parts, line, n, err);
 	}
 out:
 	corral_buf_release(&out);

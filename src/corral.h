@@ -157,6 +157,24 @@ int corral_strv_add(struct corral_strv *sv, const char *s);
 void corral_strv_release(struct corral_strv *sv);	/* frees every string */
 
 /* ------------------------------------------------------------------ */
+/* line.c: where a line ends                                           */
+
+/*
+ * The length of line[0..len) without its line ending, a final '\n' and
+ * the '\r' just before it (CR LF and LF end a line alike); a line without
+ * a '\n' (the torn last line of a file) keeps every byte, a final '\r'
+ * included.  The byte after the new end is made NUL when it was the
+ * ending.  Every reader of lines uses this, so a CR means one thing
+ * everywhere.
+ */
+size_t corral_line_chomp(char *line, size_t len);
+/*
+ * 1 when s[0..n) is empty or only spaces, tabs and CRs: a blank line of a
+ * JSON lines file, which readers skip (JSON's whitespace around a value).
+ */
+int corral_line_blank(const char *s, size_t n);
+
+/* ------------------------------------------------------------------ */
 /* set.c: a hash set of strings mapping each to an integer             */
 
 struct corral_set;
@@ -165,14 +183,20 @@ struct corral_set;
 struct corral_set *corral_set_new(void);
 void corral_set_free(struct corral_set *s);
 /*
- * Insert key with value if absent.  Returns 1 if inserted, 0 if it was
- * already there (its value left alone), -1 on ENOMEM.  When vp is not NULL
- * it is pointed at the stored value (new or old), valid until the next
- * insertion.  The set keeps its own copy of key.
+ * Insert the key key[0..len) with value if absent; keys are compared whole,
+ * every byte (a NUL too) and the length.  Returns 1 if inserted, 0 if it
+ * was already there (its value left alone), -1 on ENOMEM.  When vp is not
+ * NULL it is pointed at the stored value (new or old), valid until the
+ * next insertion.  The set keeps its own copy of key.
  */
+int corral_set_putn(struct corral_set *s, const char *key, size_t len,
+    long value, long **vp);
+/* corral_set_putn of the string key. */
 int corral_set_put(struct corral_set *s, const char *key, long value,
     long **vp);
-/* The stored value's address, or NULL when key is absent. */
+/* The stored value's address, or NULL when key[0..len) is absent. */
+long *corral_set_getn(const struct corral_set *s, const char *key,
+    size_t len);
 long *corral_set_get(const struct corral_set *s, const char *key);
 size_t corral_set_size(const struct corral_set *s);
 
@@ -180,12 +204,14 @@ size_t corral_set_size(const struct corral_set *s);
 /* units.c: reading a population                                       */
 
 /*
- * Read units from fp, one per line (sep '\n') or NUL-terminated (sep
- * '\0').  Empty entries are skipped.  A unit seen twice is kept once, at
- * its first position; each later copy is appended to dups (if not NULL)
- * so the caller can warn.  A missing final separator is accepted.
- * Returns 0, or -1 with err set (read error, ENOMEM).  name is used in
- * messages.
+ * Read units from fp, one per line (sep '\n': a line ends as
+ * corral_line_chomp says, so CR LF is a line ending) or NUL-terminated
+ * (sep '\0').  Empty entries are skipped.  A unit seen twice (every byte
+ * the same) is kept once, at its first position; each later copy is
+ * appended to dups (if not NULL) so the caller can warn.  A missing final
+ * separator is accepted.  Returns 0, or -1 with err set (read error,
+ * ENOMEM, a line holding a NUL byte: "'NAME' line 3: unit 'c\0zz' holds a
+ * NUL byte").  name is used in messages.
  */
 int corral_units_read(FILE *fp, int sep, const char *name,
     struct corral_strv *units, struct corral_strv *dups,

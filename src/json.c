@@ -8,6 +8,7 @@
  * second half reads the formats of the repair half (findings, attempt
  * results, bundle manifests, journals) into plain structs.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -119,6 +120,80 @@ check_member(const cJSON *v, int n, const char *key, int want_bool,
 	return 0;
 }
 
+/*
+ * Where the JSON string opening at s[i] ends (the index after its closing
+ * quote); *nul is set when it holds the escape of a NUL, "\u0000".
+ */
+static size_t
+string_end(const char *s, size_t len, size_t i, int *nul)
+{
+	for (i++; i < len && s[i] != '"'; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (len - i > 5 && !memcmp(s + i + 1, "u0000", 5))
+			*nul = 1;
+		i++;
+	}
+	return i + 1;
+}
+
+/* The refusal of a NUL in the string line[i..e), a key or key's value. */
+static int
+nul_refused(const char *key, const char *line, size_t i, size_t e,
+    struct corral_err *err)
+{
+	int n = (int)(e - i);
+
+	if (!key)
+		return corral_err_set(err, 0, "the key %.*s holds a NUL byte",
+		    n, line + i);
+	return corral_err_set(err, 0, "\"%s\" holds a NUL byte: %.*s", key, n,
+	    line + i);
+}
+
+/*
+ * cJSON ends a string at an escaped NUL, so "c\u0000zz" would read as
+ * "c": such a name is refused instead of folded into another.  Scans the
+ * valid JSON line[0..len) of the object doc for a top-level key holding a
+ * NUL, or a value holding one under a member the merge reads as a name
+ * (free text, "note" and "output", may hold one).  -1 with err naming
+ * it ("\"unit\" holds a NUL byte: \"c\\u0000zz\""), else 0.
+ */
+static int
+check_nuls(const cJSON *doc, const char *line, size_t len,
+    struct corral_err *err)
+{
+	const cJSON *m = NULL;
+	size_t i, e;
+	int depth = 0, want_key = 0, nul, f;
+
+	if (!memmem(line, len, "\\u0000", 6))
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (line[i] == '{' || line[i] == '[')
+			want_key = ++depth == 1;
+		else if (line[i] == '}' || line[i] == ']')
+			depth--;
+		else if (line[i] == ',' && depth == 1)
+			want_key = 1;
+		if (line[i] != '"')
+			continue;
+		nul = 0;
+		e = string_end(line, len, i, &nul);
+		if (depth == 1 && want_key) {
+			m = m ? m->next : doc->child;
+			want_key = 0;
+			if (nul)
+				return nul_refused(NULL, line, i, e, err);
+		} else if (nul && m && (f = field_of(m->string)) >= 0 &&
+		    f != F_NOTE && f != F_OUTPUT) {
+			return nul_refused(m->string, line, i, e, err);
+		}
+		i = e - 1;
+	}
+	return 0;
+}
+
 int
 corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err)
@@ -144,6 +219,8 @@ corral_json_record_parse(const char *line, size_t len,
 	}
 	if (check_member(v[F_UNIT], seen[F_UNIT], "unit", 0, err) < 0 ||
 	    check_member(v[F_OK], seen[F_OK], "ok", 1, err) < 0)
+		goto fail;
+	if (check_nuls(doc, line, len, err) < 0)
 		goto fail;
 	r->unit = v[F_UNIT]->valuestring;
 	if (!*r->unit) {

@@ -422,8 +422,8 @@ reader_close(struct reader *rd)
 }
 
 /*
- * The next line, without its '\n' and the '\r' of a CRLF ending, NUL
- * terminated.  1: a line; 0: end of file; -1: read error (err set).
+ * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
+ * NUL terminated.  1: a line; 0: end of file; -1: read error (err set).
  */
 static int
 reader_next(struct reader *rd, struct corral_err *err)
@@ -438,12 +438,9 @@ reader_next(struct reader *rd, struct corral_err *err)
 		    "cannot read '%s'", rd->path);
 	}
 	rd->lineno++;
-	rd->len = rd->raw = (size_t)n;
+	rd->raw = (size_t)n;
 	rd->torn = rd->line[n - 1] != '\n';
-	if (!rd->torn)
-		rd->line[--rd->len] = '\0';
-	if (rd->len && rd->line[rd->len - 1] == '\r')
-		rd->line[--rd->len] = '\0';
+	rd->len = corral_line_chomp(rd->line, (size_t)n);
 	return 1;
 }
 
@@ -468,15 +465,6 @@ reader_changed(struct reader *rd)
 	return now.st_size != rd->st.st_size ||
 	    now.st_mtim.tv_sec != rd->st.st_mtim.tv_sec ||
 	    now.st_mtim.tv_nsec != rd->st.st_mtim.tv_nsec;
-}
-
-static int
-blank(const char *s, size_t n)
-{
-	for (; n > 0; s++, n--)
-		if (*s != ' ' && *s != '\t' && *s != '\r')
-			return 0;
-	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -670,7 +658,7 @@ find_winners(struct merge *m, struct corral_err *err)
 		if (reader_open(&rd, m->agents[i].path, err) < 0)
 			return -1;
 		while ((rc = reader_next(&rd, err)) > 0) {
-			if (rd.torn || blank(rd.line, rd.len) ||
+			if (rd.torn || corral_line_blank(rd.line, rd.len) ||
 			    corral_json_record_parse(rd.line, rd.len, &jr,
 			    NULL) < 0)
 				continue;
@@ -785,7 +773,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 	long kept;
 	int rc;
 
-	if (blank(rd->line, rd->len))
+	if (corral_line_blank(rd->line, rd->len))
 		return 0;
 	if (rd->torn) {
 		bad(m, "'%s' line %zu: no trailing newline (torn write)",
@@ -1266,18 +1254,21 @@ struct history {
 	int fd;
 	char *path;
 	struct corral_set *committed;
+	struct corral_set *present;	/* "RUN\0UNIT", see note_present */
+	size_t *have;			/* per run of m->runs: of them */
 	struct corral_buf b;
+	struct corral_buf key;
+	off_t keep;	/* the end of the last commit line */
+	size_t nbad;	/* complete lines after it that are not records */
+	size_t torn;	/* bytes of a torn last line that is not one */
+	int need_nl;	/* the last line is one, without its '\n' */
 };
 
-/*
- * Find the runs history already holds and cut off anything after the last
- * commit line: the tail of an append that was killed half-way.
- */
+/* Pass one: the runs history has committed, and where the last one ends. */
 static int
-history_scan(struct merge *m, struct history *h, struct corral_err *err)
+history_commits(struct history *h, struct corral_err *err)
 {
-	struct corral_buf run = CORRAL_BUF_INIT;
-	off_t off = 0, keep = 0;
+	off_t off = 0;
 	struct reader rd;
 	int rc, c;
 
@@ -1287,25 +1278,274 @@ history_scan(struct merge *m, struct history *h, struct corral_err *err)
 		off += (off_t)rd.raw;
 		if (rd.torn)
 			continue;
-		if ((c = corral_json_commit_parse(rd.line, rd.len, &run)) < 0 ||
-		    (c == 1 && corral_set_put(h->committed, run.data, 0,
-		    NULL) < 0)) {
+		if ((c = corral_json_commit_parse(rd.line, rd.len,
+		    &h->key)) < 0 || (c == 1 && corral_set_put(h->committed,
+		    h->key.data, 0, NULL) < 0)) {
 			rc = nomem(err);
 			break;
 		}
 		if (c == 1)
-			keep = off;
-	}
-	if (rc == 0 && rd.st.st_size > keep) {
-		say(m, "'%s': dropped %lld bytes of an unfinished append",
-		    h->path, (long long)(rd.st.st_size - keep));
-		if (ftruncate(h->fd, keep) < 0)
-			rc = corral_err_set(err, errno, "cannot truncate '%s'",
-			    h->path);
+			h->keep = off;
 	}
 	reader_close(&rd);
-	corral_buf_release(&run);
 	return rc;
+}
+
+/*
+ * Note that history holds, uncommitted, jr of one of this merge's runs, so
+ * that completing its run appends every unit once: records a merge killed
+ * half-way through its append left, or records of a history filtered or
+ * written by hand.  0, or -1 on ENOMEM.
+ */
+static int
+note_present(struct merge *m, struct history *h,
+    const struct corral_json_record *jr)
+{
+	const char *run = jr->run ? jr->run : "none";
+	long *vp;
+	int put;
+
+	if (!(vp = corral_set_get(m->run_ix, run)))
+		return 0;
+	corral_buf_reset(&h->key);
+	if (corral_buf_add(&h->key, run, strlen(run) + 1) < 0 ||
+	    corral_buf_addstr(&h->key, jr->unit) < 0 ||
+	    (put = corral_set_putn(h->present, h->key.data, h->key.len, 0,
+	    NULL)) < 0)
+		return -1;
+	h->have[*vp] += (size_t)put;
+	return 0;
+}
+
+/*
+ * One line after the last commit line: 1 when it is readable (blank, a
+ * record, noted, or a commit line, noted), 0 when not, -1 on ENOMEM.
+ */
+static int
+tail_line(struct merge *m, struct history *h, const struct reader *rd)
+{
+	struct corral_json_record jr;
+	int c;
+
+	if (corral_line_blank(rd->line, rd->len))
+		return 1;
+	if ((c = corral_json_commit_parse(rd->line, rd->len, &h->key)) != 0)
+		return c < 0 || corral_set_put(h->committed, h->key.data, 0,
+		    NULL) < 0 ? -1 : 1;
+	if (corral_json_record_parse(rd->line, rd->len, &jr, NULL) < 0)
+		return 0;
+	c = note_present(m, h, &jr);
+	corral_json_record_release(&jr);
+	return c < 0 ? -1 : 1;
+}
+
+/* Pass two, over what follows the last commit line. */
+static int
+history_tail(struct merge *m, struct history *h, struct corral_err *err)
+{
+	struct reader rd;
+	int rc, c;
+
+	if (reader_open(&rd, h->path, err) < 0)
+		return -1;
+	if (fseeko(rd.fp, h->keep, SEEK_SET) < 0) {
+		reader_close(&rd);
+		return corral_err_set(err, errno, "cannot read '%s'", h->path);
+	}
+	while ((rc = reader_next(&rd, err)) > 0) {
+		if ((c = tail_line(m, h, &rd)) < 0) {
+			rc = nomem(err);
+			break;
+		}
+		if (rd.torn && c)
+			h->need_nl = 1;
+		else if (rd.torn)
+			h->torn = rd.raw;
+		else if (!c)
+			h->nbad++;
+	}
+	reader_close(&rd);
+	return rc;
+}
+
+/* The ending the line rd had: "\n", "\r\n", or none (torn). */
+static const char *
+ending_of(const struct reader *rd)
+{
+	return rd->raw - rd->len == 2 ? "\r\n" : rd->raw > rd->len ? "\n" :
+	    "";
+}
+
+/* h->path ".unreadable-" and the time, made unique among its siblings. */
+static char *
+aside_name(const struct history *h)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct stat st;
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int k;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	for (k = 1; k < 1000; k++) {
+		corral_buf_reset(&b);
+		if (corral_buf_addf(&b, "%s.unreadable-%s", h->path,
+		    stamp) < 0 || (k > 1 && corral_buf_addf(&b, "-%d", k) < 0))
+			break;
+		if (lstat(b.data, &st) < 0 && errno == ENOENT)
+			return b.data;
+	}
+	corral_buf_release(&b);
+	return NULL;
+}
+
+/* Copy the first n bytes of rd to a. */
+static int
+copy_head(struct reader *rd, off_t n, struct corral_atomic *a,
+    struct corral_err *err)
+{
+	char *chunk;
+	size_t r, want;
+	int rc = 0;
+
+	if (!(chunk = malloc(OUT_CHUNK)))
+		return nomem(err);
+	for (; rc == 0 && n > 0; n -= (off_t)r) {
+		want = n < OUT_CHUNK ? (size_t)n : OUT_CHUNK;
+		if ((r = fread(chunk, 1, want, rd->fp)) != want)
+			rc = corral_err_set(err, ferror(rd->fp) ? errno : 0,
+			    "cannot read '%s'", rd->path);
+		else
+			rc = corral_atomic_write(a, chunk, r, err);
+	}
+	free(chunk);
+	return rc;
+}
+
+/*
+ * Split what follows the last commit line: readable lines stay, the
+ * unreadable ones go to aside, a torn last line that is not a record
+ * goes.  a receives the history to keep.
+ */
+static int
+rewrite_tail(struct merge *m, struct history *h, struct corral_atomic *a,
+    struct corral_buf *aside, struct corral_err *err)
+{
+	struct corral_buf *to;
+	struct reader rd;
+	int rc, c;
+
+	if (reader_open(&rd, h->path, err) < 0)
+		return -1;
+	if ((rc = copy_head(&rd, h->keep, a, err)) < 0)
+		goto out;
+	while ((rc = reader_next(&rd, err)) > 0) {
+		if ((c = tail_line(m, h, &rd)) < 0) {
+			rc = nomem(err);
+			break;
+		}
+		if (rd.torn && !c)
+			continue;
+		to = c ? &h->b : aside;
+		if (corral_buf_add(to, rd.line, rd.len) < 0 ||
+		    corral_buf_addstr(to, rd.torn ? "\n" : ending_of(&rd)) < 0) {
+			rc = nomem(err);
+			break;
+		}
+		if (h->b.len < OUT_CHUNK)
+			continue;
+		if ((rc = corral_atomic_write(a, h->b.data, h->b.len, err)) < 0)
+			break;
+		corral_buf_reset(&h->b);
+	}
+	if (rc == 0 && h->b.len)
+		rc = corral_atomic_write(a, h->b.data, h->b.len, err);
+	corral_buf_reset(&h->b);
+out:
+	reader_close(&rd);
+	return rc;
+}
+
+/*
+ * History is never wiped: its unreadable lines after the last commit line
+ * are moved to a file of their own, named in a warning, and the rest is
+ * kept (written beside the old history, renamed over it).
+ */
+static int
+history_aside(struct merge *m, struct history *h, struct corral_err *err)
+{
+	struct corral_buf aside = CORRAL_BUF_INIT;
+	struct corral_atomic a;
+	char *name = NULL;
+	int rc = -1;
+
+	if (corral_atomic_open(&a, h->path, err) < 0)
+		return -1;
+	if (rewrite_tail(m, h, &a, &aside, err) < 0)
+		goto fail;
+	if (!(name = aside_name(h))) {
+		corral_err_set(err, errno, "cannot name a file beside '%s'",
+		    h->path);
+		goto fail;
+	}
+	if (corral_atomic_file(name, aside.data, aside.len, 0, err) < 0)
+		goto fail;
+	if (corral_atomic_commit(&a, 0, err) < 0)
+		goto out;
+	say(m, "'%s': moved %zu unreadable line%s to '%s'", h->path, h->nbad,
+	    h->nbad == 1 ? "" : "s", name);
+	if (h->torn)
+		say(m, "'%s': dropped a torn last line of %zu bytes", h->path,
+		    h->torn);
+	close(h->fd);
+	h->fd = open(h->path, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (h->fd < 0)
+		corral_err_set(err, errno, "cannot open '%s'", h->path);
+	else
+		rc = 0;
+	goto out;
+fail:
+	corral_atomic_abort(&a);
+out:
+	corral_buf_release(&aside);
+	free(name);
+	return rc;
+}
+
+/*
+ * Read history: the runs it has committed, and what follows the last
+ * commit line -- records of an append a killed merge left unfinished, or
+ * of a history written without commit lines: kept, and noted so that no
+ * unit of a run is appended twice.  Only a torn last line that is not a
+ * record is cut; other unreadable lines are moved aside.
+ */
+static int
+history_scan(struct merge *m, struct history *h, struct corral_err *err)
+{
+	struct stat st;
+
+	if (history_commits(h, err) < 0)
+		return -1;
+	if (fstat(h->fd, &st) < 0)
+		return corral_err_set(err, errno, "cannot read '%s'", h->path);
+	if (st.st_size <= h->keep)
+		return 0;
+	if (history_tail(m, h, err) < 0)
+		return -1;
+	if (h->nbad)
+		return history_aside(m, h, err);
+	if (h->torn) {
+		say(m, "'%s': dropped a torn last line of %zu bytes", h->path,
+		    h->torn);
+		if (ftruncate(h->fd, st.st_size - (off_t)h->torn) < 0)
+			return corral_err_set(err, errno, "cannot truncate "
+			    "'%s'", h->path);
+	}
+	if (h->need_nl && corral_buf_addch(&h->b, '\n') < 0)
+		return nomem(err);
+	return 0;
 }
 
 static int
@@ -1365,13 +1605,39 @@ history_whole(struct history *h, struct reader *rd, off_t size,
 	return rc;
 }
 
-/* Append the lines of rd whose records (kept, this ok) belong to run. */
+/*
+ * 1 when the record line[0..len) of run is one history holds already, 0
+ * when not, -1 on ENOMEM (a line the merge wrote is a record).
+ */
+static int
+is_present(struct history *h, const char *run, const char *line, size_t len)
+{
+	struct corral_json_record jr;
+	int rc;
+
+	if (corral_json_record_parse(line, len, &jr, NULL) < 0)
+		return 0;
+	corral_buf_reset(&h->key);
+	if (corral_buf_add(&h->key, run, strlen(run) + 1) < 0 ||
+	    corral_buf_addstr(&h->key, jr.unit) < 0)
+		rc = -1;
+	else
+		rc = corral_set_getn(h->present, h->key.data, h->key.len) !=
+		    NULL;
+	corral_json_record_release(&jr);
+	return rc;
+}
+
+/*
+ * Append the lines of rd whose records (kept, this ok) belong to run and
+ * that history does not hold yet, counting them in *n.
+ */
 static int
 history_lines(struct merge *m, struct history *h, struct reader *rd, int ok,
-    uint32_t run, struct corral_err *err)
+    uint32_t run, size_t *n, struct corral_err *err)
 {
 	size_t i;
-	int rc = 0;
+	int rc = 0, have;
 
 	for (i = 0; i < m->nrecs && rc == 0; i++) {
 		struct rec *r = &m->recs[i];
@@ -1386,19 +1652,26 @@ history_lines(struct merge *m, struct history *h, struct reader *rd, int ok,
 		rc = 0;
 		if (r->run != run)
 			continue;
+		if ((have = h->have[run] ? is_present(h, m->runs.v[run],
+		    rd->line, rd->len) : 0) < 0)
+			return nomem(err);
+		if (have)
+			continue;
 		if (corral_buf_add(&h->b, rd->line, rd->len) < 0 ||
 		    corral_buf_addch(&h->b, '\n') < 0)
 			rc = nomem(err);
 		else if (h->b.len >= OUT_CHUNK)
 			rc = history_flush(h, err);
+		(*n)++;
 	}
 	return rc;
 }
 
 /*
  * Append the records of run from result file o (the kept records with
- * ok == ok, in order), counting them in *n.  A file that is all of one
- * run, the usual case, is copied whole.
+ * ok == ok, in order) that history lacks, counting them in *n.  A file
+ * that is all of one run history knows nothing of, the usual case, is
+ * copied whole.
  */
 static int
 history_copy(struct merge *m, struct history *h, const struct out *o,
@@ -1412,27 +1685,31 @@ history_copy(struct merge *m, struct history *h, const struct out *o,
 
 	if (!(k = count_run(m, ok, run, &all)))
 		return 0;
-	*n += k;
 	if (!(path = join(m->outdir, name)))
 		return nomem(err);
 	if ((rc = reader_open(&rd, path, err)) == 0) {
-		if (all)
+		if (all && !h->have[run]) {
 			rc = history_whole(h, &rd, o->size, err);
-		else
-			rc = history_lines(m, h, &rd, ok, run, err);
+			*n += k;
+		} else {
+			rc = history_lines(m, h, &rd, ok, run, n, err);
+		}
 		reader_close(&rd);
 	}
 	free(path);
 	return rc;
 }
 
-/* Append run's records, then the commit line that makes them count. */
+/*
+ * Append run's records, then the commit line that makes them count; its
+ * "records" are all of the run's that history holds.
+ */
 static int
 history_run(struct merge *m, struct history *h, uint32_t run,
     struct corral_err *err)
 {
 	const char *name = m->runs.v[run];
-	size_t n = 0;
+	size_t n = h->have[run];
 
 	if (history_copy(m, h, &m->succ, "successes.jsonl", 1, run, &n,
 	    err) < 0 ||
@@ -1475,12 +1752,16 @@ history_todo(struct merge *m, struct history *h)
 static int
 append_history(struct merge *m, struct corral_err *err)
 {
-	struct history h = { -1, NULL, NULL, CORRAL_BUF_INIT };
+	struct history h;
 	const char **todo = NULL, **t;
 	int rc = -1;
 
+	memset(&h, 0, sizeof(h));
+	h.fd = -1;
 	if (!(h.path = join(m->outdir, "history.jsonl")) ||
-	    !(h.committed = corral_set_new())) {
+	    !(h.committed = corral_set_new()) ||
+	    !(h.present = corral_set_new()) ||
+	    !(h.have = calloc(m->runs.n + 1, sizeof(*h.have)))) {
 		nomem(err);
 		goto out;
 	}
@@ -1499,6 +1780,8 @@ append_history(struct merge *m, struct corral_err *err)
 		if (history_run(m, &h, (uint32_t)*corral_set_get(m->run_ix, *t),
 		    err) < 0)
 			goto out;
+	if (history_flush(&h, err) < 0)
+		goto out;
 	if (fsync(h.fd) < 0) {
 		corral_err_set(err, errno, "cannot write '%s'", h.path);
 		goto out;
@@ -1509,7 +1792,10 @@ out:
 	if (h.fd >= 0)
 		close(h.fd);
 	corral_set_free(h.committed);
+	corral_set_free(h.present);
+	free(h.have);
 	corral_buf_release(&h.b);
+	corral_buf_release(&h.key);
 	free(h.path);
 	return rc;
 }
@@ -1548,7 +1834,7 @@ clean_stale(struct merge *m)
 {
 	static const char *const pre[] = { ".successes.jsonl.tmp.",
 	    ".failures.jsonl.tmp.", ".summary.json.tmp.",
-	    "." COMMIT_NAME ".tmp.", NULL };
+	    ".history.jsonl.tmp.", "." COMMIT_NAME ".tmp.", NULL };
 	const char *const *p;
 	struct dirent *de;
 	char *path;

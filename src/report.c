@@ -220,10 +220,8 @@ read_results(struct corral_report *rep, const char *dir, const char *name,
 	}
 	while ((len = getline(&line, &cap, fp)) != -1) {
 		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' ||
-		    line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (len == 0)
+		len = (ssize_t)corral_line_chomp(line, (size_t)len);
+		if (corral_line_blank(line, (size_t)len))
 			continue;
 		if (corral_json_record_parse(line, (size_t)len, &r, &lerr) < 0) {
 			corral_buf_reset(&why);

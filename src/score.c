@@ -159,9 +159,8 @@ read_file(struct corral_score *s, const char *dir, const char *name,
 		goto nomem;
 	while ((len = getline(&line, &cap, fp)) != -1) {
 		lineno++;
-		while (len > 0 && isspace((unsigned char)line[len - 1]))
-			line[--len] = '\0';
-		if (len == 0)
+		len = (ssize_t)corral_line_chomp(line, (size_t)len);
+		if (corral_line_blank(line, (size_t)len))
 			continue;
 		if (corral_json_record_parse(line, (size_t)len, &r, &lerr) < 0) {
 			if (add_unreadable(s, name, lineno, lerr.msg) < 0)

@@ -2,7 +2,9 @@
 /*
  * set.c is an open-addressing hash set of strings, each with a long value.
  * It is how the merge knows, in memory proportional to the population and
- * not to the log bytes, which units it has seen and where.
+ * not to the log bytes, which units it has seen and where.  A key is its
+ * whole length: two keys are one only when every byte is the same, so no
+ * name is ever taken for its own prefix.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,7 +14,8 @@
 #include "corral.h"
 
 struct slot {
-	char *key;	/* NULL: empty */
+	char *key;	/* NULL: empty; NUL-terminated after len bytes */
+	size_t len;
 	long value;
 	uint64_t hash;
 };
@@ -25,11 +28,11 @@ struct corral_set {
 
 /* FNV-1a, 64-bit: short, and good enough for unit names. */
 static uint64_t
-hash_str(const char *s)
+hash_bytes(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ULL;
 
-	while (*s) {
+	while (n-- > 0) {
 		h ^= (unsigned char)*s++;
 		h *= 1099511628211ULL;
 	}
@@ -65,12 +68,14 @@ corral_set_free(struct corral_set *s)
 }
 
 static struct slot *
-find(const struct corral_set *s, const char *key, uint64_t h)
+find(const struct corral_set *s, const char *key, size_t len, uint64_t h)
 {
 	size_t i = (size_t)h & (s->cap - 1);
+	const struct slot *sl;
 
-	while (s->slots[i].key) {
-		if (s->slots[i].hash == h && !strcmp(s->slots[i].key, key))
+	while ((sl = &s->slots[i])->key) {
+		if (sl->hash == h && sl->len == len &&
+		    !memcmp(sl->key, key, len))
 			return &s->slots[i];
 		i = (i + 1) & (s->cap - 1);
 	}
@@ -91,7 +96,8 @@ rehash(struct corral_set *s)
 	for (i = 0; i < s->cap; i++) {
 		if (!s->slots[i].key)
 			continue;
-		dst = find(&big, s->slots[i].key, s->slots[i].hash);
+		dst = find(&big, s->slots[i].key, s->slots[i].len,
+		    s->slots[i].hash);
 		*dst = s->slots[i];
 	}
 	free(s->slots);
@@ -100,21 +106,25 @@ rehash(struct corral_set *s)
 }
 
 int
-corral_set_put(struct corral_set *s, const char *key, long value, long **vp)
+corral_set_putn(struct corral_set *s, const char *key, size_t len,
+    long value, long **vp)
 {
-	uint64_t h = hash_str(key);
+	uint64_t h = hash_bytes(key, len);
 	struct slot *sl;
 
 	if ((s->n + 1) * 4 > s->cap * 3 && rehash(s) < 0)
 		return -1;
-	sl = find(s, key, h);
+	sl = find(s, key, len, h);
 	if (sl->key) {
 		if (vp)
 			*vp = &sl->value;
 		return 0;
 	}
-	if (!(sl->key = strdup(key)))
+	if (!(sl->key = malloc(len + 1)))
 		return -1;
+	memcpy(sl->key, key, len);
+	sl->key[len] = '\0';
+	sl->len = len;
 	sl->hash = h;
 	sl->value = value;
 	s->n++;
@@ -123,12 +133,24 @@ corral_set_put(struct corral_set *s, const char *key, long value, long **vp)
 	return 1;
 }
 
+int
+corral_set_put(struct corral_set *s, const char *key, long value, long **vp)
+{
+	return corral_set_putn(s, key, strlen(key), value, vp);
+}
+
+long *
+corral_set_getn(const struct corral_set *s, const char *key, size_t len)
+{
+	struct slot *sl = find(s, key, len, hash_bytes(key, len));
+
+	return sl->key ? &sl->value : NULL;
+}
+
 long *
 corral_set_get(const struct corral_set *s, const char *key)
 {
-	struct slot *sl = find(s, key, hash_str(key));
-
-	return sl->key ? &sl->value : NULL;
+	return corral_set_getn(s, key, strlen(key));
 }
 
 size_t

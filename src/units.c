@@ -2,7 +2,9 @@
 /*
  * units.c reads a population: one unit per line, or NUL-separated.  A unit
  * is an identity, so a second copy is dropped (and handed back so the tool
- * can say so).  Any byte but the separator may appear in a unit.
+ * can say so).  A line ends as corral_line_chomp says (LF, or CR LF); any
+ * other byte but the separator is part of a unit, except a NUL in a line,
+ * which no unit may hold: it is refused, naming the unit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +13,27 @@
 
 #include "corral.h"
 
+/* "'NAME' line N: unit 'c\0zz' holds a NUL byte", the NULs shown as \0. */
+static int
+nul_error(const char *name, size_t lineno, const char *unit, size_t len,
+    struct corral_err *err)
+{
+	struct corral_buf shown = CORRAL_BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < len && rc == 0; i++)
+		rc = unit[i] ? corral_buf_addch(&shown, unit[i]) :
+		    corral_buf_addstr(&shown, "\\0");
+	if (rc < 0)
+		corral_err_set(err, errno, "reading '%s'", name);
+	else
+		corral_err_set(err, 0, "'%s' line %zu: unit '%s' holds a NUL "
+		    "byte", name, lineno, shown.data);
+	corral_buf_release(&shown);
+	return -1;
+}
+
 int
 corral_units_read(FILE *fp, int sep, const char *name,
     struct corral_strv *units, struct corral_strv *dups,
@@ -18,7 +41,7 @@ corral_units_read(FILE *fp, int sep, const char *name,
 {
 	struct corral_set *seen;
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, lineno = 0, n;
 	ssize_t len;
 	int rc = -1, put;
 
@@ -26,23 +49,26 @@ corral_units_read(FILE *fp, int sep, const char *name,
 		return corral_err_set(err, errno, "reading '%s'", name);
 	errno = 0;
 	while ((len = getdelim(&line, &cap, sep, fp)) != -1) {
-		if (len > 0 && line[len - 1] == (char)sep)
-			line[--len] = '\0';
-		if (len == 0)
+		lineno++;
+		n = (size_t)len;
+		if (sep == '\n')
+			n = corral_line_chomp(line, n);
+		else if (n > 0 && line[n - 1] == '\0')
+			n--;
+		if (n == 0)
 			continue;
-		if (sep != '\0' && memchr(line, '\0', (size_t)len)) {
-			corral_err_set(err, 0, "'%s': unit %zu holds a NUL byte",
-			    name, units->n + 1);
+		if (sep != '\0' && memchr(line, '\0', n)) {
+			nul_error(name, lineno, line, n, err);
 			goto out;
 		}
-		if ((put = corral_set_put(seen, line, 0, NULL)) < 0)
+		if ((put = corral_set_putn(seen, line, n, 0, NULL)) < 0)
 			goto nomem;
 		if (put == 0) {
-			if (dups && corral_strv_addn(dups, line, (size_t)len) < 0)
+			if (dups && corral_strv_addn(dups, line, n) < 0)
 				goto nomem;
 			continue;
 		}
-		if (corral_strv_addn(units, line, (size_t)len) < 0)
+		if (corral_strv_addn(units, line, n) < 0)
 			goto nomem;
 		errno = 0;
 	}

@@ -95,10 +95,8 @@ read_history(struct corral_weights *wt, const struct corral_set *ix,
 		/* A torn last line (no '\n') is a killed merge's: skip it. */
 		if (len == 0 || line[len - 1] != '\n')
 			continue;
-		line[--len] = '\0';
-		if (len > 0 && line[len - 1] == '\r')
-			line[--len] = '\0';
-		learn_line(wt, ix, avg, line, (size_t)len);
+		learn_line(wt, ix, avg, line, corral_line_chomp(line,
+		    (size_t)len));
 		errno = 0;
 	}
 	free(line);

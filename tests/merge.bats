@@ -531,17 +531,86 @@ bad_line_case() {
 	assert_output '{"corral":"history","run":"none","records":1}'
 }
 
-@test "merge: a torn uncommitted history tail is dropped before appending" {
+@test "merge: a killed append keeps its complete records and loses only its torn last line" {
 	rec a true '"run":"r1"' > logs/agent-0.jsonl
 	run -0 corral-merge -q logs
 	cp history.jsonl committed
 	# a merge killed mid-append left records of r2 but no commit line
-	{ rec a true '"run":"r2"'; printf '{"unit":"a","ok":tr'; } >> history.jsonl
-	local torn=$(( $(stat -c %s history.jsonl) - $(stat -c %s committed) ))
-	rec a true '"run":"r2"' > logs/agent-0.jsonl
+	{ rec a true '"run":"r2"'; printf '{"unit":"b","ok":tr'; } >> history.jsonl
+	{ rec a true '"run":"r2"'; rec b true '"run":"r2"'; } > logs/agent-0.jsonl
 	run -0 --separate-stderr corral-merge -q logs
-	assert_stderr "corral-merge: 'history.jsonl': dropped $torn bytes of an unfinished append"
-	{ cat committed; rec a true '"run":"r2"'; echo '{"corral":"history","run":"r2","records":1}'; } > want
+	assert_stderr "corral-merge: 'history.jsonl': dropped a torn last line of 19 bytes"
+	{ cat committed; rec a true '"run":"r2"'; rec b true '"run":"r2"'
+	  echo '{"corral":"history","run":"r2","records":2}'; } > want
+	cmp history.jsonl want
+}
+
+@test "merge: an append killed at any byte is completed, each record of its run in history once" {
+	local u
+	for u in a b c; do rec "$u" true '"run":"r1"'; done > logs/agent-0.jsonl
+	for u in d e f; do rec "$u" false '"run":"r2","note":"FAIL: one of r2"'; done > logs/agent-1.jsonl
+	mkdir first && mv logs/agent-1.jsonl first/
+	run -0 corral-merge -q logs
+	local base=$(stat -c %s history.jsonl)
+	mv first/agent-1.jsonl logs/
+	run -1 corral-merge -q logs
+	cp history.jsonl full
+	local size=$(stat -c %s full) k st
+	for k in $(seq "$base" 3 "$size") "$size"; do
+		head -c "$k" full > history.jsonl
+		st=0; corral-merge -q logs 2>/dev/null || st=$?
+		[ "$st" -eq 1 ] || flunk "cut at byte $k: the merge exited $st"
+		cmp -s history.jsonl full || flunk "cut at byte $k: $(diff full history.jsonl)"
+	done
+}
+
+@test "merge: a history without commit lines (filtered through jq) is kept whole, its runs not appended again" {
+	{ rec a true '"run":"r1"'; rec b false '"run":"r1"'; } > logs/agent-0.jsonl
+	run -1 corral-merge -q logs
+	jq -c 'select(.corral | not)' history.jsonl > filtered
+	cp filtered history.jsonl
+	run -1 --separate-stderr corral-merge -q logs
+	assert_stderr ""
+	{ cat filtered; echo '{"corral":"history","run":"r1","records":2}'; } > want
+	cmp history.jsonl want
+	# a new run is appended after all of it
+	{ rec a true '"run":"r2"'; rec b true '"run":"r2"'; } > logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	run -0 jq -sc '[.[] | select(.corral | not) | .run]' history.jsonl
+	assert_output '["r1","r1","r2","r2"]'
+	run -0 jq -sc '[.[] | select(.corral) | .run]' history.jsonl
+	assert_output '["r1","r2"]'
+}
+
+@test "merge: unreadable history lines are moved aside to a file it names, never deleted" {
+	printf '%s\n' '{"unit":"old","ok":true,"run":"r0","duration_ms":5}' \
+		'not json' '{"unit":"x","ok":true' '["an array"]' \
+		'{"unit":"old2","ok":false,"run":"r0"}' > history.jsonl
+	printf '%s\n' 'not json' '{"unit":"x","ok":true' '["an array"]' > bad
+	rec a true '"run":"r1"' > logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -q logs
+	local aside
+	aside=$(ls history.jsonl.unreadable-*)
+	assert_stderr "corral-merge: 'history.jsonl': moved 3 unreadable lines to '$aside'"
+	cmp "$aside" bad
+	{ echo '{"unit":"old","ok":true,"run":"r0","duration_ms":5}'
+	  echo '{"unit":"old2","ok":false,"run":"r0"}'
+	  rec a true '"run":"r1"'; echo '{"corral":"history","run":"r1","records":1}'; } > want
+	cmp history.jsonl want
+	# and the next merge finds nothing more to move
+	run -0 --separate-stderr corral-merge -q logs
+	assert_stderr ""
+	cmp history.jsonl want
+	no_temps .
+}
+
+@test "merge: a torn last history line that is a record is kept, its newline added" {
+	printf '%s' '{"unit":"old","ok":true,"run":"r0"}' > history.jsonl
+	rec a true '"run":"r1"' > logs/agent-0.jsonl
+	run -0 --separate-stderr corral-merge -q logs
+	assert_stderr ""
+	{ echo '{"unit":"old","ok":true,"run":"r0"}'; rec a true '"run":"r1"'
+	  echo '{"corral":"history","run":"r1","records":1}'; } > want
 	cmp history.jsonl want
 }
 

@@ -76,8 +76,7 @@ read_estimates(const char *file, size_t nunits)
 	if (!(fp = fopen(file, "r")))
 		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
 	while (ok && (len = getline(&line, &cap, fp)) != -1) {
-		if (len > 0 && line[len - 1] == '\n')
-			line[len - 1] = '\0';
+		corral_line_chomp(line, (size_t)len);
 		ok = i < nunits && corral_strtonum(line, 0, LLONG_MAX, &ms[i++],
 		    "estimate", &err) == 0;
 	}
