@@ -100,19 +100,23 @@ $(__corral_O)/agents: FORCE | $(__corral_O)/.corral-out
 	[ -n "$$n" ] || n=$$(nproc); \
 	echo "$$n" > $@.tmp && $(__corral_filechk)
 
-# The population, minus anything under CORRAL_OUT.
+# The population, minus anything under CORRAL_OUT.  A unit is literal: the
+# words of CORRAL_UNITS are split (as make splits them) but never globbed,
+# and lines are never re-read by a shell.  A line ends at LF, and a CR just
+# before it is part of the ending (as in every corral program).
 __corral_list = \
 	if [ -n "$$CORRAL_DISCOVER" ]; then \
 		(cd "$$__corral_src" && eval "$$CORRAL_DISCOVER"); \
 	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
-	else printf '%s\n' $$CORRAL_UNITS; fi
+	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
 $(__corral_O)/units: FORCE | $(__corral_O)/.corral-out
 	$(__corral_Q)($(__corral_list)) > $@.raw || { \
 		echo "corral: listing the units failed (status $$?)" >&2; \
 		rm -f $@.raw; exit 2; }
-	$(__corral_Q)awk -v p=$(call __corral-q,$(__corral_outrel)) \
-		'p == "" || ($$0 != p && $$0 != "./" p && \
+	$(__corral_Q)p=$(call __corral-q,$(__corral_outrel)) awk \
+		'BEGIN { p = ENVIRON["p"] } { sub(/\r$$/, "") } \
+		p == "" || ($$0 != p && $$0 != "./" p && \
 		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
@@ -160,7 +164,7 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 # What a slice clones: CORRAL_PARTS, each unit that is a path, and what
 # CORRAL_PARTS_CMD prints for each unit.
 %.parts: %.units $(__corral_O)/parts-config
-	$(__corral_Q){ for p in $$CORRAL_PARTS; do printf '%s\n' "$$p"; done; \
+	$(__corral_Q){ set -f; for p in $$CORRAL_PARTS; do printf '%s\n' "$$p"; done; \
 	while IFS= read -r u; do \
 		if [ -e "$$__corral_src/$$u" ] || [ -L "$$__corral_src/$$u" ]; then \
 			printf '%s\n' "$$u"; fi; \

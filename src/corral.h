@@ -160,12 +160,11 @@ void corral_strv_release(struct corral_strv *sv);	/* frees every string */
 /* line.c: where a line ends                                           */
 
 /*
- * The length of line[0..len) without its line ending, a final '\n' and
- * the '\r' just before it (CR LF and LF end a line alike); a line without
- * a '\n' (the torn last line of a file) keeps every byte, a final '\r'
- * included.  The byte after the new end is made NUL when it was the
- * ending.  Every reader of lines uses this, so a CR means one thing
- * everywhere.
+ * The length of line[0..len) without its line ending: a final '\n', then
+ * one '\r' just before it (CR LF and LF end a line alike; the last line of
+ * a file may lack the '\n', and its final '\r' is still the ending).  Each
+ * byte cut is made NUL.  Every reader of lines uses this, so a CR means
+ * one thing everywhere.
  */
 size_t corral_line_chomp(char *line, size_t len);
 /*

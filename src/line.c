@@ -1,10 +1,10 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * line.c holds the one rule every reader of lines follows (units files,
- * discover output, parts, logs, results, history): a line ends at its
- * '\n', and a '\r' just before that '\n' is part of the ending.  Any other
- * '\r' -- alone in a line, doubled, or ending a last line that has no
- * '\n' -- is part of the line, and so of a unit's name.
+ * discover output, parts, logs, results, history): a line ends at its LF,
+ * or at the end of the file, and one CR just before that end is part of
+ * the ending.  Any other CR -- alone inside a line, or the first of two at
+ * its end -- is part of the line, and so of a unit's name.
  */
 #include <stddef.h>
 
@@ -13,9 +13,8 @@
 size_t
 corral_line_chomp(char *line, size_t len)
 {
-	if (len == 0 || line[len - 1] != '\n')
-		return len;
-	line[--len] = '\0';
+	if (len > 0 && line[len - 1] == '\n')
+		line[--len] = '\0';
 	if (len > 0 && line[len - 1] == '\r')
 		line[--len] = '\0';
 	return len;

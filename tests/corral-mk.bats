@@ -197,6 +197,100 @@ EOF
 	assert_json '.successes == 6 and .failures == 0' proj/.corral/summary.json
 }
 
+# weird_names: unit names a shell would glob, split or expand, one a line
+weird_names() {
+	printf '%s\n' 'a*' 'b?' '[a]' 'with space' ' lead' 'trail ' '$x' \
+		'`echo hi`' '$(echo hi)' "'q'" '"q"' '-n' '-' 'back\slash' \
+		'semi;colon' '*'
+}
+
+@test "corral-mk: CORRAL_UNITS words are literal: globs, quotes, \$ and a leading - run as exactly themselves" {
+	mkdir -p proj
+	touch proj/a1 proj/a2 proj/b1 proj/a
+	cat > proj/Makefile <<'EOF'
+CORRAL_UNITS = a* b? [a] $$x `x` "q" 'q' -n \*
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"
+EOF
+	echo "include $CORRAL_ROOT/corral.mk" >> proj/Makefile
+	run -0 make -C proj -j3 corral-run
+	printf '%s\n' 'a*' 'b?' '[a]' '$x' '`x`' '"q"' "'q'" '-n' '\*' | LC_ALL=C sort > want
+	LC_ALL=C sort "$RAN" > got
+	run -0 diff want got
+	assert_json '.units == 9 and .successes == 9 and .missing == 0 and .unexpected == 0' proj/.corral/summary.json
+}
+
+@test "corral-mk: CORRAL_PARTS words are literal: 'p*' clones the file named p*, not what it would glob" {
+	mkdir -p proj
+	touch proj/p1 'proj/p*' proj/u
+	cat > proj/Makefile <<'EOF'
+CORRAL_UNITS = u
+CORRAL_PARTS = p*
+CORRAL_CMD = test -e 'p*' && test ! -e p1
+EOF
+	echo "include $CORRAL_ROOT/corral.mk" >> proj/Makefile
+	run -0 make -C proj corral-run
+	assert_json '.successes == 1' proj/.corral/summary.json
+}
+
+@test "corral-mk: units from a file or CORRAL_DISCOVER run as exactly themselves, also through CORRAL_PARTS_CMD and corral-rerun-failed" {
+	local how
+	weird_names | LC_ALL=C sort > want
+	for how in 'CORRAL_UNITS_FILE = list' 'CORRAL_DISCOVER = cat list'; do
+		rm -rf proj && mkdir -p proj
+		weird_names > proj/list
+		touch proj/a1 proj/a2 proj/b1 proj/a 'proj/with space'
+		cat > proj/Makefile <<EOF
+$how
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; exit 1
+CORRAL_PARTS_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$PARTSRAN"
+include $CORRAL_ROOT/corral.mk
+EOF
+		: > "$RAN"; : > partsran
+		PARTSRAN=$PWD/partsran run -2 make -C proj -j3 corral-run
+		LC_ALL=C sort "$RAN" > got
+		diff want got || flunk "$how: the units that ran are not the names"
+		LC_ALL=C sort partsran > got
+		diff want got || flunk "$how: CORRAL_PARTS_CMD saw other names"
+		assert_json '.units == 16 and .failures == 16 and .missing == 0 and .unexpected == 0' proj/.corral/summary.json
+		: > "$RAN"
+		PARTSRAN=$PWD/partsran run -2 make -C proj -j3 corral-rerun-failed
+		LC_ALL=C sort "$RAN" > got
+		diff want got || flunk "$how: corral-rerun-failed ran other names"
+	done
+}
+
+@test "corral-mk: a CRLF units file or discover output runs each unit by its name, none missing; a CR inside a name is kept" {
+	local how
+	for how in 'CORRAL_UNITS_FILE = list' 'CORRAL_DISCOVER = cat list'; do
+		rm -rf proj && mkdir -p proj
+		printf 'a\r\nb\r\nx\ry\r\n.corral/x\r\n' > proj/list
+		touch proj/a proj/b "$(printf 'proj/x\ry')"
+		cat > proj/Makefile <<EOF
+$how
+CORRAL_CMD = test -e "\$\$CORRAL_UNIT" && printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"
+include $CORRAL_ROOT/corral.mk
+EOF
+		: > "$RAN"
+		run -0 make -C proj -j2 corral-run
+		printf 'a\nb\nx\ry\n' > want
+		LC_ALL=C sort "$RAN" > got
+		cmp want got || flunk "$how: $(od -c got)"
+		assert_json '.units == 3 and .successes == 3 and .missing == 0 and .unexpected == 0' proj/.corral/summary.json
+	done
+}
+
+@test "corral-mk: discover output holding a NUL byte stops the run, naming the unit; no unit runs" {
+	mkdir -p proj
+	cat > proj/Makefile <<'EOF'
+CORRAL_DISCOVER = printf 'a\nc\0zz\n'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"
+EOF
+	echo "include $CORRAL_ROOT/corral.mk" >> proj/Makefile
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$stderr" "corral-split: '$PWD/proj/.corral/units' line 2: unit 'c\\0zz' holds a NUL byte"
+	assert_equal 0 "$(ran_count)"
+}
+
 @test "corral-mk: a unit that fails and then passes on unchanged inputs is flaky, not pass" {
 	project u1 u2
 	cat >> proj/Makefile <<'EOF'

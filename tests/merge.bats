@@ -332,6 +332,47 @@ no_temps() {
 	assert_json '.unexpected == 1 and .units == 1 and .merged == 2' summary.json
 }
 
+@test "merge: a unit holding an escaped NUL is refused by name, never taken for the unit before the NUL" {
+	printf 'c\n' > units
+	{ rec c false; printf '%s\n' '{"agent_id":"0","unit":"c\u0000zz","ok":true}'; } > logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_stderr "corral-merge: 'logs/agent-0.jsonl' line 2: \"unit\" holds a NUL byte: \"c\\u0000zz\""
+	[ ! -e successes.jsonl ] || flunk "results were written"
+}
+
+@test "merge: a NUL in a record's key, or in a run spelt with escapes, is refused; in free text it is kept" {
+	printf '%s\n' '{"unit\u0000x":"a","ok":true}' > logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: 'logs/agent-0.jsonl' line 1: the key \"unit\\u0000x\" holds a NUL byte"
+	printf '%s\n' '{"unit":"a","ok":true,"r\u0075n":"r1\u0000r2"}' > logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: 'logs/agent-0.jsonl' line 1: \"run\" holds a NUL byte: \"r1\\u0000r2\""
+	printf '%s\n' '{"unit":"a","ok":true,"note":"PASS: a\u0000b","x":"\\u0000"}' > logs/agent-0.jsonl
+	run -0 corral-merge -q logs
+	cmp successes.jsonl logs/agent-0.jsonl
+}
+
+@test "merge: a unit line holding a NUL byte in UNITS is refused by name" {
+	printf 'a\nc\0zz\n' > units
+	rec a true > logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_stderr "corral-merge: 'units' line 2: unit 'c\\0zz' holds a NUL byte"
+}
+
+@test "merge: a CRLF units file names the units the records name; a CR inside a name is part of it" {
+	printf 'a\r\nb\r\nx\ry\r\n' > units
+	{ rec a true; rec b false; printf '{"unit":"x\\ry","ok":true}\r\n'; } > logs/agent-0.jsonl
+	run -1 --separate-stderr corral-merge -q -u units logs
+	assert_stderr ""
+	assert_json '.units == 3 and .merged == 3 and .missing == 0 and .unexpected == 0' summary.json
+	printf 'a\nb\r\r\n' > units
+	run -2 --separate-stderr corral-merge -q -u units logs
+	assert_contains "$stderr" "corral-merge: unit 'x"
+	assert_json '.missing == 1 and .unexpected == 2' summary.json
+	run -0 jq -r 'select(.status == "not-run") | .unit' failures.jsonl
+	assert_output "$(printf 'b\r')"
+}
+
 @test "merge: a unit listed twice in UNITS is counted once, with a warning" {
 	rec a true > logs/agent-0.jsonl
 	printf 'a\na\n' > units

@@ -89,6 +89,12 @@ units() {
 	assert_json 'all(.[]; .clone_parts == ((["shared/config"] + (.units | map("src/" + .))) | sort))'
 }
 
+@test "plan: a CRLF units file and CRLF parts output end their lines as LF does; another CR stays in the name" {
+	printf 'u1\r\nu2\r\n' > units
+	run -0 --separate-stderr corral-plan -n 1 -P 'printf "src/%s\r\n" "$CORRAL_UNIT"; printf "odd\rname\n"' units
+	assert_json '.[0].units == ["u1", "u2"] and .[0].clone_parts == ["odd\rname", "src/u1", "src/u2"]'
+}
+
 @test "plan: the task fills {agent} {units} {parts} {log} {n} and keeps every other brace" {
 	units 4
 	run -0 --separate-stderr corral-plan -n 2 -l /L -p p -t 'test {n} units into {log}' units

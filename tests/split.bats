@@ -131,10 +131,22 @@ hist() {
 	run -0 cmp plan/1.units want
 }
 
-@test "split: a NUL byte inside a newline-separated unit is refused" {
-	printf 'a\0b\n' > units
+@test "split: a NUL byte inside a newline-separated unit is refused, naming the unit and its line" {
+	printf 'x\n\na\0b\0\n' > units
 	run -2 --separate-stderr corral-split -n 1 units
-	assert_stderr "corral-split: 'units': unit 1 holds a NUL byte"
+	assert_stderr "corral-split: 'units' line 3: unit 'a\\0b\\0' holds a NUL byte"
+}
+
+@test "split: CR LF ends a line as LF does, also at the end of the file; any other CR is part of a unit" {
+	printf 'a\nb\nc\rd\ne\r\r\nf\n' > lf
+	printf 'a\r\nb\nc\rd\r\ne\r\r\nf\r' > crlf
+	run -0 corral-split -n 2 -o plan1 lf
+	run -0 corral-split -n 2 -o plan2 crlf
+	run -0 diff -r plan1 plan2
+	printf 'a\nc\rd\nf\n' > want
+	run -0 cmp plan2/0.units want
+	printf 'b\ne\r\n' > want
+	run -0 cmp plan2/1.units want
 }
 
 @test "split: -o writes K.units files that together are the population" {
