@@ -163,11 +163,12 @@ static int
 check_nuls(const cJSON *doc, const char *line, size_t len,
     struct corral_err *err)
 {
+	const char *bs = memchr(line, '\\', len);
 	const cJSON *m = NULL;
 	size_t i, e;
 	int depth = 0, want_key = 0, nul, f;
 
-	if (!memmem(line, len, "\\u0000", 6))
+	if (!bs || !memmem(bs, len - (size_t)(bs - line), "\\u0000", 6))
 		return 0;
 	for (i = 0; i < len; i++) {
 		if (line[i] == '{' || line[i] == '[')
