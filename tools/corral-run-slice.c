@@ -73,8 +73,8 @@ read_estimates(const char *file, size_t nunits)
 	FILE *fp;
 	int ok = 1;
 
-	if (!(fp = fopen(file, "r")))
-		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	if (!(fp = corral_fopen_input(file, &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 	while (ok && (len = getline(&line, &cap, fp)) != -1) {
 		corral_line_chomp(line, (size_t)len);
 		ok = i < nunits && corral_strtonum(line, 0, LLONG_MAX, &ms[i++],
