@@ -10,7 +10,7 @@ setup() {
 	_corral_setup
 }
 
-@test "fuzz: an \"at\" cut short after its dot is read as .000, never past its end" {
+@test "fuzz: a time cut short after its dot is read as .000, never past its end" {
 	mkdir logs rerun
 	printf '{"unit":"b","ok":false,"at":"2024-01-02T00:00:34."}\n' > logs/agent-0.jsonl
 	printf '{"unit":"b","ok":true,"at":"2024-01-02T00:00:34."}\n' > rerun/agent-0.jsonl
