@@ -223,9 +223,11 @@ resume_note(struct corral_runlog *l, const struct corral_seal_check *c,
 		rc = corral_buf_addf(&b, "'%s' is not of this slice, its agent "
 		    "or its inputs; running every unit", l->part);
 	if (rc == 0 && c->broken)
-		rc = corral_buf_addf(&b, "%s'%s' line %zu breaks its seal "
-		    "chain: a line this agent did not write; what follows is "
-		    "ignored", b.len ? "; " : "", l->part, c->broken);
+		rc = corral_buf_addf(&b, "%s'%s' line %zu: the seal does not "
+		    "match lines %zu to %zu, so one of them is not this "
+		    "agent's; ignored from line %zu", b.len ? "; " : "",
+		    l->part, c->broken, c->seal_line + 1, c->broken - 1,
+		    c->seal_line + 1);
 	if (rc < 0) {
 		corral_buf_release(&b);
 		return -1;
