@@ -104,8 +104,13 @@ new_part(struct corral_runlog *l, const struct corral_buf *taken,
 		corral_err_set(err, ENOMEM, "cannot start");
 		goto out;
 	}
-	l->ckfd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-	    O_NOFOLLOW | O_CLOEXEC, 0666);
+	/* Made afresh: whatever a unit left at that name is not opened. */
+	if (unlink(tmp.data) < 0 && errno != ENOENT) {
+		corral_err_set(err, errno, "cannot remove '%s'", tmp.data);
+		goto out;
+	}
+	l->ckfd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+	    O_CLOEXEC, 0666);
 	if (l->ckfd < 0) {
 		corral_err_set(err, errno, "cannot open '%s'", tmp.data);
 		goto out;
