@@ -6,6 +6,7 @@
 #
 # Inputs (set on the command line):
 #   PREFIX    ?= /usr/local   installation prefix
+#   MANDIR    ?= PREFIX/share/man   where the manual pages go
 #   DESTDIR   ?=              staging root for packagers
 #   SANITIZE  ?=              1: build under build/asan with ASan+UBSan
 #   COVERAGE  ?=              1: build under build/cov with gcov
@@ -25,6 +26,7 @@ MAKEFLAGS += -rR
 .SECONDARY:
 
 PREFIX  ?= /usr/local
+MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 V       ?= 0
 CC      := gcc
@@ -148,17 +150,25 @@ coverage:
 	$(Q)build-aux/coverage build/cov/src src
 
 # corral.mk finds its programs at ../../bin from share/corral.
+MAN1 := $(sort $(wildcard man/*.1))
+MAN7 := $(sort $(wildcard man/*.7))
+
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/corral/mk
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/corral/mk \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 corral.mk $(DESTDIR)$(PREFIX)/share/corral/
 	install -m 644 mk/engine.mk $(DESTDIR)$(PREFIX)/share/corral/mk/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 
 .PHONY: uninstall
 uninstall:
 	rm -f $(TOOLS:tools/%.c=$(DESTDIR)$(PREFIX)/bin/%)
 	rm -rf $(DESTDIR)$(PREFIX)/share/corral
+	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
+		$(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
 
 # The bundled example, from scratch: 12 tests over 4 agents, two failing
 # on purpose.  It succeeds when the run is complete and as expected.
