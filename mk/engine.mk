@@ -173,11 +173,12 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 	rm -f $@.raw && $(__corral_filechk)
 
 # Checked on every run, rewritten only when a part changed.  A part that
-# escapes leaves no manifest, and the slice then reports the refusal.
+# escapes (a unit named '..') makes the refusal the manifest; the slice
+# still runs, and only the unit that is that part fails.
 %.manifest: %.parts FORCE
 	$(__corral_Q)$(__corral_B)corral-checkout -m $@ -p $< \
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
-		"$$__corral_src" 2>/dev/null || rm -f $@
+		"$$__corral_src" 2>$@.tmp || $(__corral_filechk); rm -f $@.tmp
 
 # The options of corral-run-slice that come from CORRAL_* settings, as the
 # shell's "$@"; $(1) is the slice (without .units).
