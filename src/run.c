@@ -465,10 +465,12 @@ has_ended(pid_t pid)
 /*
  * Kill and reap every process the unit left, over and over, since a
  * dying process's children come back as new orphans and a process can
- * fork until its SIGKILL lands.  Returns how many were still running.
+ * fork until its SIGKILL lands.  Returns how many were still running and
+ * died of this SIGKILL: not those of the unit's group when a timeout's
+ * SIGKILL reached the group already (group_killed).
  */
 static long
-kill_strays(const struct corral_run *r, pid_t unit)
+kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 {
 	pid_t kids[CHILDREN_MAX], strays[STRAY_BATCH];
 	int sent[STRAY_BATCH], status;
@@ -484,7 +486,8 @@ kill_strays(const struct corral_run *r, pid_t unit)
 			break;
 		for (i = 0; i < k; i++)
 			sent[i] = !has_ended(strays[i]) &&
-			    kill(strays[i], SIGKILL) == 0;
+			    kill(strays[i], SIGKILL) == 0 &&
+			    !(group_killed && getpgid(strays[i]) == unit);
 		for (i = 0; i < k; i++) {
 			status = 0;
 			while (waitpid(strays[i], &status, 0) < 0 &&
@@ -1312,7 +1315,7 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 	}
 	unit_pgid = 0;
 	if (r->reaper)
-		w->strays = kill_strays(r, w->pid);
+		w->strays = kill_strays(r, w->pid, w->sent == SIGKILL);
 	kill(-w->pid, SIGKILL);
 	drain_rest(w, c);
 	while (waitpid(w->pid, status, 0) < 0)
