@@ -560,7 +560,7 @@ ms_since() {
 	local inherited
 	inherited=$(pgrep -f -- "$TAG-inherited") && kill "$inherited" ||
 		flunk "the process the agent inherited is gone"
-	refute_process "$TAG"
+	refute_process "$TAG\$"
 	run -0 jq -c '[.unit, .status, .stray, .note]' logs/agent-K.jsonl
 	assert_output "$(for u in setsid nohup double daemon; do
 		printf '["%s","pass",1,"PASS: exit 0; killed 1 process left running"]\n' "$u"; done)"
