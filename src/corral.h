@@ -632,7 +632,7 @@ struct corral_record {
 	const char *run;	/* the run id */
 	const char *output;	/* path of the captured output, or NULL */
 	const char *inputs;	/* digest of what the unit depended on */
-	long stray;		/* processes it left that were killed; 0: no key */
+	long stray;		/* processes it left, killed; 0: no such key */
 };
 
 /*
@@ -928,12 +928,13 @@ int corral_run_start(struct corral_run *r, struct corral_strv *missing,
  * its record to the .part with one write(2) when it ends; whatever the
  * unit left running, in its process group or detached from it, is then
  * killed and counted in the record ("stray"), and a clone the unit
- * removed or replaced is checked out again before the next one.  A unit past its time
- * gets SIGTERM, its whole group SIGKILL grace_ms later, and the status
- * "timeout".  A failed attempt is retried up to retries times (not for
- * the exit codes in no_retry), each attempt its own record; a pass after
- * a failure is "flaky".  Once the slice's or the run's time is up, the
- * units left get "not-run" records.  A unit's failure is its record, not
+ * removed or replaced is checked out again before the next one.  A unit
+ * past its time gets SIGTERM, its whole group SIGKILL grace_ms later, and
+ * the status "timeout".  A failed attempt is retried up to retries times
+ * (not for the exit codes in no_retry), each attempt its own record; a
+ * pass after a failure is "flaky".  Once the slice's or the run's time is
+ * up, the units left get "not-run" records; a unit whose own part was
+ * refused gets an "error" record.  A unit's failure is its record, not
  * an error.  Returns 0 when every unit ran; -1 with err set when the log
  * or an output could not be written, or when a forwarded signal stopped
  * the slice (corral_run_caught() tells which; the unit in flight then

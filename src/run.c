@@ -14,10 +14,10 @@
  * daemon(3)): when a unit ends, every process it left running is killed
  * and reaped, and the record counts them.  A unit whose own path cannot
  * be checked out fails alone, and a clone a unit removed or replaced is
- * checked out again before the next unit.  A watchdog, forked once per slice into a
- * process group of its own, does the same for the running unit and
- * removes the clone if this process is killed outright (SIGKILL), which
- * no signal handler can catch.  When the run has a guard (the make that
+ * checked out again before the next unit.  A watchdog, forked once per
+ * slice into a process group of its own, kills the running unit's group
+ * and removes the clone if this process is killed outright (SIGKILL),
+ * which no signal handler can catch.  When the run has a guard (the make that
  * started it), the agent watches it too: a guard killed outright leaves
  * no agent or unit running on behalf of a run nobody waits for.
  */
@@ -657,22 +657,24 @@ static int
 sort_parts(struct corral_run *r, struct corral_err *err)
 {
 	struct corral_err why;
+	const char *p;
 	char *real;
 	size_t i;
+	int rc;
 
 	if (!(real = realpath(r->src, NULL)))
 		return corral_err_set(err, errno, "cannot open '%s'", r->src);
 	free(real);
 	for (i = 0; r->parts && i < r->parts->n; i++) {
-		if (corral_part_check(r->src, r->parts->v[i], &why) == 0) {
-			if (corral_strv_add(&r->cloned, r->parts->v[i]) < 0)
-				return corral_err_set(err, ENOMEM, "cannot start");
-		} else if (!is_unit(r, r->parts->v[i])) {
-			*err = why;
-			return -1;
-		} else if (refuse_unit(r, r->parts->v[i], &why) < 0) {
+		p = r->parts->v[i];
+		if (corral_part_check(r->src, p, &why) == 0)
+			rc = corral_strv_add(&r->cloned, p);
+		else if (is_unit(r, p))
+			rc = refuse_unit(r, p, &why);
+		else
+			return corral_err_set(err, why.errnum, "%s", why.msg);
+		if (rc < 0)
 			return corral_err_set(err, ENOMEM, "cannot start");
-		}
 	}
 	return 0;
 }
