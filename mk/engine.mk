@@ -173,12 +173,12 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 	rm -f $@.raw && $(__corral_filechk)
 
 # Checked on every run, rewritten only when a part changed.  A part that
-# escapes (a unit named '..') makes the refusal the manifest; the slice
-# still runs, and only the unit that is that part fails.
+# escapes leaves no manifest; the slice still runs, and reports the refusal
+# (a unit named '..' fails alone).
 %.manifest: %.parts FORCE
 	$(__corral_Q)$(__corral_B)corral-checkout -m $@ -p $< \
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
-		"$$__corral_src" 2>$@.tmp || $(__corral_filechk); rm -f $@.tmp
+		"$$__corral_src" 2>/dev/null || rm -f $@
 
 # The options of corral-run-slice that come from CORRAL_* settings, as the
 # shell's "$@"; $(1) is the slice (without .units).
@@ -233,9 +233,12 @@ __corral-live:
 # The digest of everything the units depend on, recorded with each result
 # so that a failure followed by a pass on the same inputs reads as flaky.
 # (The manifests come from the prerequisites, never a $(wildcard) in the
-# recipe: make's directory cache would miss the ones made in this run.)
+# recipe: make's directory cache would miss the ones made in this run.  A
+# slice with a refused part has none.)
 $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
-	$(__corral_Q)cat $(__corral_O)/cmd $(sort $(filter %.manifest,$^)) | \
+	$(__corral_Q){ cat $(__corral_O)/cmd; \
+		for m in $(sort $(filter %.manifest,$^)); do \
+			[ ! -e $$m ] || cat $$m; done; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
 
 # The merge: the only writer of the shared files, over the main layer and
