@@ -745,7 +745,10 @@ int corral_lock_take(struct corral_lock *l, const char *dir, int flags,
 int corral_lock_inherit(struct corral_lock *l, const char *dir);
 /* Let programs exec'd from here hold l too.  0, or -1 with err set. */
 int corral_lock_pass(struct corral_lock *l, struct corral_err *err);
-/* Hold l in this process only: no program exec'd from here gets it. */
+/*
+ * Hold l in this process only: no program exec'd from here gets it, nor
+ * a lock the environment passes down when l is not held.
+ */
 void corral_lock_keep(struct corral_lock *l);
 /*
  * The nearest directory at or above path (which need not exist) that

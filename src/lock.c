@@ -284,31 +284,38 @@ corral_lock_take(struct corral_lock *l, const char *dir, int flags,
 	return rc;
 }
 
+/* The descriptor the environment passes down, or -1. */
+static int
+env_fd(void)
+{
+	const char *s = getenv(LOCK_ENV);
+	char *end;
+	long fd;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	fd = strtol(s, &end, 10);
+	return errno || *end || fd < 0 || fd > INT_MAX ? -1 : (int)fd;
+}
+
 int
 corral_lock_inherit(struct corral_lock *l, const char *dir)
 {
-	const char *s = getenv(LOCK_ENV);
-	char *path, *end;
-	long fd;
-	int ok;
+	int fd = env_fd(), ok;
+	char *path;
 
 	corral_lock_init(l);
-	if (!s || !*s)
-		return 0;
-	errno = 0;
-	fd = strtol(s, &end, 10);
-	if (errno || *end || fd < 0 || fd > INT_MAX)
-		return 0;
-	if (!(path = corral_path_join(dir, CORRAL_LOCK_FILE)))
+	if (fd < 0 || !(path = corral_path_join(dir, CORRAL_LOCK_FILE)))
 		return 0;
 	/*
 	 * Locking a description that holds the lock already changes nothing;
 	 * one that another process holds the lock through would block.
 	 */
-	ok = same_file((int)fd, path) && flock((int)fd, LOCK_EX | LOCK_NB) == 0;
+	ok = same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0;
 	free(path);
 	if (ok) {
-		l->fd = (int)fd;
+		l->fd = fd;
 		l->inherited = 1;
 	}
 	return ok;
@@ -328,8 +335,12 @@ corral_lock_pass(struct corral_lock *l, struct corral_err *err)
 void
 corral_lock_keep(struct corral_lock *l)
 {
-	if (l->fd >= 0)
-		(void)fcntl(l->fd, F_SETFD, FD_CLOEXEC);
+	struct stat st;
+	int fd = l->fd >= 0 ? l->fd : env_fd();
+
+	/* A lock passed down for another directory is not passed on either. */
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
 char *
