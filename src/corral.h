@@ -210,7 +210,18 @@ char *corral_path_join(const char *a, const char *b);
 
 /* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
 int corral_write_all(int fd, const void *p, size_t n);
-/* Read a whole file into b (appending).  0, or -1 with err set. */
+/*
+ * Open a file to read where a regular file is expected: a FIFO, device,
+ * directory or socket is refused ("'x' is a FIFO, not a regular file")
+ * without blocking on it.  A path that names a descriptor the caller
+ * handed over (/dev/stdin, /dev/fd/N, /proc/self/fd/N) is a stream the
+ * user chose and is read as it is.  The descriptor (close it), or -1
+ * with err set.  fopen_input is the same as a stdio stream (fclose it),
+ * NULL with err set.
+ */
+int corral_open_input(const char *path, struct corral_err *err);
+FILE *corral_fopen_input(const char *path, struct corral_err *err);
+/* Read a whole file into b (appending), by open_input.  0, or -1/err. */
 int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
 /* mkdir -p.  0, or -1 with err set. */
@@ -234,10 +245,21 @@ struct corral_atomic {
 
 enum corral_atomic_flags {
 	/* Keep the old file (and its mtime) when the content is the same. */
-	CORRAL_ATOMIC_KEEP_SAME = 1 << 0
+	CORRAL_ATOMIC_KEEP_SAME = 1 << 0,
+	/*
+	 * The user named this output: when it is a descriptor's name
+	 * (/dev/stdout, /dev/fd/N), a character device or a FIFO, write
+	 * it in place, with no temporary (tmp stays NULL) and no rename.
+	 */
+	CORRAL_ATOMIC_IN_PLACE = 1 << 1
 };
 
-/* Open a temporary for path.  0, or -1 with err set. */
+/*
+ * Open a temporary for path.  A path that exists and is not a regular
+ * file (a symbolic link is followed) is never replaced: it is written in
+ * place under CORRAL_ATOMIC_IN_PLACE (see there), otherwise refused
+ * ("'x' is a FIFO, not a regular file").  0, or -1 with err set.
+ */
 int corral_atomic_open(struct corral_atomic *a, const char *path,
     struct corral_err *err);
 int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
@@ -263,7 +285,7 @@ int corral_atomic_prepare(struct corral_atomic *a, int flags,
 int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 /* Remove the temporary and release the struct; for error paths. */
 void corral_atomic_abort(struct corral_atomic *a);
-/* Write a whole file atomically: open + write + commit. */
+/* Write a whole file atomically: open + write + commit; flags for both. */
 int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
     struct corral_err *err);
 

@@ -398,8 +398,8 @@ reader_open(struct reader *rd, const char *path, struct corral_err *err)
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->path = path;
-	if (!(rd->fp = fopen(path, "r")))
-		return corral_err_set(err, errno, "cannot open '%s'", path);
+	if (!(rd->fp = corral_fopen_input(path, err)))
+		return -1;
 	if ((rd->vbuf = malloc(IN_CHUNK)))
 		setvbuf(rd->fp, rd->vbuf, _IOFBF, IN_CHUNK);
 	if (fstat(fileno(rd->fp), &rd->st) < 0) {
@@ -981,9 +981,8 @@ read_units(struct merge *m, struct corral_err *err)
 	FILE *fp;
 	int rc = -1;
 
-	if (!(fp = fopen(m->o->units, "r")))
-		return corral_err_set(err, errno, "cannot open '%s'",
-		    m->o->units);
+	if (!(fp = corral_fopen_input(m->o->units, err)))
+		return -1;
 	if (fstat(fileno(fp), &st) < 0) {
 		corral_err_set(err, errno, "cannot read '%s'", m->o->units);
 		goto out;

@@ -73,8 +73,8 @@ read_estimates(const char *file, size_t nunits)
 	FILE *fp;
 	int ok = 1;
 
-	if (!(fp = fopen(file, "r")))
-		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	if (!(fp = corral_fopen_input(file, &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 	while (ok && (len = getline(&line, &cap, fp)) != -1) {
 		if (len > 0 && line[len - 1] == '\n')
 			line[len - 1] = '\0';
