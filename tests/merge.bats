@@ -18,7 +18,7 @@ teardown() {
 	fi
 }
 
-USAGE='usage: corral-merge [-fq] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
+USAGE='usage: corral-merge [-fqs] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
 
 # rec UNIT OK [MORE]: one record line (UNIT must need no JSON escaping)
 rec() {
