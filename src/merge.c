@@ -566,14 +566,15 @@ static long long
 at_key(const char *at)
 {
 	int y, mo, d, h, mi, s, n = 0, ms = 0, i;
+	const char *p;
 
 	if (!at || sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h,
 	    &mi, &s, &n) != 6 || n != 19)
 		return -1;
+	/* Missing digits count as 0; never read past the NUL ("...:13."). */
 	if (at[19] == '.')
-		for (i = 20; i < 23; i++)
-			ms = ms * 10 + (at[i] >= '0' && at[i] <= '9' ?
-			    at[i] - '0' : 0);
+		for (i = 0, p = at + 20; i < 3; i++, p += *p != '\0')
+			ms = ms * 10 + (*p >= '0' && *p <= '9' ? *p - '0' : 0);
 	return ((((((long long)y * 100 + mo) * 100 + d) * 100 + h) * 100 +
 	    mi) * 100 + s) * 1000 + ms;
 }
