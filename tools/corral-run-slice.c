@@ -173,6 +173,9 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 	for (i = 0; i < missing.n; i++)
 		corral_warn("part '%s' not found in '%s'", missing.v[i],
 		    r->src);
+	for (i = 0; rc == 0 && i < r->refused.n; i++)
+		corral_warn("unit '%s' not run: %s", r->refused.v[i],
+		    r->refusal.v[i]);
 	if (rc == 0)
 		rc = corral_run_units(r, units, &err);
 	if (r->rl.note)
@@ -253,6 +256,7 @@ main(int argc, char *argv[])
 	struct opts o;
 	struct corral_err err;
 	struct corral_run r;
+	struct corral_lock lock;
 	const char *keep;
 	long long *expect = NULL;
 	char runid[32];
@@ -281,13 +285,21 @@ main(int argc, char *argv[])
 	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
 	r.parts = &o.parts;
+	r.units = &o.units;
 	r.exclude = &o.exclude;
 	r.workroot = r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
 	r.keep |= keep && !strcmp(keep, "1");
 	r.no_retry = o.no_retry;
 	r.expect = expect;
 	r.progress_tty = r.progress && isatty(2);
+	/*
+	 * An agent writing into a CORRAL_OUT holds its lock for as long as
+	 * it lives (agents started by hand share it), and no unit gets it.
+	 */
+	xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
+	corral_lock_keep(&lock);
 	status = run_slice(&r, &o.units);
+	corral_lock_release(&lock);
 
 	free(expect);
 	corral_strv_release(&o.units);
