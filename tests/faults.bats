@@ -1,0 +1,281 @@
+#!/usr/bin/env bats
+# faults.bats -- the fault suite: kill, starve and race corral where it
+# hurts, and check every time that the result is the complete old one or a
+# complete new one, never a mix, and that a run afterwards completes every
+# unit exactly once.
+#
+# Kill points and fill levels are drawn from a seed, printed with each
+# test; FAULTS_SEED=N make test TESTS=tests/faults.bats replays them (the
+# timing of a kill still varies a little from machine to machine).
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	SEED=${FAULTS_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+	RANDOM=$SEED
+	echo "# seed $SEED (replay: FAULTS_SEED=$SEED)" >&3
+	VICTIM=
+	MNT=
+}
+
+teardown() {
+	[ -z "$VICTIM" ] || kill -KILL -- "-$VICTIM" 2>/dev/null ||
+		kill -KILL "$VICTIM" 2>/dev/null || true
+	[ -z "$MNT" ] || ! mountpoint -q "$MNT" || umount -l "$MNT"
+}
+
+# say TEXT: a line of the test's own story (shown when it fails)
+say() { printf '# seed %s: %s\n' "$SEED" "$*" >&2; }
+# tell TEXT: a line for the suite's output, failing or not
+tell() { printf '#   %s\n' "$*" >&3; }
+
+# rand LO HI: a number from the seed, LO <= n <= HI
+rand() { echo $(($1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1))); }
+
+# --- the result, as a reader of it sees it --------------------------------
+
+# logical DIR FILE: the file that holds DIR's FILE as the result stands.  A
+# merge killed after its commit record names the temporaries that are
+# decided but not yet renamed; the next merge renames them.
+logical() {
+	local t
+	if [ -f "$1/.merge.commit" ]; then
+		while IFS= read -r t; do
+			case $t in ".$2.tmp."*)
+				[ ! -f "$1/$t" ] || { echo "$1/$t"; return; } ;;
+			esac
+		done < "$1/.merge.commit"
+	fi
+	echo "$1/$2"
+}
+
+RESULT_FILES="successes.jsonl failures.jsonl summary.json"
+
+# save_result DIR TO: keep a copy of DIR's result set in TO
+save_result() {
+	local f
+	rm -rf "$2" && mkdir -p "$2" || return 1
+	for f in $RESULT_FILES; do cp "$(logical "$1" "$f")" "$2/$f" || return 1; done
+}
+
+# same_result DIR REF: DIR's result set is byte for byte the one in REF
+same_result() {
+	local f
+	for f in $RESULT_FILES; do
+		cmp -s "$(logical "$1" "$f")" "$2/$f" || return 1
+	done
+}
+
+# unit_number UNIT: u0042 -> 42 (in jq: the same)
+JQ_NUM='(.unit | ltrimstr("u") | tonumber)'
+
+# check_result DIR POP RUN MOD RUNS [NOTRUN]: DIR's result set is one
+# complete generation of run RUN over the population in file POP: every
+# unit exactly once across both files, the summary's counts those of the
+# files, every record from one of the runs in the JSON array RUNS, and
+# every outcome that of the units of this generation (u<n> fails when MOD
+# divides n).  NOTRUN=1 allows not-run records (a run that was cut
+# short), each counted as missing.  Prints what is wrong, returns 1.
+check_result() {
+	local d=$1 pop=$2 s f sum got want n ns nf
+	s=$(logical "$d" successes.jsonl)
+	f=$(logical "$d" failures.jsonl)
+	sum=$(logical "$d" summary.json)
+	[ -f "$s" ] && [ -f "$f" ] && [ -f "$sum" ] ||
+		{ echo "result files missing in $d"; return 1; }
+	got=$(jq -r .unit "$s" "$f" | LC_ALL=C sort) ||
+		{ echo "result files are not JSON Lines"; return 1; }
+	want=$(LC_ALL=C sort "$pop")
+	[ "$got" = "$want" ] || {
+		echo "not every unit exactly once:"
+		diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -5
+		return 1
+	}
+	n=$(wc -l < "$pop") ns=$(wc -l < "$s") nf=$(wc -l < "$f")
+	jq -e --arg run "$3" --argjson n "$n" --argjson s "$ns" \
+		--argjson f "$nf" '.run == $run and .units == $n and
+		.merged == $n and .successes == $s and .failures == $f and
+		.duplicates == 0 and .unexpected == 0' "$sum" >/dev/null ||
+		{ echo "summary disagrees (run $3, $n units, $ns + $nf): $(jq -c . "$sum")"; return 1; }
+	got=$(jq -c --argjson mod "$4" --argjson runs "$5" \
+		--argjson notrun "${6:-0}" --arg file successes "select(
+		(.run as \$r | \$runs | index(\$r)) == null or
+		(if .status == \"not-run\" then \$notrun == 0
+		 else ($JQ_NUM % \$mod == 0) == .ok end)) |
+		{unit, ok, status, run}" "$s" "$f" | head -3)
+	[ -z "$got" ] || { echo "records of another generation: $got"; return 1; }
+	jq -e 'select(.ok != true)' "$s" >/dev/null &&
+		{ echo "a failure in successes.jsonl"; return 1; }
+	jq -e 'select(.ok != false)' "$f" >/dev/null &&
+		{ echo "a success in failures.jsonl"; return 1; }
+	jq -e --argjson m "$(jq -c 'select(.status == "not-run")' "$f" | wc -l)" \
+		'.missing == $m' "$sum" >/dev/null ||
+		{ echo "summary's missing is not the not-run count: $(jq -c . "$sum")"; return 1; }
+	return 0
+}
+
+# --- a merge killed at random points ---------------------------------------
+
+# merge_set DIR TAG MOD N K: K logs of N records in all (u1..uN), tagged
+# with run TAG, u<n> failing when MOD divides n, each with a long note
+merge_set() {
+	mkdir -p "$1"
+	local k
+	for k in $(seq 0 $(($5 - 1))); do
+		awk -v k="$k" -v K="$5" -v tag="$2" -v mod="$3" -v n="$4" 'BEGIN {
+			for (i = k + 1; i <= n; i += K)
+				printf "{\"agent_id\":\"%d\",\"unit\":\"u%d\",\"ok\":%s,\"note\":\"%s %d %s\",\"status\":\"%s\",\"run\":\"%s\"}\n",
+					k, i, (i % mod ? "true" : "false"), tag, i,
+					"padding padding padding padding padding padding",
+					(i % mod ? "pass" : "fail"), tag
+		}' > "$1/agent-$k.jsonl"
+	done
+}
+
+@test "faults: SIGKILL at 30 random points of a merge of 24,000 records over 40 logs leaves the complete old or new set, and the next merge completes every unit exactly once" {
+	local n=24000 pop=$PWD/pop
+	seq -f 'u%g' 1 "$n" > "$pop"
+	merge_set A A 3 "$n" 40
+	merge_set B B 5 "$n" 40
+	run -1 corral-merge -q -u "$pop" -r A -o refA A
+	run -1 corral-merge -q -u "$pop" -r B -o refB B
+	run -0 check_result refA "$pop" A 3 '["A"]'
+	run -0 check_result refB "$pop" B 5 '["B"]'
+	local t0 t1 dur point at got old=0 new=0 mid=0
+	t0=$(date +%s%N)
+	corral-merge -q -u "$pop" -r B -o timing B || true
+	t1=$(date +%s%N)
+	dur=$(((t1 - t0) / 1000))	# microseconds
+	say "a merge takes ${dur}us"
+	for point in $(seq 1 30); do
+		rm -rf out
+		run -1 corral-merge -q -u "$pop" -r A -o out A
+		at=$(rand 0 $((dur * 11 / 10)))
+		corral-merge -q -u "$pop" -r B -o out B 2>/dev/null 3>&- &
+		VICTIM=$!
+		sleep "$(printf '0.%06d' "$at")"
+		kill -KILL "$VICTIM" 2>/dev/null || true
+		wait "$VICTIM" 2>/dev/null || true
+		VICTIM=
+		[ -z "$(find out -maxdepth 1 -name '.*.tmp.*')" ] || mid=$((mid + 1))
+		if same_result out refA; then
+			old=$((old + 1))
+		elif same_result out refB; then
+			new=$((new + 1))
+		else
+			got=$(check_result out "$pop" B 5 '["B"]') ||
+				flunk "point $point (${at}us): neither the old nor the new set: $got"
+			flunk "point $point (${at}us): a complete set that is not the new one's bytes"
+		fi
+		# the next merge finishes a decided commit, cleans up, completes
+		run -1 --separate-stderr corral-merge -q -u "$pop" -r B -o out B
+		same_result out refB || flunk "point $point (${at}us): the merge after the kill: $(check_result out "$pop" B 5 '["B"]')"
+		assert_no_file out/.merge.commit
+		[ -z "$(find out -maxdepth 1 -name '.*.tmp.*')" ] ||
+			flunk "point $point: temporaries left"
+		jq -e . out/history.jsonl >/dev/null ||
+			flunk "point $point: history.jsonl is not JSON"
+	done
+	tell "kills that left the old set $old, the new $new, temporaries $mid"
+	[ "$mid" -ge 3 ] || flunk "only $mid of 30 kills caught a merge mid-way"
+}
+
+# --- a project under corral.mk ------------------------------------------------
+
+# fproject N [MAKEFILE LINES...]: a project of units u001..uN (in the file
+# pop).  CORRAL_CMD runs unit.sh with the make variable MOD: u<n> fails
+# when MOD divides n, after a nap of 0-40 ms, printing PAD bytes (from
+# the environment) first.  Changing MOD changes CORRAL_CMD, so every
+# slice runs again.
+fproject() {
+	local n=$1
+	shift
+	mkdir -p proj
+	seq -f 'u%03g' 1 "$n" > pop
+	cp pop proj/units.txt
+	cat > unit.sh <<'UNIT'
+#!/bin/sh
+n=$(expr "$CORRAL_UNIT" : 'u0*\([0-9]*\)')
+[ -z "${PAD:-}" ] || head -c "$PAD" /dev/zero | tr '\0' x
+sleep "0.0$((n * 7 % 5))"
+[ $((n % $1)) -ne 0 ]
+UNIT
+	{
+		echo 'CORRAL_UNITS_FILE = units.txt'
+		echo "CORRAL_CMD = sh $PWD/unit.sh \$(MOD)"
+		printf '%s\n' "$@"
+		echo "include $CORRAL_ROOT/corral.mk"
+	} > proj/Makefile
+}
+
+# procs_under DIR: the pids of processes whose working directory is DIR
+# or below it (the sub-make, agents, watchdogs and units of a project)
+procs_under() {
+	find /proc -mindepth 2 -maxdepth 2 -name cwd \( -lname "$1" -o \
+		-lname "$1/*" \) 2>/dev/null | cut -d/ -f3
+}
+
+# settle DIR: wait (10 s at most) until no process works under DIR; fail
+# naming what is left
+settle() {
+	local end=$((SECONDS + 10)) left
+	while left=$(procs_under "$1") && [ -n "$left" ] &&
+		[ "$SECONDS" -lt "$end" ]; do
+		sleep 0.05
+	done
+	[ -z "$left" ] && return 0
+	ps -o pid,pgid,args -p "$(echo $left | tr ' ' ,)" >&2 || true
+	kill -KILL $left 2>/dev/null || true
+	flunk "processes left running under $1: $left"
+}
+
+# no_leftovers OUT: no unfinished log, commit record or temporary of a
+# merge in OUT
+no_leftovers() {
+	local left
+	left=$(find "$1" -name '*.part' -o -name .merge.commit -o -maxdepth 1 \
+		-name '.*.tmp.*')
+	[ -z "$left" ] || flunk "left in $1: $left"
+}
+
+@test "faults: SIGKILL of make's whole process group at random points of make -j4 corral-run leaves the old or a complete new result; a re-run completes every unit exactly once" {
+	fproject 40
+	local out=proj/.corral round mod=3 prev=first t0 dur at got old=0 new=0 b
+	run -2 make -C proj -j4 corral-run MOD=3 CORRAL_RUN=first
+	run -0 check_result "$out" pop first 3 '["first"]'
+	t0=$(date +%s%N)
+	make -C proj -B -j4 corral-run MOD=7 CORRAL_RUN=timing >/dev/null 2>&1 || true
+	dur=$((($(date +%s%N) - t0) / 1000000))	# ms
+	run -2 make -C proj -j4 corral-run MOD=3 CORRAL_RUN=first
+	say "a run takes ${dur}ms"
+	for round in $(seq 1 8); do
+		save_result "$out" old
+		# a new generation: MOD changes CORRAL_CMD (-B here would also
+		# plan again, and a plan killed half-way is not yet safe)
+		mod=$((mod == 3 ? 5 : 3))
+		b=${FAULTS_B:-}
+		at=$(rand 0 $((dur * 11 / 10)))
+		setsid make -C proj $b -j4 corral-run MOD=$mod CORRAL_RUN=new$round \
+			>/dev/null 2>&1 3>&- &
+		VICTIM=$!
+		sleep "$(awk -v ms="$at" 'BEGIN { printf "%.3f", ms / 1000 }')"
+		kill -KILL -- "-$VICTIM" 2>/dev/null || true
+		wait "$VICTIM" 2>/dev/null || true
+		VICTIM=
+		settle "$PWD/proj"
+		if same_result "$out" old; then
+			old=$((old + 1))
+		else
+			got=$(check_result "$out" pop "new$round" $mod "[\"new$round\"]") ||
+				flunk "round $round ($b, kill at ${at}ms): neither the old result nor a complete new one: $got"
+			new=$((new + 1))
+		fi
+		run make -C proj -j4 corral-run MOD=$mod CORRAL_RUN=re$round
+		got=$(check_result "$out" pop "re$round" $mod "[\"new$round\",\"re$round\"]") ||
+			flunk "round $round ($b, kill at ${at}ms): the re-run: $got" \
+				"its output (status $status): ${output:0:3000}"
+		no_leftovers "$out"
+	done
+	tell "kills that left the old result $old, a new one $new"
+}
