@@ -279,3 +279,74 @@ no_leftovers() {
 	done
 	tell "kills that left the old result $old, a new one $new"
 }
+
+# --- a full file system ----------------------------------------------------------
+
+# small_fs SIZE: a tmpfs of SIZE mounted at ./small, in MNT
+small_fs() {
+	local why
+	mkdir -p small
+	why=$(mount -t tmpfs -o "size=$1" tmpfs "$PWD/small" 2>&1) ||
+		skip "mounting a tmpfs was refused: $why"
+	MNT=$PWD/small
+}
+
+# leave_free BYTES: fill MNT up to BYTES (rounded to pages) left free
+leave_free() {
+	rm -f "$MNT/filler"
+	dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null || true
+	truncate -s "-$1" "$MNT/filler"
+}
+
+# names_enospc TEXT: TEXT says that space ran out.  dash's echo says only
+# "I/O error" when its write fails; make's error line then names the file.
+names_enospc() {
+	case $1 in
+	*"No space left on device"*) return 0 ;;
+	*"I/O error"*"*** ["*": $MNT/"*"] Error"*) return 0 ;;
+	esac
+	flunk "-- no error names the full file system --" "stderr : ${1:0:2000}" "--"
+}
+
+@test "faults: a full file system under CORRAL_OUT, at varied fill levels, leaves the old result or a complete new one and names ENOSPC; once space is freed a re-run completes every unit exactly once" {
+	small_fs 1m
+	fproject 24 "CORRAL_OUT = $MNT/out"
+	local out=$MNT/out round mod=3 pad free got st starved=0 old=0 new=0
+	PAD=2000 run -2 make -C proj -j3 corral-run MOD=3 CORRAL_RUN=first
+	run -0 check_result "$out" pop first 3 '["first"]'
+	for round in $(seq 1 10); do
+		save_result "$out" old
+		mod=$((mod == 3 ? 5 : 3))
+		pad=$(rand 0 16000)
+		free=$(rand 0 300000)
+		leave_free "$free"
+		PAD=$pad run --separate-stderr make -C proj -j3 corral-run MOD=$mod CORRAL_RUN=new$round
+		st=$status
+		settle "$PWD/proj"
+		local story="round $round (${free} bytes free, $pad bytes of output a unit, status $st)"
+		if same_result "$out" old; then
+			old=$((old + 1))
+			names_enospc "$stderr" ||
+				flunk "$story: the old result stayed, yet no error is named"
+		else
+			got=$(check_result "$out" pop "new$round" $mod "[\"new$round\"]" 1) ||
+				flunk "$story: neither the old result nor a complete new one: $got" \
+					"stderr: ${stderr:0:2000}"
+			new=$((new + 1))
+			if jq -e '.missing > 0' "$(logical "$out" summary.json)" >/dev/null; then
+				names_enospc "$stderr" ||
+					flunk "$story: units count as not run, yet no error is named"
+			fi
+		fi
+		case $stderr in *"No space left on device"*|*"I/O error"*)
+			starved=$((starved + 1)) ;;
+		esac
+		rm -f "$MNT/filler"
+		PAD=$pad run make -C proj -j3 corral-run MOD=$mod CORRAL_RUN=re$round
+		got=$(check_result "$out" pop "re$round" $mod "[\"new$round\",\"re$round\"]") ||
+			flunk "$story: the re-run with space: $got" "its output: ${output:0:3000}"
+		no_leftovers "$out"
+	done
+	tell "starved runs $starved of 10: the old result stayed $old times, a new one came $new times"
+	[ "$starved" -ge 3 ] || flunk "only $starved of 10 runs ran out of space"
+}
