@@ -186,7 +186,7 @@ merge_set() {
 # fproject N [MAKEFILE LINES...]: a project of units u001..uN (in the file
 # pop).  CORRAL_CMD runs unit.sh with the make variable MOD: u<n> fails
 # when MOD divides n, after a nap of 0-40 ms, printing PAD bytes (from
-# the environment) first.  Changing MOD changes CORRAL_CMD, so every
+# the environment) first, and writing "RUN UNIT" to the file $RAN if set.  Changing MOD changes CORRAL_CMD, so every
 # slice runs again.
 fproject() {
 	local n=$1
@@ -197,6 +197,7 @@ fproject() {
 	cat > unit.sh <<'UNIT'
 #!/bin/sh
 n=$(expr "$CORRAL_UNIT" : 'u0*\([0-9]*\)')
+[ -z "${RAN:-}" ] || printf '%s %s\n' "$CORRAL_RUN" "$CORRAL_UNIT" >> "$RAN"
 [ -z "${PAD:-}" ] || head -c "$PAD" /dev/zero | tr '\0' x
 sleep "0.0$((n * 7 % 5))"
 [ $((n % $1)) -ne 0 ]
@@ -317,8 +318,9 @@ names_enospc() {
 	for round in $(seq 1 10); do
 		save_result "$out" old
 		mod=$((mod == 3 ? 5 : 3))
-		pad=$(rand 0 16000)
-		free=$(rand 0 300000)
+		pad=$(rand 4000 16000)
+		# from nothing free to about what a run needs, a band a round
+		free=$(rand $(((round - 1) * 4000)) $((round * 4000)))
 		leave_free "$free"
 		PAD=$pad run --separate-stderr make -C proj -j3 corral-run MOD=$mod CORRAL_RUN=new$round
 		st=$status
