@@ -95,7 +95,7 @@ check_result() {
 	n=$(wc -l < "$pop") ns=$(wc -l < "$s") nf=$(wc -l < "$f")
 	jq -e --arg run "$3" --argjson n "$n" --argjson s "$ns" \
 		--argjson f "$nf" '.run == $run and .units == $n and
-		.merged == $n and .successes == $s and .failures == $f and
+		.merged + .missing == $n and .successes == $s and .failures == $f and
 		.duplicates == 0 and .unexpected == 0' "$sum" >/dev/null ||
 		{ echo "summary disagrees (run $3, $n units, $ns + $nf): $(jq -c . "$sum")"; return 1; }
 	got=$(jq -c --argjson mod "$4" --argjson runs "$5" \
