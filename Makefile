@@ -14,8 +14,10 @@
 #   V         ?= 0            1: show every command
 #   VALGRIND  ?=              1: 'make test' runs the programs under valgrind
 #   TESTS     ?=              bats arguments for 'make test' (a file, -f RE)
+#   FUZZ_SECONDS ?= 60        'make fuzz': seconds per harness
+#   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
-# Targets: all (default), test, coverage, bench, demo, proving-ground,
+# Targets: all (default), test, coverage, fuzz, bench, demo, proving-ground,
 # repair-round, install, uninstall, deps, clean.  The programs land in bin/ (a sanitizer or coverage build
 # keeps its own bin/ under build/, so bin/ is always the plain build).
 
@@ -177,6 +179,40 @@ demo: all
 	$(Q)$(MAKE) --no-print-directory -C examples/textkit corral-clean
 	$(Q)$(MAKE) --no-print-directory -C examples/textkit -j4 corral-run; \
 		build-aux/check-demo examples/textkit/.corral
+
+# libFuzzer harnesses (fuzz/*.c), linked with the library built again by
+# clang under build/fuzz.  Each runs from its seeds in fuzz/corpus/NAME
+# (never written) and what it found before in build/fuzz/corpus/NAME; a
+# crash stops 'make fuzz' and leaves its input as build/fuzz/crash-*,
+# which becomes a seed and a test.
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?=
+FUZZ_CC      := clang
+FUZZ_CFLAGS  := -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -g -O1 \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_OBJS    := $(SRCS:src/%.c=build/fuzz/src/%.o)
+FUZZERS      := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(wildcard fuzz/*.c))
+
+build/fuzz/src/%.o: src/%.c src/corral.h | deps-fuzz build/fuzz/src/
+	@$(if $(Q),printf '  CC      %s\n' '$@')
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+		$(CJSON_CFLAGS) -c -o $@ $<
+
+build/fuzz/libcorral.a: $(FUZZ_OBJS)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h build/fuzz/libcorral.a | build/fuzz/bin/
+	@$(if $(Q),printf '  LD      %s\n' '$@')
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
+		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS)
+
+.PHONY: fuzz deps-fuzz
+fuzz: $(FUZZERS)
+	$(Q)build-aux/fuzz $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS)) $(FUZZERS)
+
+deps-fuzz:
+	$(Q)build-aux/deps fuzz
 
 .PHONY: clean
 clean:

@@ -241,7 +241,8 @@ $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
 # every re-run layer, the latest attempt of each unit winning.
 __corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
 	2>/dev/null | sort -V | sed 's|$$|/logs|')
-__corral_merge = $(__corral_B)corral-merge -u $(__corral_O)/units \
+# -s: the agents seal every log, so a log without a seal is refused too.
+__corral_merge = $(__corral_B)corral-merge -s -u $(__corral_O)/units \
 	$$([ "$$__corral_fail_on_flaky" != 1 ] || echo -f) \
 	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
 # After a merge: the failed and not-run units (what a re-run takes), then

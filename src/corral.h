@@ -210,7 +210,18 @@ char *corral_path_join(const char *a, const char *b);
 
 /* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
 int corral_write_all(int fd, const void *p, size_t n);
-/* Read a whole file into b (appending).  0, or -1 with err set. */
+/*
+ * Open a file to read where a regular file is expected: a FIFO, device,
+ * directory or socket is refused ("'x' is a FIFO, not a regular file")
+ * without blocking on it.  A path that names a descriptor the caller
+ * handed over (/dev/stdin, /dev/fd/N, /proc/self/fd/N) is a stream the
+ * user chose and is read as it is.  The descriptor (close it), or -1
+ * with err set.  fopen_input is the same as a stdio stream (fclose it),
+ * NULL with err set.
+ */
+int corral_open_input(const char *path, struct corral_err *err);
+FILE *corral_fopen_input(const char *path, struct corral_err *err);
+/* Read a whole file into b (appending), by open_input.  0, or -1/err. */
 int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
 /* mkdir -p.  0, or -1 with err set. */
@@ -234,10 +245,21 @@ struct corral_atomic {
 
 enum corral_atomic_flags {
 	/* Keep the old file (and its mtime) when the content is the same. */
-	CORRAL_ATOMIC_KEEP_SAME = 1 << 0
+	CORRAL_ATOMIC_KEEP_SAME = 1 << 0,
+	/*
+	 * The user named this output: when it is a descriptor's name
+	 * (/dev/stdout, /dev/fd/N), a character device or a FIFO, write
+	 * it in place, with no temporary (tmp stays NULL) and no rename.
+	 */
+	CORRAL_ATOMIC_IN_PLACE = 1 << 1
 };
 
-/* Open a temporary for path.  0, or -1 with err set. */
+/*
+ * Open a temporary for path.  A path that exists and is not a regular
+ * file (a symbolic link is followed) is never replaced: it is written in
+ * place under CORRAL_ATOMIC_IN_PLACE (see there), otherwise refused
+ * ("'x' is a FIFO, not a regular file").  0, or -1 with err set.
+ */
 int corral_atomic_open(struct corral_atomic *a, const char *path,
     struct corral_err *err);
 int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
@@ -263,7 +285,7 @@ int corral_atomic_prepare(struct corral_atomic *a, int flags,
 int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 /* Remove the temporary and release the struct; for error paths. */
 void corral_atomic_abort(struct corral_atomic *a);
-/* Write a whole file atomically: open + write + commit. */
+/* Write a whole file atomically: open + write + commit; flags for both. */
 int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
     struct corral_err *err);
 
@@ -641,6 +663,142 @@ struct corral_record {
 int corral_record_format(struct corral_buf *b, const struct corral_record *r);
 
 /* ------------------------------------------------------------------ */
+/* record.c: the seal that ends an agent's log                         */
+
+/* A SHA-256 (digest.c) in hex: 64 lowercase hex digits and a NUL. */
+#define CORRAL_SHA256_HEX 65
+
+/*
+ * A SHA-256 fed piece by piece: _init (0, or -1 with err set), then _add
+ * any number of times, _peek for the digest of what was added so far (the
+ * digest can go on growing after it), and _release (always, also after a
+ * failed _init; s->ctx NULL is fine).  _add and _peek: 0, or -1 with err
+ * set if libcrypto failed.
+ */
+struct corral_sha256 {
+	void *ctx;
+};
+
+int corral_sha256_init(struct corral_sha256 *s, struct corral_err *err);
+int corral_sha256_add(struct corral_sha256 *s, const void *p, size_t n,
+    struct corral_err *err);
+int corral_sha256_peek(const struct corral_sha256 *s,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err);
+void corral_sha256_release(struct corral_sha256 *s);
+
+/*
+ * A log's seal in the making: the record lines so far and their SHA-256.
+ * The seal line is {"corral_seal":{"records":N,"sha256":"HEX"}}: N record
+ * lines before it, HEX the digest of their bytes ('\n' included; other
+ * seal lines are not records and are left out).  _init: 0, or -1 with err
+ * set; _add one record line (with its '\n'); _format appends the seal
+ * line (with '\n') that matches the records so far to b; both 0, or -1
+ * with err set.  _release always, also after a failed _init.
+ */
+struct corral_seal {
+	struct corral_sha256 sha;
+	size_t records;
+};
+
+int corral_seal_init(struct corral_seal *s, struct corral_err *err);
+int corral_seal_add(struct corral_seal *s, const char *line, size_t n,
+    struct corral_err *err);
+int corral_seal_format(const struct corral_seal *s, struct corral_buf *b,
+    struct corral_err *err);
+void corral_seal_release(struct corral_seal *s);
+/* 1 when line[0..len) starts as a seal line does (a reader skips it). */
+int corral_seal_is(const char *line, size_t len);
+
+/* What corral_seal_check_fd found in a log. */
+struct corral_seal_check {
+	size_t lines;		/* lines read (up to broken, when set) */
+	size_t seals;		/* good seals */
+	size_t seal_line;	/* line number of the last good seal; 0: none */
+	size_t records;		/* record lines before that seal */
+	off_t end;		/* bytes up to and with that seal */
+	size_t broken;		/* first line that starts as a seal and is
+				   not the one the lines before it call for
+				   (reading stops there); 0: none */
+	int sealed;		/* the last line is a good seal, none broke */
+};
+
+/*
+ * Check the seals of the log open on fd (read with pread from offset 0;
+ * path is for messages).  A finished log is intact when c->sealed and
+ * !c->broken.  When keep is not NULL, the record lines that the last good
+ * seal covers are appended to it, seals left out.  0, or -1 with err set
+ * (read error, ENOMEM, libcrypto); c is filled either way.
+ */
+int corral_seal_check_fd(int fd, const char *path, struct corral_seal_check *c,
+    struct corral_buf *keep, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* runlog.c: an agent's log, out of its units' reach                   */
+
+/*
+ * One agent's log.  The caller sets the first four (the strings stay its
+ * own) after corral_runlog_init, and calls corral_runlog_release last.
+ */
+struct corral_runlog {
+	const char *dir;	/* the log directory, without trailing '/' */
+	const char *log;	/* DIR/agent-ID.jsonl: the finished log */
+	const char *part;	/* DIR/agent-ID.jsonl.part: the checkpoint */
+	const char *agent;
+	size_t resumed;		/* units whose records the checkpoint held */
+	char *note;		/* one line on what resuming found, or NULL */
+
+	/* Private to runlog.c. */
+	int fd;			/* the log, which no path leads to */
+	int unlinked;		/* an unlinked file (no O_TMPFILE): copied */
+	int ckfd;		/* the checkpoint, appended to */
+	struct corral_seal seal;
+	struct corral_buf ck;
+};
+
+void corral_runlog_init(struct corral_runlog *l);
+/*
+ * Open the log: O_TMPFILE in dir, else a file unlinked as soon as it is
+ * made.  No name leads to it until corral_runlog_commit.  0, or -1 with
+ * err set.
+ */
+int corral_runlog_open(struct corral_runlog *l, struct corral_err *err);
+
+struct corral_json_record;	/* json.c, below */
+
+/* Called with each resumed unit's number (from 0) and its last record. */
+typedef void corral_runlog_unit_fn(void *arg, size_t i,
+    const struct corral_json_record *last);
+
+/*
+ * Take over what the checkpoint of a killed agent of this slice holds:
+ * the records its last good seal vouches for (none past a line that
+ * breaks the chain), when they are the first units of units, in order,
+ * by this agent, with these inputs; else none.  They go into the new
+ * log, cb learns each of those units, l->resumed counts them and l->note
+ * says what was found.  The checkpoint is then replaced by one holding
+ * just them.  0, or -1 with err set.
+ */
+int corral_runlog_resume(struct corral_runlog *l, const struct corral_strv *units,
+    const char *inputs, corral_runlog_unit_fn *cb, void *arg,
+    struct corral_err *err);
+
+/*
+ * Append one record line (with its '\n') to the log and the checkpoint;
+ * when final (the unit's last record), the checkpoint gets a seal after
+ * it.  0, or -1 with err set.
+ */
+int corral_runlog_write(struct corral_runlog *l, const struct corral_buf *line,
+    int final, struct corral_err *err);
+
+/*
+ * Seal the log, fsync it, link it under a temporary name (copy it, for
+ * an unlinked file), rename that over DIR/agent-ID.jsonl, remove the
+ * checkpoint and fsync the directory.  0, or -1 with err set.
+ */
+int corral_runlog_commit(struct corral_runlog *l, struct corral_err *err);
+void corral_runlog_release(struct corral_runlog *l);
+
+/* ------------------------------------------------------------------ */
 /* checkout.c: an agent's private clone of just the parts it needs     */
 
 /*
@@ -861,9 +1019,10 @@ struct corral_run {
 	/* Private to run.c. */
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
 	char *noteroot;		/* the same directory, absolute */
+	char *logsdir;		/* LOGDIR less its trailing slashes */
 	char *log;		/* LOGDIR/agent-ID.jsonl */
-	char *part;		/* LOGDIR/agent-ID.jsonl.part */
-	int logfd;
+	char *part;		/* LOGDIR/agent-ID.jsonl.part, the checkpoint */
+	struct corral_runlog rl;	/* the log itself */
 	int watchfd;		/* to the watchdog */
 	int guardfd;		/* a pidfd of guard, or -1 */
 	pid_t watchdog;
@@ -947,6 +1106,7 @@ struct corral_merge_opts {
 	const char *outdir;
 	const char *units;
 	const char *run;
+	int sealed;		/* every log must end in a seal (-s) */
 };
 
 /*
@@ -968,6 +1128,7 @@ struct corral_merge_stats {
 	size_t agents;		/* agent logs read */
 	size_t bad;		/* bad lines and other input problems */
 	struct corral_strv unfinished;	/* IDs of agents with only a .part */
+	struct corral_strv refused;	/* logs whose seal does not hold */
 	char *run;		/* run id given to not-run records */
 	int written;
 };
@@ -1128,9 +1289,6 @@ void corral_score_release(struct corral_score *s);
 
 /* ------------------------------------------------------------------ */
 /* digest.c: SHA-256, from OpenSSL's libcrypto (EVP)                   */
-
-/* 64 lowercase hex digits and a NUL. */
-#define CORRAL_SHA256_HEX 65
 
 /* hex = SHA-256 of p[0..n).  0, or -1 with err set if libcrypto failed. */
 int corral_sha256_buf(const void *p, size_t n, char hex[CORRAL_SHA256_HEX],

@@ -2,8 +2,8 @@
 /*
  * digest.c computes SHA-256 with OpenSSL's libcrypto (the EVP interface),
  * never with a hash of our own: bundles name their blobs by it, and a
- * journal and every apply compare files by it.  Digests are written as 64
- * lowercase hex digits.
+ * journal and every apply compare files by it, and an agent's log is
+ * sealed with it.  Digests are written as 64 lowercase hex digits.
  */
 #include <errno.h>
 #include <string.h>
@@ -100,6 +100,44 @@ corral_sha256_fd(int fd, const char *name, char hex[CORRAL_SHA256_HEX],
 		return -1;
 	}
 	return finish(ctx, hex, err);
+}
+
+int
+corral_sha256_init(struct corral_sha256 *s, struct corral_err *err)
+{
+	return (s->ctx = start(err)) ? 0 : -1;
+}
+
+int
+corral_sha256_add(struct corral_sha256 *s, const void *p, size_t n,
+    struct corral_err *err)
+{
+	if (EVP_DigestUpdate(s->ctx, p, n) != 1)
+		return corral_err_set(err, 0, "sha256: libcrypto failed");
+	return 0;
+}
+
+/* Finish a copy, so that s can go on growing. */
+int
+corral_sha256_peek(const struct corral_sha256 *s,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err)
+{
+	EVP_MD_CTX *copy = EVP_MD_CTX_new();
+
+	if (!copy)
+		return corral_err_set(err, ENOMEM, "sha256");
+	if (EVP_MD_CTX_copy_ex(copy, s->ctx) != 1) {
+		EVP_MD_CTX_free(copy);
+		return corral_err_set(err, 0, "sha256: libcrypto failed");
+	}
+	return finish(copy, hex, err);
+}
+
+void
+corral_sha256_release(struct corral_sha256 *s)
+{
+	EVP_MD_CTX_free(s->ctx);
+	s->ctx = NULL;
 }
 
 int

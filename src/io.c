@@ -37,6 +37,107 @@ corral_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/*
+ * The descriptor a path names, as bash's redirections read it:
+ * /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N.
+ * -1 for any other path.
+ */
+static int
+fd_named(const char *path)
+{
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout",
+	    "/dev/stderr" };
+	const char *n = NULL;
+	char *end;
+	long v;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(path, std[i]))
+			return i;
+	if (!strncmp(path, "/dev/fd/", 8))
+		n = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		n = path + 14;
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	v = strtol(n, &end, 10);
+	return *end || errno || v > INT_MAX ? -1 : (int)v;
+}
+
+/* "a FIFO" and so on, for messages about a file that is not regular. */
+static const char *
+kind_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+static int
+not_regular(const char *path, mode_t mode, struct corral_err *err)
+{
+	return corral_err_set(err, 0, "'%s' is %s, not a regular file", path,
+	    kind_of(mode));
+}
+
+int
+corral_open_input(const char *path, struct corral_err *err)
+{
+	struct stat st;
+	int fd, fl;
+
+	/* A stream the caller handed over by name: read it as it is. */
+	if (fd_named(path) >= 0) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return corral_err_set(err, errno, "cannot open '%s'",
+			    path);
+		return fd;
+	}
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENXIO && stat(path, &st) == 0)
+			return not_regular(path, st.st_mode, err);
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	}
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return not_regular(path, st.st_mode, err);
+	}
+	return fd;
+}
+
+FILE *
+corral_fopen_input(const char *path, struct corral_err *err)
+{
+	FILE *fp;
+	int fd;
+
+	if ((fd = corral_open_input(path, err)) < 0)
+		return NULL;
+	if (!(fp = fdopen(fd, "r"))) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		close(fd);
+	}
+	return fp;
+}
+
 int
 corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err)
@@ -45,8 +146,8 @@ corral_read_file(const char *path, struct corral_buf *b,
 	ssize_t r;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return corral_err_set(err, errno, "cannot open '%s'", path);
+	if ((fd = corral_open_input(path, err)) < 0)
+		return -1;
 	for (;;) {
 		r = read(fd, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR)
@@ -163,18 +264,58 @@ corral_umask(void)
 	return m;
 }
 
-int
-corral_atomic_open(struct corral_atomic *a, const char *path,
+/*
+ * The one rule for a target that exists and is not a regular file: it is
+ * never replaced.  With CORRAL_ATOMIC_IN_PLACE, a named descriptor, a
+ * character device or a FIFO is opened and written in place (a->tmp
+ * stays NULL): 1.  Anything else that is there and not a regular file
+ * (a symbolic link is followed) is refused: -1.  0 when the target is
+ * missing or regular, to be replaced.
+ */
+static int
+open_in_place(struct corral_atomic *a, const char *path, int flags,
+    struct corral_err *err)
+{
+	struct stat st;
+	int n = fd_named(path);
+
+	if (n >= 0 && (flags & CORRAL_ATOMIC_IN_PLACE)) {
+		/* dup, not open: /dev/stdout on a file keeps its offset. */
+		if ((a->fd = fcntl(n, F_DUPFD_CLOEXEC, 3)) < 0)
+			return corral_err_set(err, errno, "cannot write '%s'",
+			    path);
+		return 1;
+	}
+	if (stat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	if (!(flags & CORRAL_ATOMIC_IN_PLACE) ||
+	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return not_regular(path, st.st_mode, err);
+	if ((a->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	return 1;
+}
+
+static int
+atomic_open(struct corral_atomic *a, const char *path, int flags,
     struct corral_err *err)
 {
 	const char *base = strrchr(path, '/');
 	size_t dirlen = base ? (size_t)(base - path) + 1 : 0;
+	int rc;
 
 	base = base ? base + 1 : path;
 	a->fd = -1;
-	a->path = strdup(path);
+	a->tmp = NULL;
+	if (!(a->path = strdup(path)))
+		return corral_err_set(err, ENOMEM, "cannot write '%s'", path);
+	if ((rc = open_in_place(a, path, flags, err)) != 0) {
+		if (rc < 0)
+			corral_atomic_abort(a);
+		return rc < 0 ? -1 : 0;
+	}
 	a->tmp = malloc(strlen(path) + sizeof(".tmp.XXXXXX") + 1);
-	if (!a->path || !a->tmp) {
+	if (!a->tmp) {
 		corral_atomic_abort(a);
 		return corral_err_set(err, ENOMEM, "cannot write '%s'", path);
 	}
@@ -198,11 +339,19 @@ corral_atomic_open(struct corral_atomic *a, const char *path,
 }
 
 int
+corral_atomic_open(struct corral_atomic *a, const char *path,
+    struct corral_err *err)
+{
+	return atomic_open(a, path, 0, err);
+}
+
+int
 corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
     struct corral_err *err)
 {
 	if (corral_write_all(a->fd, p, n) < 0)
-		return corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		return corral_err_set(err, errno, "cannot write '%s'",
+		    a->tmp ? a->tmp : a->path);
 	return 0;
 }
 
@@ -215,7 +364,7 @@ same_content(const char *path, int fd)
 	ssize_t rx, ry;
 	int other, same = 0;
 
-	if ((other = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((other = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return 0;
 	if (fstat(other, &sa) < 0 || fstat(fd, &sb) < 0 ||
 	    !S_ISREG(sa.st_mode) || sa.st_size != sb.st_size ||
@@ -244,6 +393,8 @@ corral_atomic_commit(struct corral_atomic *a, int flags,
 
 	if ((rc = corral_atomic_prepare(a, flags, err)) <= 0)
 		return rc;
+	if (!a->tmp)	/* written in place: nothing to rename */
+		return corral_atomic_rename(a, err) < 0 ? -1 : 1;
 	if (!(path = strdup(a->path))) {
 		corral_atomic_abort(a);
 		return corral_err_set(err, ENOMEM, "cannot write '%s'",
@@ -265,6 +416,13 @@ corral_atomic_prepare(struct corral_atomic *a, int flags,
 {
 	int fd = a->fd;
 
+	if (!a->tmp) {	/* in place: a device or a FIFO, no temporary */
+		a->fd = -1;
+		if (close(fd) == 0)
+			return 1;
+		corral_err_set(err, errno, "cannot write '%s'", a->path);
+		goto fail;
+	}
 	if (fsync(fd) < 0) {
 		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
 		goto fail;
@@ -287,7 +445,7 @@ fail:
 int
 corral_atomic_rename(struct corral_atomic *a, struct corral_err *err)
 {
-	if (rename(a->tmp, a->path) < 0)
+	if (a->tmp && rename(a->tmp, a->path) < 0)
 		return corral_err_set(err, errno, "cannot rename '%s' to '%s'",
 		    a->tmp, a->path);
 	free(a->tmp);
@@ -315,7 +473,7 @@ corral_atomic_file(const char *path, const void *p, size_t n, int flags,
 {
 	struct corral_atomic a;
 
-	if (corral_atomic_open(&a, path, err) < 0)
+	if (atomic_open(&a, path, flags, err) < 0)
 		return -1;
 	if (corral_atomic_write(&a, p, n, err) < 0) {
 		corral_atomic_abort(&a);

@@ -6,6 +6,9 @@
  * every unit exactly once.  Its invariant: the result files are replaced
  * atomically, under a lock, and only when the whole input is valid, so
  * they always hold a complete merge, old or new, never a mix of lines.
+ * Before any of it, every log's seal is checked (record.c): a log changed
+ * after its seal, or, when seals are required, one without a seal, is
+ * refused whole, named, and its expected units count as not run.
  *
  * Memory follows the number of records, not the log bytes: lines are
  * streamed, each checked and copied to a temporary as it comes, and per
@@ -42,6 +45,9 @@ struct agent {
 	size_t first;	/* its records are recs[first .. first + n) */
 	size_t n;
 	int redo;	/* a line replaced an earlier one: copy again */
+	int refused;	/* its seal does not hold: none of it is merged */
+	int checked;	/* st is what the seal check read */
+	struct stat st;
 };
 
 /*
@@ -109,6 +115,7 @@ struct merge {
 	struct agent *agents;
 	size_t nagents;
 	struct corral_strv parts;	/* "LAYER/ID" with a .part */
+	struct corral_strv why;		/* not-run notes, for -2 - k in units */
 	struct corral_strv expected;
 	struct win *wins;		/* NULL with one layer */
 	size_t nwins;
@@ -398,8 +405,8 @@ reader_open(struct reader *rd, const char *path, struct corral_err *err)
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->path = path;
-	if (!(rd->fp = fopen(path, "r")))
-		return corral_err_set(err, errno, "cannot open '%s'", path);
+	if (!(rd->fp = corral_fopen_input(path, err)))
+		return -1;
 	if ((rd->vbuf = malloc(IN_CHUNK)))
 		setvbuf(rd->fp, rd->vbuf, _IOFBF, IN_CHUNK);
 	if (fstat(fileno(rd->fp), &rd->st) < 0) {
@@ -559,14 +566,15 @@ static long long
 at_key(const char *at)
 {
 	int y, mo, d, h, mi, s, n = 0, ms = 0, i;
+	const char *p;
 
 	if (!at || sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h,
 	    &mi, &s, &n) != 6 || n != 19)
 		return -1;
+	/* Missing digits count as 0; never read past the NUL ("...:13."). */
 	if (at[19] == '.')
-		for (i = 20; i < 23; i++)
-			ms = ms * 10 + (at[i] >= '0' && at[i] <= '9' ?
-			    at[i] - '0' : 0);
+		for (i = 0, p = at + 20; i < 3; i++, p += *p != '\0')
+			ms = ms * 10 + (*p >= '0' && *p <= '9' ? *p - '0' : 0);
 	return ((((((long long)y * 100 + mo) * 100 + d) * 100 + h) * 100 +
 	    mi) * 100 + s) * 1000 + ms;
 }
@@ -667,6 +675,8 @@ find_winners(struct merge *m, struct corral_err *err)
 	if (!(m->win_ix = corral_set_new()))
 		return nomem(err);
 	for (i = 0; i < m->nagents && rc >= 0; i++) {
+		if (m->agents[i].refused)
+			continue;
 		if (reader_open(&rd, m->agents[i].path, err) < 0)
 			return -1;
 		while ((rc = reader_next(&rd, err)) > 0) {
@@ -785,7 +795,8 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 	long kept;
 	int rc;
 
-	if (blank(rd->line, rd->len))
+	/* A seal was checked before (check_seal); it is not a record. */
+	if (blank(rd->line, rd->len) || corral_seal_is(rd->line, rd->len))
 		return 0;
 	if (rd->torn) {
 		bad(m, "'%s' line %zu: no trailing newline (torn write)",
@@ -902,6 +913,100 @@ out_abort(struct out *o)
 }
 
 /* ------------------------------------------------------------------ */
+/* seals                                                               */
+
+/* 1 when b is the file a was: same inode, size and mtime. */
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	    a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void credit_part(struct merge *m, const char *path, long k);
+
+/* Refuse agent ai's log, saying why; its units are credited later. */
+static int
+refuse(struct merge *m, uint32_t ai, const char *why, size_t line)
+{
+	struct agent *a = &m->agents[ai];
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc;
+
+	a->refused = 1;
+	if (line)
+		rc = corral_buf_addf(&b, "'%s' line %zu: %s; refused", a->path,
+		    line, why);
+	else
+		rc = corral_buf_addf(&b, "'%s' %s; refused", a->path, why);
+	if (rc == 0) {
+		say(m, "%s", b.data);
+		rc = corral_strv_add(&m->st->refused, a->path);
+	}
+	corral_buf_release(&b);
+	return rc;
+}
+
+/*
+ * Check the seal of agent ai's log.  Not being a regular file is left for
+ * the main pass to report.  0, or -1 with err set.
+ */
+static int
+check_seal(struct merge *m, uint32_t ai, struct corral_err *err)
+{
+	struct agent *a = &m->agents[ai];
+	struct corral_seal_check c;
+	int fd, rc = 0;
+
+	fd = open(a->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", a->path);
+	if (fstat(fd, &a->st) < 0)
+		rc = corral_err_set(err, errno, "cannot read '%s'", a->path);
+	else if (S_ISREG(a->st.st_mode))
+		rc = corral_seal_check_fd(fd, a->path, &c, NULL, err);
+	close(fd);
+	if (rc < 0 || !S_ISREG(a->st.st_mode))
+		return rc;
+	a->checked = 1;
+	if (c.broken)
+		rc = refuse(m, ai, "changed after it was sealed (this seal "
+		    "does not match the lines before it)", c.broken);
+	else if (c.seals && !c.sealed)
+		rc = refuse(m, ai, "changed after it was sealed (a line "
+		    "after its seal)", c.seal_line + 1);
+	else if (!c.seals && m->o->sealed)
+		rc = refuse(m, ai, "has no seal", 0);
+	return rc < 0 ? nomem(err) : 0;
+}
+
+/*
+ * The units of refused logs, for the not-run notes (the logs themselves
+ * are not trusted, so this only names where a unit's record went).
+ */
+static int
+credit_refused(struct merge *m)
+{
+	struct corral_buf note = CORRAL_BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < m->nagents && rc == 0; i++) {
+		if (!m->agents[i].refused)
+			continue;
+		corral_buf_reset(&note);
+		rc = corral_buf_addf(&note, "the log of agent '%s' is refused: "
+		    "its seal does not hold", m->agents[i].id);
+		if (rc == 0 && (rc = corral_strv_add(&m->why, note.data)) == 0)
+			credit_part(m, m->agents[i].path, (long)m->why.n - 1);
+	}
+	corral_buf_release(&note);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* the two passes over one log                                         */
 
 /*
@@ -951,6 +1056,8 @@ merge_log(struct merge *m, uint32_t ai, struct corral_err *err)
 
 	if (reader_open(&rd, m->agents[ai].path, err) < 0)
 		return -1;
+	if (m->agents[ai].checked && !same_file(&m->agents[ai].st, &rd.st))
+		bad(m, "'%s' changed while it was being merged", rd.path);
 	m->agents[ai].first = m->nrecs;
 	while ((rc = reader_next(&rd, err)) > 0)
 		if (check_line(m, ai, &rd, err) < 0) {
@@ -981,9 +1088,8 @@ read_units(struct merge *m, struct corral_err *err)
 	FILE *fp;
 	int rc = -1;
 
-	if (!(fp = fopen(m->o->units, "r")))
-		return corral_err_set(err, errno, "cannot open '%s'",
-		    m->o->units);
+	if (!(fp = corral_fopen_input(m->o->units, err)))
+		return -1;
 	if (fstat(fileno(fp), &st) < 0) {
 		corral_err_set(err, errno, "cannot read '%s'", m->o->units);
 		goto out;
@@ -1021,9 +1127,9 @@ has_log(struct merge *m, uint32_t layer, const char *id)
 }
 
 /*
- * Credit the expected units an unfinished agent's .part holds (its
- * complete, valid lines) to that agent: their value becomes -2 - k for
- * the k-th unfinished agent, so the not-run note can name it.
+ * Credit the expected units an unfinished agent's .part (or a refused
+ * log) holds (its complete, valid lines) to it: their value becomes
+ * -2 - k for the k-th note in m->why, so the not-run note can name it.
  */
 static void
 credit_part(struct merge *m, const char *path, long k)
@@ -1070,9 +1176,12 @@ check_parts(struct merge *m)
 			continue;
 		}
 		say(m, "'%s': agent '%s' did not finish", path, id);
-		if (corral_strv_add(unf, id) < 0)
+		corral_buf_reset(&name);
+		if (corral_strv_add(unf, id) < 0 ||
+		    corral_buf_addf(&name, "agent '%s' did not finish", id) < 0 ||
+		    corral_strv_add(&m->why, name.data) < 0)
 			goto out;
-		credit_part(m, path, (long)unf->n - 1);
+		credit_part(m, path, (long)m->why.n - 1);
 	}
 	rc = 0;
 out:
@@ -1111,7 +1220,7 @@ pick_run(struct merge *m)
 
 /*
  * Write the not-run record of unit u.  v is its value in m->units: -1
- * when no agent reported it, -2 - k when unfinished agent k held it.
+ * when no agent reported it, -2 - k when m->why.v[k] says why not.
  */
 static int
 not_run(struct merge *m, const char *u, long v, const char *at,
@@ -1124,8 +1233,7 @@ not_run(struct merge *m, const char *u, long v, const char *at,
 	if (v == -1)
 		rc = corral_buf_addstr(&note, "NOT-RUN: no agent reported it");
 	else
-		rc = corral_buf_addf(&note, "NOT-RUN: agent '%s' did not "
-		    "finish", m->st->unfinished.v[-2 - v]);
+		rc = corral_buf_addf(&note, "NOT-RUN: %s", m->why.v[-2 - v]);
 	memset(&r, 0, sizeof(r));
 	r.unit = u;
 	r.note = note.data;
@@ -1631,6 +1739,7 @@ teardown(struct merge *m)
 	}
 	free(m->agents);
 	corral_strv_release(&m->parts);
+	corral_strv_release(&m->why);
 	corral_strv_release(&m->expected);
 	corral_set_free(m->units);
 	free(m->recs);
@@ -1658,12 +1767,15 @@ read_logs(struct merge *m, struct corral_err *err)
 	if (m->nagents >= NONE)
 		return corral_err_set(err, 0, "'%s': too many agent logs",
 		    m->logdir);
+	for (i = 0; i < m->nagents; i++)
+		if (check_seal(m, (uint32_t)i, err) < 0)
+			return -1;
 	if (find_winners(m, err) < 0)
 		return -1;
 	for (i = 0; i < m->nagents; i++)
-		if (merge_log(m, (uint32_t)i, err) < 0)
+		if (!m->agents[i].refused && merge_log(m, (uint32_t)i, err) < 0)
 			return -1;
-	if (check_parts(m) < 0)
+	if (check_parts(m) < 0 || credit_refused(m) < 0)
 		return nomem(err);
 	return 0;
 }
@@ -1874,6 +1986,7 @@ void
 corral_merge_stats_release(struct corral_merge_stats *st)
 {
 	corral_strv_release(&st->unfinished);
+	corral_strv_release(&st->refused);
 	free(st->run);
 	st->run = NULL;
 }

@@ -213,9 +213,9 @@ read_results(struct corral_report *rep, const char *dir, const char *name,
 
 	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
 		goto nomem;
-	if (!(fp = fopen(path.data, "r"))) {
-		rc = errno == ENOENT ? 0 : corral_err_set(err, errno,
-		    "cannot open '%s'", path.data);
+	if (!(fp = corral_fopen_input(path.data, &lerr))) {
+		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
+		    lerr.errnum, "%s", lerr.msg);
 		goto out;
 	}
 	while ((len = getline(&line, &cap, fp)) != -1) {

@@ -5,11 +5,13 @@
  * limits must be set in the child; never fork; one process group per
  * unit; output through a pipe that the agent drains into a file of the
  * unit's own, capped if asked, while one ppoll loop watches the unit's
- * deadline), and appends the unit's record to
- * LOGDIR/agent-ID.jsonl.part with a single write(2) as soon as it ends.
- * Only a slice that ran to its end is renamed to agent-ID.jsonl: a log
- * under the final name is always complete, and a crash loses at most the
- * unit in flight.  When a unit ends, whatever it left running in its
+ * deadline), and appends the unit's record to its log as soon as it
+ * ends.  The log is a file no path leads to until the slice has ended
+ * (runlog.c), so no unit can write it; a checkpoint beside it,
+ * agent-ID.jsonl.part, lets the next agent of a killed slice resume after
+ * the units it finished.  Only a slice that ran to its end gets its
+ * sealed log at agent-ID.jsonl: a log under the final name is always
+ * complete, and a crash loses at most the unit in flight.  When a unit ends, whatever it left running in its
  * process group is killed.  A watchdog, forked once per slice into a
  * process group of its own, does the same for the running unit and
  * removes the clone if this process is killed outright (SIGKILL), which
@@ -329,7 +331,7 @@ void
 corral_run_init(struct corral_run *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->logfd = -1;
+	corral_runlog_init(&r->rl);
 	r->watchfd = -1;
 	r->guardfd = -1;
 	corral_live_init(&r->live);
@@ -369,18 +371,24 @@ make_paths(struct corral_run *r, struct corral_err *err)
 		return corral_err_set(err, ENOMEM, "cannot start");
 	}
 	r->outdir = dir.data;
-	if (!(r->log = concat(r->outdir, ".jsonl")) ||
+	if (!(r->logsdir = strndup(r->logdir, n)) ||
+	    !(r->log = concat(r->outdir, ".jsonl")) ||
 	    !(r->part = concat(r->outdir, ".jsonl.part")))
 		return corral_err_set(err, ENOMEM, "cannot start");
 	return 0;
 }
 
-/* "N.out", "N.note", "N.A.out", "N.A.note": what an earlier run left. */
+/*
+ * "N.out", "N.note", "N.A.out", "N.A.note" with N > keep: what an earlier
+ * run left, less what the units resumed from it point to.
+ */
 static int
-is_output(const char *name)
+is_output(const char *name, size_t keep)
 {
 	size_t n = strspn(name, "0123456789"), a;
 
+	if (n > 0 && strtoull(name, NULL, 10) <= keep)
+		return 0;
 	if (n > 0 && name[n] == '.' &&
 	    (a = strspn(name + n + 1, "0123456789")) > 0)
 		n += 1 + a;
@@ -389,7 +397,7 @@ is_output(const char *name)
 }
 
 static int
-clear_outputs(const char *dir, struct corral_err *err)
+clear_outputs(const char *dir, size_t keep, struct corral_err *err)
 {
 	struct dirent *de;
 	DIR *d;
@@ -398,7 +406,7 @@ clear_outputs(const char *dir, struct corral_err *err)
 	if (!(d = opendir(dir)))
 		return corral_err_set(err, errno, "cannot open '%s'", dir);
 	while (rc == 0 && (de = readdir(d)))
-		if (is_output(de->d_name) &&
+		if (is_output(de->d_name, keep) &&
 		    unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
 			rc = corral_err_set(err, errno, "cannot remove '%s/%s'",
 			    dir, de->d_name);
@@ -414,14 +422,16 @@ unlink_old(const char *path, struct corral_err *err)
 	return 0;
 }
 
-/* Create the output directory and clear what an earlier run left. */
+/*
+ * Create the output directory and remove the old log; the checkpoint and
+ * the outputs stay until corral_run_units knows what it resumes.
+ */
 static int
 prepare_logdir(struct corral_run *r, struct corral_err *err)
 {
 	if (make_paths(r, err) < 0 ||
 	    corral_mkdir_p(r->outdir, 0777, err) < 0 ||
-	    unlink_old(r->log, err) < 0 || unlink_old(r->part, err) < 0 ||
-	    clear_outputs(r->outdir, err) < 0)
+	    unlink_old(r->log, err) < 0)
 		return -1;
 	if (!(r->noteroot = realpath(r->outdir, NULL)))
 		return corral_err_set(err, errno, "cannot open '%s'",
@@ -573,11 +583,11 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	if (prepare_logdir(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    watchdog_start(r, err) < 0 || make_env(r, err) < 0)
 		return -1;
-	r->logfd = open(r->part, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-	    O_CLOEXEC, 0666);
-	if (r->logfd < 0)
-		return corral_err_set(err, errno, "cannot open '%s'", r->part);
-	return 0;
+	r->rl.dir = r->logsdir;
+	r->rl.log = r->log;
+	r->rl.part = r->part;
+	r->rl.agent = r->agent;
+	return corral_runlog_open(&r->rl, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1232,22 +1242,21 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 /* ------------------------------------------------------------------ */
 /* Records                                                              */
 
+/* final: the unit's last record, after which the checkpoint is sealed. */
 static int
 write_record(struct corral_run *r, const struct corral_record *rec,
-    struct corral_err *err)
+    int final, struct corral_err *err)
 {
 	corral_buf_reset(&r->line);
 	if (corral_record_format(&r->line, rec) < 0)
 		return corral_err_set(err, ENOMEM, "cannot write '%s'",
 		    r->part);
-	if (corral_write_all(r->logfd, r->line.data, r->line.len) < 0)
-		return corral_err_set(err, errno, "cannot write '%s'", r->part);
-	return 0;
+	return corral_runlog_write(&r->rl, &r->line, final, err);
 }
 
 static int
 append_record(struct corral_run *r, const char *unit, int attempt,
-    const struct outcome *o, struct corral_err *err)
+    const struct outcome *o, int final, struct corral_err *err)
 {
 	struct corral_record rec;
 	char at[CORRAL_TIME_ISO_SIZE];
@@ -1266,7 +1275,7 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.run = r->run;
 	rec.output = o->out.data;
 	rec.inputs = r->inputs;
-	return write_record(r, &rec, err);
+	return write_record(r, &rec, final, err);
 }
 
 /* The record of a unit that the slice's or the run's time left unrun. */
@@ -1298,7 +1307,7 @@ append_not_run(struct corral_run *r, const char *unit, struct corral_err *err)
 	rec.exit_code = -1;
 	rec.run = r->run;
 	rec.inputs = r->inputs;
-	rc = write_record(r, &rec, err);
+	rc = write_record(r, &rec, 1, err);
 	corral_buf_release(&note);
 	r->failed++;
 	return rc;
@@ -1478,7 +1487,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 			goto next;
 		}
-		if ((rc = append_record(r, unit, attempt, &o, err)) < 0)
+		if ((rc = append_record(r, unit, attempt, &o, final, err)) < 0)
 			goto next;
 		r->failed += final && !o.ok;
 		corral_live_end(&r->live, unit, o.status, o.ms, attempt, final,
@@ -1530,6 +1539,19 @@ open_live(struct corral_run *r, const struct corral_strv *units,
 	    units->n, weight, err);
 }
 
+/* A unit resumed from the checkpoint counts as if it had just run. */
+static void
+resumed_unit(void *arg, size_t i, const struct corral_json_record *last)
+{
+	struct corral_run *r = arg;
+
+	r->failed += !last->ok;
+	corral_live_end(&r->live, last->unit, last->status ? last->status :
+	    last->ok ? "pass" : "fail", last->duration_ms > 0 ?
+	    last->duration_ms : 0, last->attempt > 0 ? (int)last->attempt : 1,
+	    1, weight_of(r, i));
+}
+
 int
 corral_run_units(struct corral_run *r, const struct corral_strv *units,
     struct corral_err *err)
@@ -1540,10 +1562,12 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 
 	if (!r->iobuf && !(r->iobuf = malloc(IOBUF_SIZE)))
 		return corral_err_set(err, ENOMEM, "cannot start");
-	if (open_live(r, units, err) < 0)
+	if (open_live(r, units, err) < 0 ||
+	    corral_runlog_resume(&r->rl, units, r->inputs, resumed_unit, r,
+	    err) < 0 || clear_outputs(r->outdir, r->rl.resumed, err) < 0)
 		return -1;
 	set_slice_end(r);
-	for (i = 0; i < units->n && !guard_check(r) && !caught && rc == 0;
+	for (i = r->rl.resumed; i < units->n && !guard_check(r) && !caught && rc == 0;
 	    i++) {
 		if (!time_up(r)) {
 			rc = run_unit(r, units->v[i], i, err);
@@ -1568,22 +1592,11 @@ int
 corral_run_commit(struct corral_run *r, struct corral_err *err)
 {
 	char name[32];
-	int fd = r->logfd;
 
 	if (caught)
 		return corral_err_set(err, 0, "stopped by %s",
 		    signal_name(caught, name));
-	r->logfd = -1;
-	if (fsync(fd) < 0) {
-		close(fd);
-		return corral_err_set(err, errno, "cannot write '%s'", r->part);
-	}
-	if (close(fd) < 0)
-		return corral_err_set(err, errno, "cannot write '%s'", r->part);
-	if (rename(r->part, r->log) < 0)
-		return corral_err_set(err, errno, "cannot rename '%s' to '%s'",
-		    r->part, r->log);
-	if (corral_fsync_parent(r->log, err) < 0)
+	if (corral_runlog_commit(&r->rl, err) < 0)
 		return -1;
 	corral_live_close(&r->live, 1);
 	return 0;
@@ -1594,8 +1607,7 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 {
 	int rc = 0;
 
-	if (r->logfd >= 0)
-		close(r->logfd);
+	corral_runlog_release(&r->rl);
 	if (r->clone && !r->keep && corral_clone_remove(r->clone, err) < 0)
 		rc = -1;
 	watchdog_stop(r);
@@ -1606,6 +1618,7 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 	free(r->clone);
 	free(r->outdir);
 	free(r->noteroot);
+	free(r->logsdir);
 	free(r->log);
 	free(r->part);
 	corral_strv_release(&r->env);

@@ -150,9 +150,9 @@ read_file(struct corral_score *s, const char *dir, const char *name,
 
 	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
 		return corral_err_set(err, errno, "scoreboard");
-	if (!(fp = fopen(path.data, "r"))) {
-		rc = errno == ENOENT ? 0 : corral_err_set(err, errno,
-		    "cannot open '%s'", path.data);
+	if (!(fp = corral_fopen_input(path.data, &lerr))) {
+		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
+		    lerr.errnum, "%s", lerr.msg);
 		goto out;
 	}
 	if (corral_strv_add(&s->found, name) < 0)

@@ -166,7 +166,7 @@ each_record(const char *path, struct corral_tour_result *r, line_fn *fn,
 			nl = line + strlen(line) - 1;
 		else
 			*nl = '\0';
-		if (!*line)
+		if (!*line || corral_seal_is(line, strlen(line)))
 			continue;
 		if (corral_json_record_parse(line, strlen(line), &rec,
 		    &lerr) < 0) {

@@ -69,8 +69,8 @@ corral_units_load(const char *file, int sep, struct corral_strv *units,
 	size_t i;
 	int rc;
 
-	if (strcmp(file, "-") && !(fp = fopen(file, "r")))
-		return corral_err_set(err, errno, "cannot open '%s'", file);
+	if (strcmp(file, "-") && !(fp = corral_fopen_input(file, err)))
+		return -1;
 	rc = corral_units_read(fp, sep, file, units, &dups, err);
 	for (i = 0; rc == 0 && warn && i < dups.n; i++)
 		corral_warn("unit '%s' is listed more than once; "

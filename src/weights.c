@@ -130,6 +130,7 @@ corral_weights_history(struct corral_weights *wt,
     struct corral_err *err)
 {
 	struct corral_set *ix = NULL;
+	struct corral_err e;
 	double *avg = NULL;
 	FILE *fp = NULL;
 	size_t i;
@@ -137,11 +138,9 @@ corral_weights_history(struct corral_weights *wt,
 
 	if (alloc_weights(wt, units->n) < 0)
 		return corral_err_set(err, ENOMEM, "reading '%s'", history);
-	if (!(fp = fopen(history, "r"))) {
-		if (errno == ENOENT)
-			return 0;
-		return corral_err_set(err, errno, "cannot open '%s'", history);
-	}
+	if (!(fp = corral_fopen_input(history, &e)))
+		return e.errnum == ENOENT ? 0 : corral_err_set(err, e.errnum,
+		    "%s", e.msg);
 	if (!(ix = index_units(units)) ||
 	    !(avg = calloc(units->n + 1, sizeof(*avg)))) {
 		corral_err_set(err, ENOMEM, "reading '%s'", history);

@@ -71,12 +71,12 @@ EOF"
 	local k want
 	for k in 0 1 2 3; do
 		want=$(jq -c ".[$k].units" out/briefs.json)
-		run -0 jq -sc 'map(.unit)' "out/logs/agent-$k.jsonl"
+		run -0 jq -sc 'map(.unit)' <(records "out/logs/agent-$k.jsonl")
 		assert_json_eq "$want" "$output"
-		run -0 jq -sc 'map(.agent_id) | unique' "out/logs/agent-$k.jsonl"
+		run -0 jq -sc 'map(.agent_id) | unique' <(records "out/logs/agent-$k.jsonl")
 		assert_output "[\"$k\"]"
 		# each check's note lists the sources its clone held
-		run -0 jq -sc 'map(.note | sub(".*clone holds: "; "") | split(" ")) | unique' "out/logs/agent-$k.jsonl"
+		run -0 jq -sc 'map(.note | sub(".*clone holds: "; "") | split(" ")) | unique' <(records "out/logs/agent-$k.jsonl")
 		assert_json_eq "[$(jq -c 'sort' <<<"$want")]" "$output"
 	done
 }

@@ -18,7 +18,7 @@ teardown() {
 	fi
 }
 
-USAGE='usage: corral-merge [-fq] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
+USAGE='usage: corral-merge [-fqs] [-o OUTDIR] [-r RUN] [-u UNITS] LOGDIR...'
 
 # rec UNIT OK [MORE]: one record line (UNIT must need no JSON escaping)
 rec() {
@@ -98,7 +98,7 @@ no_temps() {
 	local before=$(state)
 	mkdir logs/agent-1.jsonl
 	run -2 --separate-stderr corral-merge logs
-	assert_stderr "corral-merge: cannot read 'logs/agent-1.jsonl': Is a directory"
+	assert_stderr "corral-merge: 'logs/agent-1.jsonl' is a directory, not a regular file"
 	assert_equal "$before" "$(state)"
 	no_temps
 }

@@ -130,7 +130,7 @@ ms_since() {
 	run -0 --separate-stderr corral-run-slice -r R1 -c 'echo hello' -l logs K slice
 	assert_output ""
 	assert_stderr ""
-	run -0 jq -c 'del(.at, .duration_ms)' logs/agent-K.jsonl
+	run -0 jq -c 'del(.at, .duration_ms)' <(records logs/agent-K.jsonl)
 	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0",
 		"status":"pass","exit":0,"signal":null,"attempt":1,"run":"R1",
 		"output":"logs/agent-K/1.out","inputs":null}' "$output"
@@ -141,9 +141,9 @@ ms_since() {
 @test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs" {
 	units a b c
 	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
-	run -0 jq -cs 'map(keys_unsorted) | unique' logs/agent-K.jsonl
+	run -0 jq -cs 'map(keys_unsorted) | unique' <(records logs/agent-K.jsonl)
 	assert_output "[$KEYS]"
-	run -0 jq -cs . logs/agent-K.jsonl
+	run -0 jq -cs . <(records logs/agent-K.jsonl)
 	assert_json 'all(.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"))'
 	assert_json 'all(.duration_ms | type == "number" and . >= 0)'
 	assert_json 'map(.ok) == [true, false, true]'
@@ -154,21 +154,21 @@ ms_since() {
 	run -1 --separate-stderr corral-run-slice \
 		-c 'echo first; echo "  the last words  " >&2; echo; echo "   "; exit 3' -l logs K slice
 	assert_stderr ""
-	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
 	assert_output '[false,"fail",3,null,"FAIL: exit 3: the last words"]'
 }
 
 @test "run-slice: a failing unit without output has a bare FAIL note" {
 	units u1
 	run -1 corral-run-slice -c 'exit 4' -l logs K slice
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_output "FAIL: exit 4"
 }
 
 @test "run-slice: a long last line is cut to 200 bytes on a character boundary" {
 	units u1
 	run -1 corral-run-slice -c 'printf x; i=0; while [ $i -lt 150 ]; do printf "\303\251"; i=$((i+1)); done; exit 1' -l logs K slice
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	local e99
 	e99=$(printf 'é%.0s' $(seq 99))
 	assert_output "FAIL: exit 1: x$e99..."
@@ -177,16 +177,16 @@ ms_since() {
 @test "run-slice: a unit killed by a signal is recorded as a crash with the signal's name" {
 	units u1
 	run -1 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice
-	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
 	assert_output '[false,"crash",null,"SIGSEGV","CRASH: signal 11 (SIGSEGV)"]'
 }
 
 @test "run-slice: a missing command is a fail with exit 127 and the shell's complaint" {
 	units u1
 	run -1 corral-run-slice -c 'nosuchcmd' -l logs K slice
-	run -0 jq -c '[.ok, .status, .exit]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status, .exit]' <(records logs/agent-K.jsonl)
 	assert_output '[false,"fail",127]'
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_contains "$output" "FAIL: exit 127: "
 	assert_contains "$output" "nosuchcmd: not found"
 }
@@ -194,7 +194,7 @@ ms_since() {
 @test "run-slice: a unit printing 50 MB is recorded, its output kept whole" {
 	units u1
 	run -1 corral-run-slice -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789ab | head -c 50000000; echo; echo "the end"; exit 1' -l logs K slice
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_output "FAIL: exit 1: the end"
 	run -0 stat -c %s logs/agent-K/1.out
 	assert_output "50000009"
@@ -209,11 +209,11 @@ ms_since() {
 		missing) nosuchcmd ;;
 		flood) yes flood | head -c 20000000 ;;
 		esac' -l logs K slice
-	run -0 jq -c '[.unit, .status, .exit]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .status, .exit]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["pass","pass",0]' '["fail","fail",3]' \
 		'["crash","crash",null]' '["missing","fail",127]' \
 		'["flood","pass",0]' '["pass2","pass",0]')"
-	run -0 jq -r .output logs/agent-K.jsonl
+	run -0 jq -r .output <(records logs/agent-K.jsonl)
 	assert_output "$(printf 'logs/agent-K/%s.out\n' 1 2 3 4 5 6)"
 }
 
@@ -222,7 +222,7 @@ ms_since() {
 		"$(printf 'ctl\001\033[0m\177')" '$HOME' '100%' '%s%n' "it's" \
 		'ünï/çødé ✓' ' lead and trail ' '`echo no`' > slice
 	run -0 corral-run-slice -c 'printf "%s\n" "$CORRAL_UNIT"' -l logs K slice
-	jq -r .unit logs/agent-K.jsonl > got
+	jq -r .unit <(records logs/agent-K.jsonl) > got
 	run -0 cmp got slice
 	# and the unit saw each name exactly in CORRAL_UNIT
 	local n=0 unit
@@ -237,7 +237,7 @@ ms_since() {
 @test "run-slice: -0 reads NUL-separated units, so names may hold newlines" {
 	printf 'one\ntwo\0three\0' > slice
 	run -0 corral-run-slice -0 -c true -l logs K slice
-	jq -j '.unit + "\u0000"' logs/agent-K.jsonl > got
+	jq -j '.unit + "\u0000"' <(records logs/agent-K.jsonl) > got
 	run -0 cmp got slice
 }
 
@@ -245,7 +245,7 @@ ms_since() {
 	units a b a
 	run -0 --separate-stderr corral-run-slice -c true -l logs K slice
 	assert_stderr "corral-run-slice: unit 'a' is listed more than once; counted once"
-	run -0 jq -r .unit logs/agent-K.jsonl
+	run -0 jq -r .unit <(records logs/agent-K.jsonl)
 	assert_output "$(printf 'a\nb')"
 }
 
@@ -270,13 +270,13 @@ ms_since() {
 @test "run-slice: the run id is -r, else \$CORRAL_RUN, else a fresh UTC time and pid" {
 	units a
 	CORRAL_RUN=from-env run -0 corral-run-slice -r from-flag -c true -l logs K slice
-	run -0 jq -r .run logs/agent-K.jsonl
+	run -0 jq -r .run <(records logs/agent-K.jsonl)
 	assert_output "from-flag"
 	CORRAL_RUN=from-env run -0 corral-run-slice -c true -l logs K slice
-	run -0 jq -r .run logs/agent-K.jsonl
+	run -0 jq -r .run <(records logs/agent-K.jsonl)
 	assert_output "from-env"
 	run -0 corral-run-slice -c 'echo "$CORRAL_RUN"' -l logs K slice
-	run -0 jq -r .run logs/agent-K.jsonl
+	run -0 jq -r .run <(records logs/agent-K.jsonl)
 	[[ $output =~ ^[0-9]{8}T[0-9]{6}Z-[0-9]+$ ]] || flunk "run id '$output'"
 	run -0 cat logs/agent-K/1.out
 	[[ $output =~ ^[0-9]{8}T[0-9]{6}Z-[0-9]+$ ]] || flunk "unit saw '$output'"
@@ -290,7 +290,7 @@ ms_since() {
 		bad) echo "GAP: no test for x" > "$CORRAL_NOTE"; exit 1 ;;
 		quiet) : > "$CORRAL_NOTE"; exit 2 ;;
 		esac' -l logs K slice
-	run -0 jq -c '[.ok, .status, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status, .note]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '[true,"pass","PASS: 12 checks"]' \
 		'[false,"fail","GAP: no test for x"]' '[false,"fail","FAIL: exit 2"]')"
 }
@@ -298,13 +298,13 @@ ms_since() {
 @test "run-slice: the CORRAL_NOTE file lies outside the clone" {
 	units a
 	run -0 corral-run-slice -c 'case $CORRAL_NOTE in "$CORRAL_WORKDIR"/*) exit 1 ;; esac' -l logs K slice
-	assert_json '.ok' logs/agent-K.jsonl
+	assert_json '.ok' <(records logs/agent-K.jsonl)
 }
 
 @test "run-slice: a FIFO at CORRAL_NOTE does not hang the agent" {
 	units a
 	run -1 timeout 20 corral-run-slice -c 'mkfifo "$CORRAL_NOTE"; exit 1' -l logs K slice
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_output "FAIL: exit 1"
 }
 
@@ -344,7 +344,7 @@ ms_since() {
 	units a
 	run -0 --separate-stderr corral-run-slice -C src -p a.txt -p nope -c true -l logs K slice
 	assert_stderr "corral-run-slice: part 'nope' not found in 'src'"
-	assert_json '.ok' logs/agent-K.jsonl
+	assert_json '.ok' <(records logs/agent-K.jsonl)
 }
 
 @test "run-slice: a unit writing, truncating and chmod-ing its inputs leaves the source untouched" {
@@ -355,7 +355,7 @@ ms_since() {
 	run -0 corral-run-slice -C src -p a.txt -p dir -c '
 		echo more >> a.txt; : > dir/b.txt; chmod 000 a.txt; chmod 777 dir
 		echo new > dir/new; ln -sf /etc/passwd dir/link; chmod 000 dir' -l logs K slice
-	assert_json '.ok' logs/agent-K.jsonl
+	assert_json '.ok' <(records logs/agent-K.jsonl)
 	assert_equal "$before" "$(tree_digest src)"
 	run -0 stat -c '%a %s' src/a.txt src/dir/b.txt src/dir
 	assert_output "$(printf '%s\n' '640 6' '644 5' '755 4096')"
@@ -404,7 +404,7 @@ ms_since() {
 		skip "valgrind runs posix_spawn as a fork, which cannot tell a failed chdir from exit 127"
 	units a wipe b
 	run -1 --separate-stderr corral-run-slice -c 'case $CORRAL_UNIT in wipe) rm -rf "$CORRAL_WORKDIR" ;; esac' -l logs K slice
-	run -0 jq -c '[.unit, .ok, .status, .exit, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .ok, .status, .exit, .note]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["a",true,"pass",0,"PASS: exit 0"]' \
 		'["wipe",true,"pass",0,"PASS: exit 0"]' \
 		'["b",false,"error",null,"ERROR: cannot start: No such file or directory"]')"
@@ -412,12 +412,11 @@ ms_since() {
 	assert_output ""
 }
 
-@test "run-slice: an empty slice gives an empty log that exists" {
+@test "run-slice: an empty slice gives a log that holds just its seal, of no records" {
 	: > slice
 	run -0 --separate-stderr corral-run-slice -c false -l logs K slice
-	assert_file_exists logs/agent-K.jsonl
-	run -0 stat -c %s logs/agent-K.jsonl
-	assert_output "0"
+	run -0 cat logs/agent-K.jsonl
+	assert_output '{"corral_seal":{"records":0,"sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}}'
 	assert_no_file logs/agent-K.jsonl.part
 }
 
@@ -431,7 +430,7 @@ ms_since() {
 	echo mine > logs/other.txt
 	units a
 	run -0 corral-run-slice -c true -l logs/ K slice
-	run -0 jq -r .output logs/agent-K.jsonl
+	run -0 jq -r .output <(records logs/agent-K.jsonl)
 	assert_output "logs/agent-K/1.out"
 	run -0 ls -A logs logs/agent-K
 	assert_output "$(printf '%s\n' 'logs:' agent-K agent-K.jsonl other.txt '' \
@@ -473,7 +472,7 @@ ms_since() {
 	export TAG="corral-bg-$BATS_TEST_NUMBER-$$-$RANDOM"
 	units a b
 	run -0 corral-run-slice -c "$BG echo started" -l logs K slice
-	run -0 jq -c '[.ok, .status]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '[true,"pass"]' '[true,"pass"]')"
 	no_process "$TAG"
 }
@@ -512,7 +511,7 @@ ms_since() {
 	no_process "$TAG"
 	assert_no_file "$(cat wd)"
 	assert_no_file logs/agent-K.jsonl
-	run -0 jq -r .unit logs/agent-K.jsonl.part
+	run -0 jq -r .unit <(records logs/agent-K.jsonl.part)
 	assert_output "a"
 	run -0 cat bg.err
 	assert_output ""
@@ -534,7 +533,7 @@ ms_since() {
 	no_process "$TAG"
 	assert_no_file "$(cat wd)"
 	assert_no_file logs/agent-K.jsonl
-	run -0 jq -r .unit logs/agent-K.jsonl.part
+	run -0 jq -r .unit <(records logs/agent-K.jsonl.part)
 	assert_output "a"
 	# the last line: valgrind, which lacks pidfd_open, warns before it
 	run -0 tail -n 1 bg.err
@@ -558,7 +557,7 @@ ms_since() {
 	local guard=$!
 	run -0 corral-run-slice -G "$guard" -c true -l logs K slice
 	kill "$guard"
-	run -0 jq -r .unit logs/agent-K.jsonl
+	run -0 jq -r .unit <(records logs/agent-K.jsonl)
 	assert_output "$(printf 'a\nb')"
 }
 
@@ -580,7 +579,7 @@ ms_since() {
 @test "run-slice: -i records the inputs digest in every record" {
 	units a b
 	run -0 corral-run-slice -i abc123 -c true -l logs K slice
-	run -0 jq -r .inputs logs/agent-K.jsonl
+	run -0 jq -r .inputs <(records logs/agent-K.jsonl)
 	assert_output "$(printf 'abc123\nabc123')"
 }
 
@@ -588,7 +587,7 @@ ms_since() {
 	units a b c
 	run -0 corral-run-slice -c true -l logs K slice
 	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
-	run -0 jq -c '[.unit, .ok]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .ok]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '["a",true]\n["b",false]\n["c",true]')"
 }
 
@@ -603,7 +602,7 @@ ms_since() {
 	assert_stderr ""
 	[ "$ms" -lt 3000 ] || flunk "took $ms ms: SIGTERM should have ended it well within the 3 s grace"
 	no_process "$TAG"
-	run -0 jq -c '[.unit, .ok, .status, .exit, .signal, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["slow",false,"timeout",null,"SIGTERM","TIMEOUT: after 0.5s, ended by SIGTERM: started"]' \
 		'["after",true,"pass",0,null,"PASS: exit 0"]')"
 	assert_json '.duration_ms >= 500 and .duration_ms < 3000' <(head -n 1 logs/agent-K.jsonl)
@@ -618,27 +617,27 @@ ms_since() {
 	ms=$(ms_since "$t0")
 	[ "$ms" -ge 800 ] && [ "$ms" -lt 5000 ] || flunk "took $ms ms"
 	no_process "$TAG"
-	run -0 jq -c '[.status, .exit, .signal, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
 	assert_output '["timeout",null,"SIGKILL","TIMEOUT: after 0.3s, ended by SIGKILL (SIGTERM did not end it within 0.5s)"]'
 }
 
 @test "run-slice: a timed-out unit is retried like any failure, and passing then makes it flaky" {
 	units u
 	run -0 corral-run-slice -t 0.5 -R 1 -c '[ "$CORRAL_ATTEMPT" = 2 ] || sleep 1000' -l logs K slice
-	run -0 jq -c '[.attempt, .ok, .status]' logs/agent-K.jsonl
+	run -0 jq -c '[.attempt, .ok, .status]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '[1,false,"timeout"]' '[2,true,"flaky"]')"
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_equal "FLAKY: passed on attempt 2; attempt 1: TIMEOUT: after 0.5s, ended by SIGTERM" "${lines[1]}"
 }
 
 @test "run-slice: -T ends the unit in flight when the slice's time runs out and records the units left as not-run" {
 	units a b c d
 	run -1 --separate-stderr corral-run-slice -T 1 -R 3 -c 'case $CORRAL_UNIT in b) sleep 1000 ;; esac' -l logs K slice
-	run -0 jq -c '[.unit, .ok, .status, .attempt, .exit, .output]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .ok, .status, .attempt, .exit, .output]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["a",true,"pass",1,0,"logs/agent-K/1.out"]' \
 		'["b",false,"timeout",1,null,"logs/agent-K/2.out"]' \
 		'["c",false,"not-run",0,null,null]' '["d",false,"not-run",0,null,null]')"
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_contains "${lines[1]}" "TIMEOUT: the slice's time limit (1s) ran out after "
 	assert_equal "NOT-RUN: the slice's time limit (1s) ran out" "${lines[2]}"
 }
@@ -647,7 +646,7 @@ ms_since() {
 	units a b
 	run -1 --separate-stderr corral-run-slice -d "$(( $(date +%s) - 10 ))" -c true -l logs K slice
 	assert_stderr ""
-	run -0 jq -c '[.unit, .status, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .status, .note]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["a","not-run","NOT-RUN: the run'"'"'s deadline passed"]' \
 		'["b","not-run","NOT-RUN: the run'"'"'s deadline passed"]')"
 }
@@ -658,12 +657,12 @@ ms_since() {
 		echo "attempt $CORRAL_ATTEMPT"
 		[ "$CORRAL_UNIT" = steady ] || [ "$CORRAL_ATTEMPT" -ge 3 ] || { echo "broke"; exit 1; }' -l logs K slice
 	assert_stderr ""
-	run -0 jq -c '[.unit, .attempt, .ok, .status, .exit, .output]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .attempt, .ok, .status, .exit, .output]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["steady",1,true,"pass",0,"logs/agent-K/1.out"]' \
 		'["shaky",1,false,"fail",1,"logs/agent-K/2.out"]' \
 		'["shaky",2,false,"fail",1,"logs/agent-K/2.2.out"]' \
 		'["shaky",3,true,"flaky",0,"logs/agent-K/2.3.out"]')"
-	run -0 jq -r 'select(.status == "flaky") | .note' logs/agent-K.jsonl
+	run -0 jq -r 'select(.status == "flaky") | .note' <(records logs/agent-K.jsonl)
 	assert_output "FLAKY: passed on attempt 3; attempt 1: FAIL: exit 1: broke"
 	run -0 cat logs/agent-K/2.2.out
 	assert_output "$(printf 'attempt 2\nbroke')"
@@ -672,7 +671,7 @@ ms_since() {
 @test "run-slice: a unit failing every attempt is 1 + R records and one failure; the merge keeps the last" {
 	units bad good
 	run -1 corral-run-slice -R 2 -c 'test "$CORRAL_UNIT" = good' -l logs K slice
-	run -0 jq -c '[.unit, .attempt, .status]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .attempt, .status]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["bad",1,"fail"]' '["bad",2,"fail"]' '["bad",3,"fail"]' '["good",1,"pass"]')"
 	run -1 --separate-stderr corral-merge -o . logs
 	assert_output "merged 2 units from 1 agent: 1 passed, 1 failed; 4 attempts"
@@ -683,7 +682,7 @@ ms_since() {
 @test "run-slice: exit codes listed with -N are never retried" {
 	units asan other
 	run -1 corral-run-slice -R 3 -N 23,66 -c 'case $CORRAL_UNIT in asan) exit 23 ;; *) exit 66 ;; esac' -l logs K slice
-	run -0 jq -c '[.unit, .attempt, .exit]' logs/agent-K.jsonl
+	run -0 jq -c '[.unit, .attempt, .exit]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["asan",1,23]' '["other",1,66]')"
 }
 
@@ -702,7 +701,7 @@ ms_since() {
 	assert_output "$((total - 1000)) bytes of output left out"
 	run -0 stat -c %s logs/agent-K/1.out
 	[ "$output" -le 1100 ] || flunk "the capped output has $output bytes"
-	run -0 jq -r .note logs/agent-K.jsonl
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_output "FAIL: exit 1: line 9999"
 }
 
@@ -716,14 +715,14 @@ ms_since() {
 @test "run-slice: -L cpu stops a CPU spinner with SIGXCPU and the note says which limit" {
 	units spin
 	run -1 corral-run-slice -t 30 -L cpu=1 -c 'while :; do :; done' -l logs K slice
-	run -0 jq -c '[.ok, .status, .signal, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status, .signal, .note]' <(records logs/agent-K.jsonl)
 	assert_output '[false,"crash","SIGXCPU","LIMIT: CPU time limit (1s) exceeded (SIGXCPU)"]'
 }
 
 @test "run-slice: -L mem makes a memory hog fail with an allocation error" {
 	units hog
 	run -1 corral-run-slice -L mem=64M -c 'awk "BEGIN { s = \"x\"; while (1) s = s s }"' -l logs K slice
-	run -0 jq -c '[.ok, .status]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status]' <(records logs/agent-K.jsonl)
 	assert_output '[false,"fail"]'
 	run -0 grep -ci 'memory' logs/agent-K/1.out
 }
@@ -731,7 +730,7 @@ ms_since() {
 @test "run-slice: -L fsize stops a unit that writes too large a file, and the note says which limit" {
 	units big
 	run -1 corral-run-slice -L fsize=4K -c 'head -c 100000 /dev/zero > f' -l logs K slice
-	run -0 jq -c '[.ok, .status, .exit, .note]' logs/agent-K.jsonl
+	run -0 jq -c '[.ok, .status, .exit, .note]' <(records logs/agent-K.jsonl)
 	assert_contains "$output" '[false,"fail",153,"LIMIT: file size limit (4096 bytes) exceeded (SIGXFSZ)'
 }
 
@@ -834,6 +833,6 @@ ms_since() {
 		--errors-for-leak-kinds=definite corral-run-slice -v -S live -R 1 -t 1 -g 0.2 -o 500 -L cpu=5 \
 		-c 'case $CORRAL_UNIT in a) seq 1000 ;; b) trap "" TERM; sleep 1000 ;; c) exit 3 ;; esac' -l logs K slice
 	refute_contains "$stderr" "=="
-	run -0 jq -r .status logs/agent-K.jsonl
+	run -0 jq -r .status <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' pass timeout timeout fail fail pass)"
 }

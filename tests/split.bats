@@ -291,8 +291,9 @@ hist() {
 
 @test "split: an unreadable history is named and exits 2" {
 	mkdir history.jsonl
-	run -2 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 /dev/null
-	assert_stderr "corral-split: cannot read 'history.jsonl': Is a directory"
+	: > units
+	run -2 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 units
+	assert_stderr "corral-split: 'history.jsonl' is a directory, not a regular file"
 }
 
 @test "split: a plan without known durations removes the estimates of an earlier one" {

@@ -67,6 +67,11 @@ refute_contains() {
 	flunk "-- text found but must not be --" "unexpected : $2" "actual     : $1" "--"
 }
 
+# records FILE: the record lines of an agent's log, its seal left out
+records() {
+	grep -v '^{"corral_seal":' "$1" || true
+}
+
 # assert_json FILTER [FILE]: jq -e FILTER holds for FILE (default: $output)
 assert_json() {
 	local filter=$1 got

@@ -63,7 +63,7 @@ run_manifest(const char *src, const char *manifest,
 
 	if (corral_checkout_manifest(src, parts, exclude, &out, NULL,
 	    &err) < 0 || corral_atomic_file(manifest, out.data ? out.data : "",
-	    out.len, CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+	    out.len, CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_IN_PLACE, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	corral_buf_release(&out);
 	return CORRAL_EXIT_OK;

@@ -4,7 +4,9 @@
  * every LOGDIR/agent-ID.jsonl and writes OUTDIR/successes.jsonl,
  * failures.jsonl and summary.json atomically, under a lock, each unit
  * exactly once, then appends new runs to OUTDIR/history.jsonl.  Bad input
- * or a unit in two logs leaves every file as it was.  Exit 0: complete,
+ * or a unit in two logs leaves every file as it was.  A log changed after
+ * its seal (with -s, also one without a seal) is refused: named, none of
+ * its records merged, its expected units not run, and the exit status 2.  Exit 0: complete,
  * all passed; 1: complete, some failed (or, with -f, flaky); 2:
  * incomplete, bad input, or an error.
  */
@@ -19,7 +21,7 @@
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-merge [-fq] [-o OUTDIR] [-r RUN] [-u UNITS] "
+	fprintf(fp, "usage: corral-merge [-fqs] [-o OUTDIR] [-r RUN] [-u UNITS] "
 	    "LOGDIR...\n");
 	exit(status);
 }
@@ -63,6 +65,9 @@ print_summary(const struct corral_merge_stats *st)
 		printf(", %zu not run", st->missing);
 	if (st->attempts > st->merged)
 		printf("; %zu attempts", st->attempts);
+	if (st->refused.n)
+		printf("; %zu %s refused", st->refused.n,
+		    plural(st->refused.n, "log", "logs"));
 	putchar('\n');
 }
 
@@ -70,7 +75,7 @@ static int
 status_of(const struct corral_merge_stats *st, int fail_on_flaky)
 {
 	if (!st->written || st->missing || st->unexpected ||
-	    st->unfinished.n)
+	    st->unfinished.n || st->refused.n)
 		return CORRAL_EXIT_ERR;
 	if (st->failures || (fail_on_flaky && st->flaky))
 		return CORRAL_EXIT_NO;
@@ -104,13 +109,14 @@ main(int argc, char *argv[])
 	/* A file size limit must be a write error (EFBIG), not a death. */
 	signal(SIGXFSZ, SIG_IGN);
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt(argc, argv, "fho:qr:u:")) != -1) {
+	while ((c = getopt(argc, argv, "fho:qr:su:")) != -1) {
 		switch (c) {
 		case 'f': fail_on_flaky = 1; break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
 		case 'o': o.outdir = value(c, optarg); break;
 		case 'q': quiet = 1; break;
 		case 'r': o.run = value(c, optarg); break;
+		case 's': o.sealed = 1; break;
 		case 'u': o.units = value(c, optarg); break;
 		default: usage(stderr, CORRAL_EXIT_ERR);
 		}

@@ -42,7 +42,7 @@ write_out(const char *file, const struct corral_buf *b)
 		free(dir);
 	}
 	if (corral_atomic_file(file, b->data, b->len,
-	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+	    CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_IN_PLACE, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 

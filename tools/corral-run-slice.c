@@ -3,8 +3,9 @@
  * corral-run-slice runs one agent.  It checks out a private clone of the
  * parts its units need, runs every unit of SLICE there with /bin/sh -c
  * CMD, and leaves one record per attempt in LOGDIR/agent-AGENT.jsonl, a
- * name that appears only when the whole slice ran (until then the records
- * grow in agent-AGENT.jsonl.part).  A failing unit is a result: the exit
+ * sealed log that appears only when the whole slice ran (until then the
+ * records grow in a file no unit can reach, and in the checkpoint
+ * agent-AGENT.jsonl.part, from which a later agent of the slice resumes).  A failing unit is a result: the exit
  * status is 0 when every unit passed, 1 when the slice ran and some unit
  * failed, and 2 only when it could not be run or logged.  Units can be
  * timed out, limited and retried; the clone is removed at the end, unless
@@ -73,8 +74,8 @@ read_estimates(const char *file, size_t nunits)
 	FILE *fp;
 	int ok = 1;
 
-	if (!(fp = fopen(file, "r")))
-		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", file);
+	if (!(fp = corral_fopen_input(file, &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 	while (ok && (len = getline(&line, &cap, fp)) != -1) {
 		if (len > 0 && line[len - 1] == '\n')
 			line[len - 1] = '\0';
@@ -173,8 +174,11 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 	for (i = 0; i < missing.n; i++)
 		corral_warn("part '%s' not found in '%s'", missing.v[i],
 		    r->src);
-	if (rc == 0 && corral_run_units(r, units, &err) == 0 &&
-	    corral_run_commit(r, &err) == 0)
+	if (rc == 0)
+		rc = corral_run_units(r, units, &err);
+	if (r->rl.note)
+		corral_warn("%s", r->rl.note);
+	if (rc == 0 && corral_run_commit(r, &err) == 0)
 		status = r->failed ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	else if (!corral_run_caught())
 		corral_warn_err(&err);
