@@ -105,10 +105,10 @@ check_result() {
 		 else ($JQ_NUM % \$mod == 0) == .ok end)) |
 		{unit, ok, status, run}" "$s" "$f" | head -3)
 	[ -z "$got" ] || { echo "records of another generation: $got"; return 1; }
-	jq -e 'select(.ok != true)' "$s" >/dev/null &&
-		{ echo "a failure in successes.jsonl"; return 1; }
-	jq -e 'select(.ok != false)' "$f" >/dev/null &&
-		{ echo "a success in failures.jsonl"; return 1; }
+	got=$(jq -c 'select(.ok != true) | {unit, ok, status, run}' "$s" | head -2)
+	[ -z "$got" ] || { echo "a failure in successes.jsonl: $got"; return 1; }
+	got=$(jq -c 'select(.ok != false) | {unit, ok, status, run}' "$f" | head -2)
+	[ -z "$got" ] || { echo "a success in failures.jsonl: $got"; return 1; }
 	jq -e --argjson m "$(jq -c 'select(.status == "not-run")' "$f" | wc -l)" \
 		'.missing == $m' "$sum" >/dev/null ||
 		{ echo "summary's missing is not the not-run count: $(jq -c . "$sum")"; return 1; }
@@ -333,7 +333,9 @@ names_enospc() {
 		else
 			got=$(check_result "$out" pop "new$round" $mod "[\"new$round\"]" 1) ||
 				flunk "$story: neither the old result nor a complete new one: $got" \
-					"stderr: ${stderr:0:2000}"
+					"stderr: $(grep -v "is missing\|^corral: \[" <<<"$stderr" | head -c 3000)" \
+					"successes: $(jq -c '{unit, ok, status, run}' "$(logical "$out" successes.jsonl)" | head -30)" \
+					"$(ls -la "$out" "$out/logs")"
 			new=$((new + 1))
 			if jq -e '.missing > 0' "$(logical "$out" summary.json)" >/dev/null; then
 				names_enospc "$stderr" ||
@@ -351,4 +353,50 @@ names_enospc() {
 	done
 	tell "starved runs $starved of 10: the old result stayed $old times, a new one came $new times"
 	[ "$starved" -ge 3 ] || flunk "only $starved of 10 runs ran out of space"
+}
+
+# --- units that forge ------------------------------------------------------------
+
+@test "faults: a unit that scans CORRAL_OUT and appends forged passes for the failing units to every agent log it finds never turns a failure into a pass; a re-run completes every unit exactly once" {
+	fproject 24 'CORRAL_AGENTS = 3'
+	# the forger, one unit, after a nap: for every failure it finds in an
+	# agent-* file under CORRAL_OUT, its own agent's log included, it
+	# appends a pass to that file
+	cat > forge.sh <<'FORGE'
+#!/bin/sh
+if [ "$CORRAL_UNIT" = "$FORGER" ]; then
+	sleep "$FORGER_NAP"
+	find "$OUT" -name 'agent-*' -type f | while IFS= read -r f; do
+		grep '"ok":false' "$f" | jq -r .unit | while IFS= read -r u; do
+			printf '{"agent_id":"%s","unit":"%s","ok":true,"note":"PASS: forged","at":"2999-01-01T00:00:00.000Z","status":"pass","exit":0,"signal":null,"duration_ms":1,"attempt":1,"run":"%s"}\n' \
+				"$CORRAL_AGENT" "$u" "$CORRAL_RUN" >> "$f"
+			echo "$f $u" >> "$FORGED"
+		done
+	done
+fi
+FORGE
+	sed -i "s|^CORRAL_CMD = |CORRAL_CMD = sh $PWD/forge.sh; |" proj/Makefile
+	export OUT=$PWD/proj/.corral FORGED=$PWD/forged
+	local out=proj/.corral round forger got refused=0 tried=0
+	run -2 make -C proj -j3 corral-run MOD=3 CORRAL_RUN=first
+	for round in $(seq 1 6); do
+		forger=$(printf 'u%03d' "$(rand 1 24)")
+		: > "$FORGED"
+		FORGER=$forger FORGER_NAP=0.$(rand 0 5) run --separate-stderr make -C proj -j3 -B corral-run MOD=3 \
+			CORRAL_RUN=forged$round
+		local story="round $round (forger $forger, status $status)"
+		[ ! -s "$FORGED" ] || tried=$((tried + 1))
+		got=$(check_result "$out" pop "forged$round" 3 "[\"forged$round\"]" 1) ||
+			flunk "$story: a forged record counted: $got" "stderr: ${stderr:0:2000}"
+		if jq -e '.missing > 0' "$out/summary.json" >/dev/null; then
+			refused=$((refused + 1))
+			assert_contains "$stderr" "seal" ||
+				flunk "$story: units count as not run, yet no log is named"
+		fi
+		run make -C proj -j3 corral-run MOD=3 CORRAL_RUN=after$round
+		got=$(check_result "$out" pop "after$round" 3 "[\"forged$round\",\"after$round\"]") ||
+			flunk "$story: the run after: $got" "${output:0:2000}"
+	done
+	tell "rounds with forged lines $tried of 6, with a log refused $refused"
+	[ "$tried" -ge 3 ] || flunk "the forger found a failure to forge in only $tried of 6 rounds"
 }
