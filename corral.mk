@@ -59,6 +59,9 @@
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_WAIT       ?=         seconds to wait for another run holding
+#                                CORRAL_OUT; empty: as long as it takes;
+#                                0: refuse at once (exit 2)
 #
 # Targets:
 #   corral-run           run what changed or failed, merge, print a summary;
@@ -68,6 +71,14 @@
 #                        over the result
 #   corral-plan          make the plan again now (from the history so far)
 #   corral-clean         remove CORRAL_OUT
+#
+# One run at a time: each target holds CORRAL_OUT's lock (CORRAL_OUT/.lock,
+# flock(2)) from start to end, and so do the engine's sub-make and every
+# agent, which inherit it; it goes with its last holder, kill -9 included.
+# A second target on the same CORRAL_OUT prints, once,
+#   corral: waiting for the run holding CORRAL_OUT (pid N)
+# and starts when the first is over.  Units never inherit the lock.
+# Under make -n (also -q, -t) nothing runs: no lock, nothing written.
 #
 # The slice graph itself lives in mk/engine.mk and runs as a sub-make that
 # shares make's jobserver, so nothing here touches the includer's MAKEFLAGS,
@@ -108,6 +119,7 @@ CORRAL_LIMIT_MEM  ?=
 CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_JUNIT      ?=
+CORRAL_WAIT       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -143,6 +155,7 @@ $(call __corral-want,CORRAL_TIMEOUT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_SLICE_TIMEOUT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_RUN_TIMEOUT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_GRACE,.,$(__corral_secs))
+$(call __corral-want,CORRAL_WAIT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_RETRIES,,a number)
 $(call __corral-want,CORRAL_LIMIT_CPU,,a number of seconds)
 __corral_bytes := a number of bytes, optionally with K, M or G
@@ -192,7 +205,7 @@ __corral_env = \
 	__corral_src=$(call __corral-q,$(abspath $(CORRAL_SRC))) \
 	__corral_out=$(call __corral-q,$(abspath $(CORRAL_OUT))) \
 	__corral_units_file=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \
-	__corral_bin=$(call __corral-q,$(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)) \
+	__corral_bin=$(call __corral-q,$(__corral_bindir)) \
 	CORRAL_UNITS=$(call __corral-q,$(CORRAL_UNITS)) \
 	CORRAL_DISCOVER=$(call __corral-q,$(CORRAL_DISCOVER)) \
 	CORRAL_CMD=$(call __corral-q,$(CORRAL_CMD)) \
@@ -217,31 +230,45 @@ __corral_env = \
 		awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) '{ printf "%.3f", $$1 + t }')") \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
-__corral_engine = $(__corral_env) $(MAKE) --no-print-directory \
-	-f $(__corral_dir)mk/engine.mk
+__corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
+
+# __corral-locked: COMMAND run holding CORRAL_OUT's lock.
+__corral-locked = $(__corral_bindir)corral-lock \
+	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
+	$(call __corral-q,$(abspath $(CORRAL_OUT))) $(1)
+
+__corral_engine = $(__corral_env) $(call __corral-locked,$(MAKE) \
+	--no-print-directory -f $(__corral_dir)mk/engine.mk)
+
+# make -n, -q and -t print these recipes and run none of them: a '+'
+# would run the engine (and take the lock, write the plan) even then.
+__corral_dry := $(strip $(foreach f,n q t,$(findstring $(f),$(firstword \
+	-$(MAKEFLAGS)))))
+__corral_R := $(if $(__corral_dry),,+)$(__corral_Q)
 
 __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 	corral-clean
 
 corral-run:
-	+$(__corral_Q)$(__corral_engine) __corral-run
+	$(__corral_R)$(__corral_engine) __corral-run
 
 corral-merge:
-	+$(__corral_Q)$(__corral_engine) __corral-merge
+	$(__corral_R)$(__corral_engine) __corral-merge
 
 corral-rerun-failed:
-	+$(__corral_Q)$(__corral_engine) __corral-rerun-failed
+	$(__corral_R)$(__corral_engine) __corral-rerun-failed
 
 corral-plan:
-	+$(__corral_Q)$(__corral_engine) __corral-plan
+	$(__corral_R)$(__corral_engine) __corral-plan
 
-# Removes CORRAL_OUT only when corral made it (it holds the mark file).
+# Removes CORRAL_OUT only when corral made it (corral-lock refuses one
+# without the mark), renaming it away first, under the lock, so that a run
+# waiting for the lock finds either the whole old CORRAL_OUT or none.
 corral-clean:
 	$(__corral_Q)if [ -e $(call __corral-q,$(CORRAL_OUT)) ]; then \
-		[ -f $(call __corral-q,$(CORRAL_OUT))/.corral-out ] || { \
-		echo "corral.mk: CORRAL_OUT '$(CORRAL_OUT)' was not made by corral; not removing it" >&2; \
-		exit 2; }; \
-		rm -rf $(call __corral-q,$(CORRAL_OUT)); fi
+		$(call __corral-locked,sh -c 'mv -f -- "$$1" "$$1.clean.$$$$" && \
+		rm -rf -- "$$1.clean.$$$$"' sh \
+		$(call __corral-q,$(abspath $(CORRAL_OUT)))); fi
 
 .PHONY: $(__corral_phony)
 

@@ -21,7 +21,10 @@
 #                            the CORRAL_* of the same names, checked, and
 #                            the run's deadline (Epoch seconds) or empty
 #   __corral_guard           the pid of the make that runs corral.mk: once
-#                            it is gone, agents stop and no merge starts
+#                            it is gone (a zombie is gone), agents stop and
+#                            no merge starts
+#   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
+#                            make, its recipes and its agents hold
 #
 # Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan
 # and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
@@ -30,6 +33,7 @@
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
 # content changes, so that make's mtimes say what really changed):
 #   .corral-out             mark: corral made this directory
+#   .lock                   flocked by the run (corral-lock), its pid inside
 #   units, agents           the population and the agent count
 #   cmd, parts-config       the settings the slices depend on
 #   plan.mk                 the slice list; remade from units and agents
@@ -45,6 +49,7 @@
 #   live/                   what running agents show corral-status (each
 #                           agent's status file, the run's ticks); cleared
 #                           when a run starts
+#   work/                   the agents' clones; cleared when a run starts
 #   rerun/N/{slices,logs}   the same for the N-th corral-rerun-failed
 #   successes.jsonl failures.jsonl summary.json history.jsonl failed.units
 #                           from corral-merge, the only writer
@@ -83,13 +88,10 @@ __corral-say = $(if $(__corral_Q),@printf '  %-7s %s\n' $(1) $(call __corral-q,$
 
 __corral_phony :=
 
-# The mark comes first.  A CORRAL_OUT that exists, is not empty and has no
-# mark belongs to somebody else: refuse it rather than mix files into it.
-$(__corral_O)/.corral-out:
-	$(__corral_Q)if [ ! -f $@ ] && [ -d $(@D) ] && [ -n "$$(ls -A $(@D))" ]; then \
-		echo "corral: CORRAL_OUT '$(@D)' exists and was not made by corral; choose another" >&2; \
-		exit 2; fi
-	$(__corral_Q)mkdir -p $(@D) && touch $@
+# The mark: corral-lock made it, holding the lock, before this make
+# started (refusing a CORRAL_OUT that holds somebody else's files).  No
+# recipe writes it, so no recipe that fails can have it deleted.
+$(__corral_O)/.corral-out: ;
 
 # The agent count: CORRAL_AGENTS, else make's -j (visible to recipes
 # only), else the number of processors.
@@ -200,10 +202,19 @@ __corral_slice_opts = set -- -S $(__corral_O)/live; \
 	[ "$$__corral_quiet" = 1 ] || set -- "$$@" -v; \
 	[ ! -f $(1).est ] || set -- "$$@" -e $(1).est
 
-# What agents show while they run starts afresh with every run.
+# What agents show while they run starts afresh with every run, and the
+# clones agents of a killed run left go: this make holds the lock, and an
+# agent still alive would hold it too, so none of them is anybody's.
 __corral_phony += __corral-live
 __corral-live:
-	$(__corral_Q)rm -rf $(__corral_O)/live && mkdir -p $(__corral_O)/live
+	$(__corral_Q)rm -rf $(__corral_O)/live $(__corral_O)/work && \
+		mkdir -p $(__corral_O)/live
+
+# __corral-gone: true when the make that started the run is gone, dead
+# or a zombie not reaped yet (corral-lock's -G asks the same question as
+# the agents do).
+__corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_B)corral-lock \
+	-G "$$__corral_guard" $(__corral_O) true 2>/dev/null; }
 
 # One slice, one agent.  The stamp exists only when every unit passed, so
 # a slice that failed or died runs again next time; whatever happened, the
@@ -222,7 +233,7 @@ __corral-live:
 		-c "$$CORRAL_CMD" -l $(dir $(@D))logs $(notdir $*) $<; \
 	st=$$?; \
 	if [ $$st -eq 0 ]; then touch $@; fi; \
-	if [ -n "$$__corral_guard" ] && ! kill -0 "$$__corral_guard" 2>/dev/null; then \
+	if $(__corral-gone); then \
 		echo "corral: make (pid $$__corral_guard) is gone; agent $(notdir $*) stopped" >&2; \
 		exit 2; \
 	elif [ $$st -gt 1 ]; then \
@@ -241,8 +252,11 @@ $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
 # every re-run layer, the latest attempt of each unit winning.
 __corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
 	2>/dev/null | sort -V | sed 's|$$|/logs|')
-# -s: the agents seal every log, so a log without a seal is refused too.
-__corral_merge = $(__corral_B)corral-merge -s -u $(__corral_O)/units \
+# The merge runs only while the make that started the run lives.  -s: the
+# agents seal every log, so a log without a seal is refused too.
+__corral_merge = $(__corral_B)corral-lock \
+	$${__corral_guard:+-G "$$__corral_guard"} $(__corral_O) \
+	$(__corral_B)corral-merge -s -u $(__corral_O)/units \
 	$$([ "$$__corral_fail_on_flaky" != 1 ] || echo -f) \
 	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
 # After a merge: the failed and not-run units (what a re-run takes), then
@@ -284,7 +298,7 @@ __corral-merge:
 # agents, run by an inner make (sharing the jobserver), merged over all.
 __corral_phony += __corral-rerun-failed
 __corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
-		$(__corral_O)/parts-config
+		$(__corral_O)/parts-config | __corral-live
 	$(__corral_Q)[ -f $(__corral_O)/failed.units ] || { \
 		echo "corral: nothing to re-run in '$(__corral_O)'; run corral-run first" >&2; \
 		exit 2; }
@@ -294,7 +308,6 @@ __corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
 	layer=$(__corral_O)/rerun/$$n; \
 	$(__corral-split) -o $$layer/slices $(__corral_O)/failed.units || exit 2; \
 	printf '  %-7s %s\n' RERUN "$$(wc -l < $(__corral_O)/failed.units) unit(s) as layer $$n"; \
-	rm -rf $(__corral_O)/live && mkdir -p $(__corral_O)/live; \
 	CORRAL_LAYER=$$layer $(MAKE) -f $(firstword $(MAKEFILE_LIST)) \
 		__corral-layer || exit 2; \
 	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st

@@ -868,6 +868,69 @@ long long corral_time_epoch_ms(void);
 void corral_duration_format(long long ms, char out[32]);
 
 /* ------------------------------------------------------------------ */
+/* lock.c: one run at a time on a CORRAL_OUT                           */
+
+#define CORRAL_MARK_FILE ".corral-out"	/* corral made this directory */
+#define CORRAL_LOCK_FILE ".lock"	/* flocked by the run holding it */
+
+/* A held lock: the descriptor, and whether a parent passed it down. */
+struct corral_lock {
+	int fd;		/* -1 when not held */
+	int inherited;
+};
+
+enum corral_lock_flags {
+	CORRAL_LOCK_CREATE = 1 << 0,	/* make DIR and its mark if need be */
+	CORRAL_LOCK_SHARED = 1 << 1	/* share it (agents started by hand) */
+};
+
+void corral_lock_init(struct corral_lock *l);
+/* Close a lock taken here (an inherited one stays open); l is reset. */
+void corral_lock_release(struct corral_lock *l);
+/*
+ * Take DIR/.lock, waiting up to wait_ms for its holder (0: not at all,
+ * negative: for ever).  With CORRAL_LOCK_CREATE, DIR and its mark are
+ * made; a DIR that holds files but no mark is refused.  0 held; 1 another
+ * process holds it and the wait ran out (*holder its pid, 0 if unknown);
+ * -1 with err set.
+ */
+int corral_lock_take(struct corral_lock *l, const char *dir, int flags,
+    long long wait_ms, pid_t *holder, struct corral_err *err);
+/*
+ * 1 when the environment passes down a descriptor of DIR's lock that
+ * holds it (l then names it), else 0.
+ */
+int corral_lock_inherit(struct corral_lock *l, const char *dir);
+/* Let programs exec'd from here hold l too.  0, or -1 with err set. */
+int corral_lock_pass(struct corral_lock *l, struct corral_err *err);
+/*
+ * Hold l in this process only: no program exec'd from here gets it, nor
+ * a lock the environment passes down when l is not held.
+ */
+void corral_lock_keep(struct corral_lock *l);
+/*
+ * The nearest directory at or above path (which need not exist) that
+ * holds a mark, as a malloc'd absolute path the caller frees; NULL when
+ * there is none.
+ */
+char *corral_lock_find(const char *path);
+/*
+ * For tools: hold DIR's lock (inherited, or taken with flags), waiting as
+ * wait says (seconds; NULL: $CORRAL_WAIT; empty: for ever; 0: refuse at
+ * once), and saying once that it waits for the run holding name.  Exits 2
+ * on refusal, timeout or error.
+ */
+void xlock(struct corral_lock *l, const char *dir, int flags,
+    const char *wait, const char *name);
+/*
+ * For tools that write at or under path: xlock the CORRAL_OUT that holds
+ * path (corral_lock_find), if there is one; else l stays unheld.
+ */
+void xlock_under(struct corral_lock *l, const char *path, int flags);
+/* Whether process pid lives; a zombie, reaped or not, is gone. */
+int corral_pid_alive(pid_t pid);
+
+/* ------------------------------------------------------------------ */
 /* live.c: what a running agent shows (status file, ticks, progress)   */
 
 /* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */

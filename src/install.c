@@ -25,6 +25,7 @@ const struct corral_command corral_commands[] = {
 	{ "demo", "a live tour: 12 checks over 4 agents through corral.mk" },
 	{ "doctor", "verify that this install really works" },
 	{ "fix", "apply repairs another tool found, verified, dry run first" },
+	{ "lock", "run a command holding a CORRAL_OUT's lock, one run at a time" },
 	{ "marker-find", "find DEADCANARY markers (an example finder)" },
 	{ "marker-patch", "repair a DEADCANARY marker (an example patcher)" },
 	{ "merge", "fold the agents' logs into the shared results, once" },

@@ -399,8 +399,8 @@ read_agent(struct corral_agent_status *a, const char *first, size_t flen,
 		}
 		corral_json_obj_release(&o);
 	}
-	if (a->state != CORRAL_AGENT_DONE && (a->pid <= 0 ||
-	    (kill((pid_t)a->pid, 0) < 0 && errno == ESRCH)))
+	if (a->state != CORRAL_AGENT_DONE &&
+	    !corral_pid_alive((pid_t)a->pid))
 		a->state = CORRAL_AGENT_GONE;
 }
 

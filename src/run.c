@@ -279,8 +279,9 @@ watchdog_stop(struct corral_run *r)
  * A pidfd of the guard, polled with the unit's output: it becomes
  * readable the moment the guard ends, and, unlike a pid, cannot come to
  * name another process.  Kernels before 5.3 have none; there the guard is
- * looked at with kill(2) every GUARD_POLL_MS.  A guard already gone stops
- * the agent before its first unit.
+ * looked at every GUARD_POLL_MS, a zombie counting as gone as it does for
+ * the pidfd, which is readable once the guard exits, reaped or not.  A
+ * guard already gone stops the agent before its first unit.
  */
 static void
 guard_open(struct corral_run *r)
@@ -314,7 +315,7 @@ guard_check(struct corral_run *r)
 		pfd.revents = 0;
 		gone = poll(&pfd, 1, 0) > 0;
 	} else {
-		gone = kill(r->guard, 0) < 0 && errno == ESRCH;
+		gone = !corral_pid_alive(r->guard);
 	}
 	if (gone) {
 		r->guard_gone = 1;

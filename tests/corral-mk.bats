@@ -253,7 +253,7 @@ EOF
 	assert_no_file proj/.corral
 	mkdir -p proj/.corral && echo mine > proj/.corral/keep
 	run -2 --separate-stderr make -C proj corral-clean
-	assert_contains "$stderr" "corral.mk: CORRAL_OUT '$PWD/proj/.corral' was not made by corral; not removing it"
+	assert_contains "$stderr" "corral: CORRAL_OUT '$PWD/proj/.corral' exists and was not made by corral; choose another"
 	assert_file_exists proj/.corral/keep
 }
 
@@ -377,16 +377,20 @@ procs_under() {
 		-lname "$1/*" \) 2>/dev/null | cut -d/ -f3
 }
 
-@test "corral-mk: SIGKILL of the top make alone leaves no agent or unit running and starts no merge; a re-run completes every unit exactly once" {
+@test "corral-mk: SIGKILL of the top make alone, left a zombie its parent never reaps, leaves no agent or unit running and starts no merge; a re-run completes every unit exactly once" {
 	project $(seq -f 'k%02g' 1 6)
 	cat >> proj/Makefile <<'EOF'
 CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; sleep $${NAP:-0}
 EOF
-	NAP=60 make -C proj -j3 corral-run CORRAL_AGENTS=3 >/dev/null 2>&1 3>&- &
-	local pid=$! left
+	# make's parent does not reap it: a killed make stays a zombie, which
+	# kill -0 still finds, for as long as the test runs
+	NAP=60 perl -e 'my $p = fork; if (!$p) { exec @ARGV; exit 127 }
+		open my $f, ">", "make.pid"; print $f "$p\n"; close $f; sleep 120' \
+		make -C proj -j3 corral-run CORRAL_AGENTS=3 >/dev/null 2>&1 3>&- &
+	local parent=$! pid left
 	while [ "$(ran_count)" -lt 3 ]; do sleep 0.1; done
+	pid=$(cat make.pid)
 	kill -KILL "$pid"
-	wait "$pid" || true
 	# plain make leaves its sub-make, agents and units running for a
 	# minute; corral's agents watch the make that started them
 	local end=$((SECONDS + 10))
@@ -395,6 +399,9 @@ EOF
 		sleep 0.1
 	done
 	[ -z "$left" ] || kill -KILL $left 2>/dev/null || true
+	grep -q ') Z' "/proc/$pid/stat" || flunk "make is no zombie"
+	kill -KILL "$parent"
+	wait "$parent" || true
 	assert_equal "" "$left"
 	run -0 find proj/.corral -maxdepth 1 -name '*.jsonl' -o -maxdepth 1 -name summary.json
 	assert_output ""

@@ -103,6 +103,7 @@ int
 main(int argc, char *argv[])
 {
 	struct corral_merge_opts o;
+	struct corral_lock lock;
 	int c, quiet = 0, fail_on_flaky = 0, status;
 
 	corral_setprogname(argv[0]);
@@ -129,7 +130,10 @@ main(int argc, char *argv[])
 	o.logdirs = (const char *const *)argv + optind;
 	o.nlogdirs = (size_t)(argc - optind);
 
+	/* Into a CORRAL_OUT, only while no run writes it. */
+	xlock_under(&lock, o.outdir ? o.outdir : o.logdirs[0], 0);
 	status = run_merge(&o, quiet, fail_on_flaky);
+	corral_lock_release(&lock);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		corral_warn("cannot write standard output:");
 		status = CORRAL_EXIT_ERR;

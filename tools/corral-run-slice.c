@@ -254,6 +254,7 @@ main(int argc, char *argv[])
 	struct opts o;
 	struct corral_err err;
 	struct corral_run r;
+	struct corral_lock lock;
 	const char *keep;
 	long long *expect = NULL;
 	char runid[32];
@@ -288,7 +289,14 @@ main(int argc, char *argv[])
 	r.no_retry = o.no_retry;
 	r.expect = expect;
 	r.progress_tty = r.progress && isatty(2);
+	/*
+	 * An agent writing into a CORRAL_OUT holds its lock for as long as
+	 * it lives (agents started by hand share it), and no unit gets it.
+	 */
+	xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
+	corral_lock_keep(&lock);
 	status = run_slice(&r, &o.units);
+	corral_lock_release(&lock);
 
 	free(expect);
 	corral_strv_release(&o.units);

@@ -1,0 +1,318 @@
+#!/usr/bin/env bats
+# lock.bats -- one run at a time on a CORRAL_OUT: every corral.mk target
+# holds CORRAL_OUT's lock, a second one waits (saying so) or refuses, the
+# lock goes with its last holder (kill -9 included) and is held by agents
+# that outlive their make, units never hold it, and make -n touches
+# nothing.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	mkdir -p proj
+	RAN=$PWD/ran
+	: > "$RAN"
+	export RAN
+	unset CORRAL_WAIT NAP
+}
+
+teardown() {
+	local p
+	# the runs a test started in the background, and their units
+	for p in $(cat "$BATS_TEST_TMPDIR"/w/bg.pids 2>/dev/null); do
+		kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
+# project UNIT...: each unit writes "RUN UNIT" to $RAN, then sleeps $NAP
+project() {
+	printf '%s\n' "$@" > proj/units.txt
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = printf '%s %s\\n' "\$\$CORRAL_RUN" "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
+	echo \$\$\$\$ >> "\$\$RAN.pids"; sleep \$\${NAP:-0}
+include $CORRAL_ROOT/corral.mk
+EOF
+}
+
+ran_count() { wc -l < "$RAN" | tr -d ' '; }
+
+# bg NAME CMD...: CMD in a session of its own, output in NAME.out, status
+# in NAME.rc when it ends; its pid in $BG_PID
+bg() {
+	local name=$1
+	shift
+	setsid sh -c '"$@" > "$0.out" 2>&1; echo $? > "$0.rc"' "$name" "$@" 3>&- &
+	BG_PID=$!
+	disown "$BG_PID"
+	echo "$BG_PID" >> bg.pids
+}
+
+# finish NAME: wait for the background NAME; its status in $status
+finish() {
+	wait_for test -s "$1.rc"
+	status=$(cat "$1.rc")
+	output=$(cat "$1.out")
+}
+
+# wait_for CMD...: poll for up to 20 s until CMD succeeds
+wait_for() {
+	local i
+	for i in $(seq 200); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	flunk "timed out waiting for: $*"
+}
+
+ran_at_least() { [ "$(ran_count)" -ge "$1" ]; }
+
+# the pid the lock file names: the engine's sub-make
+holder() { cat proj/.corral/.lock; }
+
+# one_run_result N: the result holds the N units once each, every record
+# of one run, each its first attempt
+one_run_result() {
+	assert_json ".units == $1 and .successes == $1 and .missing == 0 and .duplicates == 0" proj/.corral/summary.json
+	run -0 jq -r .run proj/.corral/successes.jsonl
+	assert_equal 1 "$(printf '%s\n' "$output" | sort -u | wc -l)"
+	run -0 jq -r .attempt proj/.corral/successes.jsonl
+	assert_equal 1 "$(printf '%s\n' "$output" | sort -u)"
+	run -0 jq -r .unit proj/.corral/successes.jsonl
+	assert_equal "$(seq -f 'u%02g' 1 "$1")" "$(printf '%s\n' "$output" | sort)"
+}
+
+# runs_in_blocks: in $RAN, each run's units are one block (never mixed)
+runs_in_blocks() {
+	local blocks
+	blocks=$(cut -d' ' -f1 "$RAN" | uniq | wc -l)
+	assert_equal "$(cut -d' ' -f1 "$RAN" | sort -u | wc -l)" "$blocks"
+}
+
+@test "lock: a second corral-run on a CORRAL_OUT in use waits, saying so once, and the result is one run's, every unit run once" {
+	project $(seq -f 'u%02g' 1 6)
+	NAP=0.5 bg A make -C proj -j3 corral-run CORRAL_AGENTS=3
+	wait_for ran_at_least 1
+	local pid
+	pid=$(holder)
+	run -0 --separate-stderr make -C proj -j3 corral-run CORRAL_AGENTS=3
+	assert_equal 1 "$(grep -c 'waiting for the run' <<<"$stderr")"
+	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid $pid)"
+	finish A
+	assert_equal 0 "$status"
+	# the second run found everything done: each unit ran once, in run A
+	assert_equal 6 "$(ran_count)"
+	one_run_result 6
+}
+
+@test "lock: make -B corral-run during a run waits for it; the result is the second run's alone, each run's units unmixed" {
+	project $(seq -f 'u%02g' 1 6)
+	NAP=0.5 bg A make -C proj -j3 corral-run CORRAL_AGENTS=3
+	wait_for ran_at_least 1
+	run -0 --separate-stderr make -C proj -B -j3 corral-run CORRAL_AGENTS=3
+	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
+	finish A
+	assert_equal 0 "$status"
+	assert_equal 12 "$(ran_count)"
+	runs_in_blocks
+	one_run_result 6
+	assert_equal "$(tail -n 1 "$RAN" | cut -d' ' -f1)" "$(jq -r .run proj/.corral/summary.json)"
+}
+
+@test "lock: corral-merge during a run waits for it, then merges the whole run" {
+	project $(seq -f 'u%02g' 1 4)
+	NAP=0.5 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
+	wait_for ran_at_least 1
+	run -0 --separate-stderr make -C proj corral-merge
+	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
+	finish A
+	assert_equal 0 "$status"
+	one_run_result 4
+}
+
+@test "lock: corral-clean during a run waits for it, then removes CORRAL_OUT; the run is unharmed" {
+	project $(seq -f 'u%02g' 1 4)
+	NAP=0.5 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
+	wait_for ran_at_least 1
+	run -0 --separate-stderr make -C proj corral-clean
+	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
+	finish A
+	assert_equal 0 "$status"
+	assert_contains "$output" "4 passed, 0 failed"
+	assert_no_file proj/.corral
+	run -0 ls proj
+	assert_output "$(printf 'Makefile\nunits.txt')"
+}
+
+@test "lock: with CORRAL_WAIT=0 every corral target refuses at once, exit 2, while a run holds CORRAL_OUT" {
+	project $(seq -f 'u%02g' 1 2)
+	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
+	wait_for ran_at_least 2
+	local pid t goal start
+	pid=$(holder)
+	for goal in corral-run corral-merge corral-rerun-failed corral-plan corral-clean; do
+		start=$SECONDS
+		run -2 --separate-stderr make -C proj "$goal" CORRAL_WAIT=0
+		assert_contains "$stderr" "corral: the run of pid $pid holds CORRAL_OUT; not waiting (CORRAL_WAIT=0)"
+		[ $((SECONDS - start)) -le 3 ] || flunk "$goal took $((SECONDS - start)) s to refuse"
+	done
+	t=$(date +%s%N)
+	run -2 --separate-stderr make -C proj corral-run CORRAL_WAIT=0.5
+	assert_contains "$stderr" "corral: gave up waiting for the run holding CORRAL_OUT (pid $pid) after 0.5 s"
+	[ $(( ($(date +%s%N) - t) / 1000000 )) -ge 500 ] || flunk "gave up before 0.5 s"
+	assert_equal 2 "$(ran_count)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_WAIT=soon
+	assert_contains "$stderr" "corral.mk: CORRAL_WAIT is 'soon'; it must be a number of seconds"
+}
+
+@test "lock: kill -9 of a whole run leaves no stale lock, and a unit's processes never hold it" {
+	project $(seq -f 'u%02g' 1 2)
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = ! ls -l /proc/$$$$/fd | grep -q '/\.lock$$' || echo "$$CORRAL_UNIT" >> "$$RAN.held"; \
+	echo $$$$ >> "$$RAN.pids"; echo "$$CORRAL_UNIT" >> "$$RAN"; sleep $${NAP:-0}
+EOF
+	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
+	wait_for ran_at_least 2
+	run -2 --separate-stderr make -C proj corral-run CORRAL_WAIT=0
+	kill -KILL -- "-$BG_PID"
+	# the units (process groups of their own) live on, holding nothing
+	# (the agents' watchdogs, which hold it too, clean up and end at once)
+	run -0 --separate-stderr make -C proj -B corral-run CORRAL_WAIT=5 NAP=0
+	assert_json '.successes == 2' proj/.corral/summary.json
+	assert_no_file "$RAN.held"
+	local p
+	for p in $(cat "$RAN.pids"); do kill -KILL -- "-$p" 2>/dev/null || true; done
+}
+
+@test "lock: an agent alive after its make was killed blocks a new run until it ends" {
+	project $(seq -f 'u%02g' 1 2)
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = echo "$$CORRAL_UNIT" >> "$$RAN"; \
+	if [ -n "$$DEAF" ]; then echo $$PPID >> "$$RAN.agents"; trap '' TERM; sleep 30; fi; \
+	for a in $$(cat "$$RAN.agents"); do ! kill -0 $$a 2>/dev/null || echo "$$a" >> "$$RAN.overlap"; done
+EOF
+	DEAF=1 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_GRACE=3
+	wait_for lines_at_least 2 "$RAN.agents"
+	# make and its sub-make die; the agents stop their deaf units, which
+	# takes them the grace period
+	kill -KILL "$(holder)" "$(pgrep -P "$BG_PID" make)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_WAIT=0
+	assert_contains "$stderr" "holds CORRAL_OUT; not waiting (CORRAL_WAIT=0)"
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_AGENTS=2
+	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
+	assert_no_file "$RAN.overlap"
+	assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
+}
+
+# lines_at_least N FILE: FILE holds N complete lines or more
+lines_at_least() {
+	[ -f "$2" ] && [ "$(wc -l < "$2")" -ge "$1" ]
+}
+
+# listing DIR: every path under DIR with its size and mtime
+listing() {
+	find "$1" -printf '%p %s %T@\n' | LC_ALL=C sort
+}
+
+@test "lock: make -n of any corral target runs nothing and writes nothing, not even a fresh CORRAL_OUT" {
+	project u01 u02
+	local goal before
+	for goal in corral-run corral-merge corral-rerun-failed corral-plan corral-clean; do
+		run -0 make -C proj -n "$goal"
+		assert_no_file proj/.corral
+		run -0 make -C proj -n -B "$goal"
+		assert_no_file proj/.corral
+	done
+	run -0 make -C proj -j2 corral-run
+	echo u03 >> proj/units.txt
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	for goal in corral-run corral-merge corral-rerun-failed corral-plan corral-clean; do
+		run -0 make -C proj -n "$goal"
+		run -0 make -C proj -n -B "$goal"
+		run -0 make -C proj -nk -j2 "$goal"
+	done
+	assert_equal "$before" "$(listing proj/.corral)"
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "lock: the clones agents of a killed run left are removed when the next run starts" {
+	project $(seq -f 'u%02g' 1 4)
+	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
+	wait_for ran_at_least 2
+	kill -KILL -- "-$BG_PID"
+	local p
+	for p in $(cat "$RAN.pids"); do kill -KILL -- "-$p" 2>/dev/null || true; done
+	# as an agent killed before its watchdog could remove its clone leaves it
+	mkdir -p proj/.corral/work/corral-0.OLD/tests && echo x > proj/.corral/work/corral-0.OLD/tests/a
+	run -0 ls proj/.corral/work
+	[ "${#lines[@]}" -ge 1 ] || flunk "no clone left"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_WAIT=0
+	run -0 ls -A proj/.corral/work
+	assert_output ""
+}
+
+@test "lock: corral-merge by hand into a CORRAL_OUT in use waits for the run, or with CORRAL_WAIT=0 refuses" {
+	project $(seq -f 'u%02g' 1 2)
+	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
+	wait_for ran_at_least 2
+	local out=$PWD/proj/.corral
+	CORRAL_WAIT=0 run -2 --separate-stderr corral-merge -u "$out/units" -o "$out" "$out/logs"
+	assert_equal "corral-merge: the run of pid $(holder) holds CORRAL_OUT '$out'; not waiting (CORRAL_WAIT=0)" "$stderr"
+	assert_no_file "$out/summary.json"
+	CORRAL_WAIT=0.2 run -2 --separate-stderr corral-merge "$out/logs"
+	assert_contains "$stderr" "corral-merge: waiting for the run holding CORRAL_OUT '$out' (pid $(holder))"
+	assert_no_file "$out/summary.json"
+}
+
+@test "lock: agents started by hand on one CORRAL_OUT share its lock and run side by side" {
+	mkdir -p out && : > out/.corral-out
+	printf 'a\n' > s0
+	printf 'b\n' > s1
+	# each unit waits (10 s at most) until both have started
+	local cmd='touch "$OUT/$CORRAL_UNIT.started"; i=0; while [ ! -e "$OUT/a.started" ] || [ ! -e "$OUT/b.started" ]; do [ $i -lt 100 ] || exit 1; i=$((i + 1)); sleep 0.1; done'
+	export OUT=$PWD
+	corral-run-slice -c "$cmd" -l out/logs 0 s0 3>&- &
+	local a=$! rc=0
+	CORRAL_WAIT=0 run -0 corral-run-slice -c "$cmd" -l out/logs 1 s1
+	wait "$a" || rc=$?
+	assert_equal 0 "$rc"
+}
+
+@test "lock: corral-lock refuses a directory that holds somebody else's files and creates nothing in it" {
+	mkdir theirs && echo mine > theirs/keep
+	run -2 --separate-stderr corral-lock theirs true
+	assert_equal "corral: CORRAL_OUT 'theirs' exists and was not made by corral; choose another" "$stderr"
+	run -0 ls -A theirs
+	assert_output "keep"
+}
+
+@test "lock: corral-lock makes the directory and its mark, holds the lock for COMMAND and its children, then lets go" {
+	run -0 corral-lock fresh sh -c 'CORRAL_WAIT=0 corral-lock fresh true && cat fresh/.lock && flock -n fresh/.lock true || echo held'
+	assert_equal "held" "${lines[1]}"
+	[ "${lines[0]}" -gt 0 ] || flunk "no pid in the lock file: ${lines[0]}"
+	assert_file_exists fresh/.corral-out
+	run -0 flock -n fresh/.lock true
+	run -0 corral-lock -h
+	assert_output "usage: corral-lock [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
+	run -2 --separate-stderr corral-lock fresh
+	run -127 --separate-stderr corral-lock fresh ./no-such-program
+	assert_equal "corral: cannot run './no-such-program': No such file or directory" "$stderr"
+}
+
+@test "lock: corral-lock -G counts a zombie as gone and runs nothing" {
+	perl -e 'my $p = fork; exit 0 unless $p; open my $f, ">", "zombie"; print $f "$p\n"; close $f; sleep 30' 3>&- &
+	local parent=$!
+	disown "$parent"
+	echo "$parent" >> bg.pids
+	wait_for test -s zombie
+	local z
+	z=$(cat zombie)
+	wait_for grep -q ') Z' "/proc/$z/stat"
+	run -0 kill -0 "$z"
+	run -2 --separate-stderr corral-lock -G "$z" out touch touched
+	assert_equal "corral: process $z, which the run hangs on, is gone; 'touch' not run" "$stderr"
+	assert_no_file touched
+	run -0 corral-lock -G "$parent" out touch touched
+	assert_file_exists touched
+}

@@ -1,0 +1,64 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-lock runs COMMAND holding the lock of the CORRAL_OUT DIR, as
+ * flock(1) would, for corral.mk: it makes DIR and its mark if need be
+ * (refusing a DIR that holds somebody else's files), waits for the run
+ * that holds the lock and says so once, or with -w 0 refuses at once,
+ * then execs COMMAND with the lock's descriptor open, so that COMMAND and
+ * everything it starts hold the lock until the last of them ends.  A lock
+ * passed down already is used as it is.  With -G, COMMAND runs only while
+ * process PID lives (a zombie does not): the engine asks that before each
+ * merge.  It speaks as "corral", the voice of corral.mk's engine.  Exit
+ * status: COMMAND's; 2 when the lock is refused or PID is gone; 126 or
+ * 127 when COMMAND cannot be run.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void
+usage(FILE *fp, int status)
+{
+	fprintf(fp, "usage: corral-lock [-G PID] [-w SECONDS] DIR COMMAND "
+	    "[ARG...]\n");
+	exit(status);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct corral_lock l;
+	struct corral_err err;
+	const char *wait = NULL;
+	long long guard = 0;
+	int c;
+
+	corral_setprogname("corral");
+	while ((c = getopt(argc, argv, "+G:hw:")) != -1) {
+		switch (c) {
+		case 'G':
+			if (corral_strtonum(optarg, 1, INT_MAX, &guard, "-G",
+			    &err) < 0)
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			break;
+		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'w': wait = optarg; break;
+		default: usage(stderr, CORRAL_EXIT_ERR);
+		}
+	}
+	if (argc - optind < 2 || !*argv[optind])
+		usage(stderr, CORRAL_EXIT_ERR);
+	xlock(&l, argv[optind], CORRAL_LOCK_CREATE, wait, "CORRAL_OUT");
+	if (guard && !corral_pid_alive((pid_t)guard))
+		corral_die(CORRAL_EXIT_ERR, "process %lld, which the run hangs "
+		    "on, is gone; '%s' not run", guard, argv[optind + 1]);
+	if (corral_lock_pass(&l, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	execvp(argv[optind + 1], argv + optind + 1);
+	corral_die(errno == ENOENT ? 127 : 126, "cannot run '%s':",
+	    argv[optind + 1]);
+}
