@@ -400,3 +400,103 @@ FORGE
 	tell "rounds with forged lines $tried of 6, with a log refused $refused"
 	[ "$tried" -ge 3 ] || flunk "the forger found a failure to forge in only $tried of 6 rounds"
 }
+
+# --- runs that overlap ---------------------------------------------------------
+
+# start NAME TARGET...: make TARGET... on the project in a session of its
+# own, in the background, after a nap of $NAP ms; output in NAME.out,
+# status in NAME.rc; its pid in NAME.pid
+start() {
+	local name=$1
+	shift
+	rm -f "$name.rc"
+	setsid sh -c 'sleep "$1"; shift; make -C proj "$@" > "$0.out" 2>&1
+		echo $? > "$0.rc"' "$name" \
+		"$(awk -v ms="$NAP" 'BEGIN { printf "%.3f", ms / 1000 }')" "$@" \
+		3>&- &
+	echo $! > "$name.pid"
+}
+
+# finish NAME: wait (60 s at most) until NAME ended
+finish() {
+	local end=$((SECONDS + 60))
+	while [ ! -s "$1.rc" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.05; done
+	[ -s "$1.rc" ] || {
+		kill -KILL -- "-$(cat "$1.pid")" 2>/dev/null
+		flunk "'$1' did not end within 60 s: $(tail -5 "$1.out")"
+	}
+}
+
+# one_generation OUT POP IDS: OUT holds one result generation: complete,
+# exactly once, its summary agreeing with its files, every record from
+# one of the runs in the JSON array IDS, all successes of one run and all
+# failures of one run (the successes' run, or a corral-rerun-failed that
+# came after it), never the records of two runs side by side
+one_generation() {
+	local s f sum runs
+	s=$(logical "$1" successes.jsonl)
+	f=$(logical "$1" failures.jsonl)
+	sum=$(logical "$1" summary.json)
+	jq -e --argjson ids "$3" '.run as $r | $ids | index($r) != null' \
+		"$sum" >/dev/null || { echo "summary of another run: $(jq -c .run "$sum")"; return 1; }
+	check_result "$1" "$2" "$(jq -r .run "$sum")" 3 "$3" || return 1
+	runs=$(jq -r .run "$s" | sort -u | tr '\n' ' ')
+	[ "$(echo $runs | wc -w)" -le 1 ] || { echo "successes of runs $runs"; return 1; }
+	runs=$(jq -r .run "$f" | sort -u | tr '\n' ' ')
+	[ "$(echo $runs | wc -w)" -le 1 ] || { echo "failures of runs $runs"; return 1; }
+}
+
+# What overlaps: a target, and its option after a colon
+OVERLAP_TARGETS="corral-run:-k corral-run:-B corral-merge:-k corral-rerun-failed:-k corral-clean:-k"
+
+@test "faults: 20 pairs of corral-run, -B, corral-merge, corral-rerun-failed and corral-clean started at varied moments on one CORRAL_OUT serialise, or the second refuses with CORRAL_WAIT=0: one generation of one run, then a re-run completes every unit exactly once" {
+	# round-robin: every slice holds a failing unit, so every run runs
+	# every slice, and a generation is the records of one run (and of a
+	# re-run of its failures)
+	fproject 16 'CORRAL_SPLIT = roundrobin' 'CORRAL_AGENTS = 4'
+	export RAN=$PWD/ran
+	local out=proj/.corral round a b ida idb nap wait0 got ids waited=0 refused=0
+	local -a targets=($OVERLAP_TARGETS)
+	run -2 make -C proj -j4 corral-run MOD=3 CORRAL_RUN=r0
+	ids='"r0"'
+	for round in $(seq 1 20); do
+		: > "$RAN"
+		a=${targets[RANDOM % 5]}
+		b=${targets[RANDOM % 5]}
+		ida=a$round idb=b$round
+		NAP=0 start A -j4 ${a#*:} ${a%%:*} MOD=3 CORRAL_RUN=$ida
+		nap=$(rand 0 250)
+		# one time in four the second does not wait
+		wait0=; [ $((RANDOM % 4)) -ne 0 ] || wait0=CORRAL_WAIT=0
+		NAP=$nap start B -j4 ${b#*:} ${b%%:*} MOD=3 CORRAL_RUN=$idb $wait0
+		local story="round $round: ${a/:/ } and, $nap ms later, ${b/:/ } $wait0"
+		finish A
+		finish B
+		settle "$PWD/proj"
+		grep -q 'waiting for the run holding CORRAL_OUT' A.out B.out &&
+			waited=$((waited + 1))
+		ids="$ids,\"$ida\""
+		if grep -q 'not waiting (CORRAL_WAIT=0)' B.out; then
+			# refused at once, exit 2, and nothing of it in the result
+			[ "$(cat B.rc)" = 2 ] || flunk "$story: refused, yet exit $(cat B.rc)"
+			refused=$((refused + 1))
+			waited=$((waited + 1))
+		else
+			ids="$ids,\"$idb\""
+		fi
+		if [ -e "$out/summary.json" ]; then
+			got=$(one_generation "$out" pop "[$ids]") ||
+				flunk "$story: $got" "A ($(cat A.rc)): $(tail -5 A.out)" \
+					"B ($(cat B.rc)): $(tail -5 B.out)"
+		fi
+		got=$(sort "$RAN" | uniq -d | head -3)
+		[ -z "$got" ] || flunk "$story: units run twice by one run: $got"
+		run make -C proj -j4 corral-run MOD=3 CORRAL_RUN=after$round
+		got=$(check_result "$out" pop "after$round" 3 "[\"after$round\"]") ||
+			flunk "$story: the run after: $got" "${output:0:2000}"
+		no_leftovers "$out"
+		ids="\"after$round\""
+	done
+	tell "pairs in which one waited for the other or refused: $waited of 20 ($refused refused)"
+	[ "$waited" -ge 3 ] || flunk "only $waited of 20 pairs overlapped"
+}
