@@ -295,7 +295,7 @@ small_fs() {
 # leave_free BYTES: fill MNT up to BYTES (rounded to pages) left free
 leave_free() {
 	rm -f "$MNT/filler"
-	dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null || true
+	dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null || true
 	truncate -s "-$1" "$MNT/filler"
 }
 
@@ -309,33 +309,48 @@ names_enospc() {
 	flunk "-- no error names the full file system --" "stderr : ${1:0:2000}" "--"
 }
 
-@test "faults: a full file system under CORRAL_OUT, at varied fill levels, leaves the old result or a complete new one and names ENOSPC; once space is freed a re-run completes every unit exactly once" {
+@test "faults: a full file system under CORRAL_OUT, filled so that agents or the merge run out at varied points, leaves the old result or a complete new one and names ENOSPC; once space is freed a re-run completes every unit exactly once" {
 	small_fs 1m
 	fproject 24 "CORRAL_OUT = $MNT/out"
-	local out=$MNT/out round mod=3 pad free got st starved=0 old=0 new=0
-	PAD=2000 run -2 make -C proj -j3 corral-run MOD=3 CORRAL_RUN=first
+	local out=$MNT/out round mod=3 pad=2000 free got st what runs
+	local starved=0 old=0 new=0 merges=0
+	PAD=$pad run -2 make -C proj -j3 corral-run MOD=3 CORRAL_RUN=first
 	run -0 check_result "$out" pop first 3 '["first"]'
-	for round in $(seq 1 10); do
+	runs='"first"'
+	for round in $(seq 1 12); do
 		save_result "$out" old
-		mod=$((mod == 3 ? 5 : 3))
-		pad=$(rand 4000 16000)
-		# from nothing free to about what a run needs, a band a round
-		free=$(rand $(((round - 1) * 4000)) $((round * 4000)))
+		if [ $((round % 3)) -eq 0 ]; then
+			# the merge alone: its temporaries, then history
+			free=$(rand 0 $((round == 3 ? 3000 : 12000)))
+			what="corral-merge, $free bytes free"
+		else
+			# a new generation; agents and the merge: from nothing free
+			# to about what a run needs, a band a round
+			mod=$((mod == 3 ? 5 : 3)) runs=
+			pad=$(rand 4000 16000)
+			free=$(rand $(((round - 1) * 4000)) $((round * 4000)))
+			what="corral-run, $free bytes free, $pad bytes of output a unit"
+		fi
 		leave_free "$free"
-		PAD=$pad run --separate-stderr make -C proj -j3 corral-run MOD=$mod CORRAL_RUN=new$round
+		if [ -z "$runs" ]; then
+			PAD=$pad run --separate-stderr make -C proj -j3 corral-run \
+				MOD=$mod CORRAL_RUN=new$round
+			runs="\"new$round\""
+		else
+			run --separate-stderr make -C proj corral-merge MOD=$mod \
+				CORRAL_RUN=new$round
+		fi
 		st=$status
 		settle "$PWD/proj"
-		local story="round $round (${free} bytes free, $pad bytes of output a unit, status $st)"
+		local story="round $round ($what, status $st)"
 		if same_result "$out" old; then
 			old=$((old + 1))
 			names_enospc "$stderr" ||
 				flunk "$story: the old result stayed, yet no error is named"
 		else
-			got=$(check_result "$out" pop "new$round" $mod "[\"new$round\"]" 1) ||
+			got=$(check_result "$out" pop "new$round" $mod "[$runs]" 1) ||
 				flunk "$story: neither the old result nor a complete new one: $got" \
-					"stderr: $(grep -v "is missing\|^corral: \[" <<<"$stderr" | head -c 3000)" \
-					"successes: $(jq -c '{unit, ok, status, run}' "$(logical "$out" successes.jsonl)" | head -30)" \
-					"$(ls -la "$out" "$out/logs")"
+					"stderr: $(grep -v "is missing\|^corral: \[" <<<"$stderr" | head -c 3000)"
 			new=$((new + 1))
 			if jq -e '.missing > 0' "$(logical "$out" summary.json)" >/dev/null; then
 				names_enospc "$stderr" ||
@@ -343,16 +358,19 @@ names_enospc() {
 			fi
 		fi
 		case $stderr in *"No space left on device"*|*"I/O error"*)
-			starved=$((starved + 1)) ;;
+			starved=$((starved + 1))
+			case $what in corral-merge*) merges=$((merges + 1)) ;; esac ;;
 		esac
 		rm -f "$MNT/filler"
 		PAD=$pad run make -C proj -j3 corral-run MOD=$mod CORRAL_RUN=re$round
-		got=$(check_result "$out" pop "re$round" $mod "[\"new$round\",\"re$round\"]") ||
+		runs="$runs,\"re$round\""
+		got=$(check_result "$out" pop "re$round" $mod "[$runs]") ||
 			flunk "$story: the re-run with space: $got" "its output: ${output:0:3000}"
 		no_leftovers "$out"
 	done
-	tell "starved runs $starved of 10: the old result stayed $old times, a new one came $new times"
-	[ "$starved" -ge 3 ] || flunk "only $starved of 10 runs ran out of space"
+	tell "starved runs $starved of 12 ($merges merges alone): the old result stayed $old times, a new one came $new times"
+	[ "$starved" -ge 4 ] || flunk "only $starved of 12 runs ran out of space"
+	[ "$merges" -ge 1 ] || flunk "no merge alone ran out of space"
 }
 
 # --- units that forge ------------------------------------------------------------
