@@ -175,7 +175,8 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 	rm -f $@.raw && $(__corral_filechk)
 
 # Checked on every run, rewritten only when a part changed.  A part that
-# escapes leaves no manifest, and the slice then reports the refusal.
+# escapes leaves no manifest; the slice still runs, and reports the refusal
+# (a unit named '..' fails alone).
 %.manifest: %.parts FORCE
 	$(__corral_Q)$(__corral_B)corral-checkout -m $@ -p $< \
 		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
@@ -243,9 +244,12 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_B)corral-lock \
 # The digest of everything the units depend on, recorded with each result
 # so that a failure followed by a pass on the same inputs reads as flaky.
 # (The manifests come from the prerequisites, never a $(wildcard) in the
-# recipe: make's directory cache would miss the ones made in this run.)
+# recipe: make's directory cache would miss the ones made in this run.  A
+# slice with a refused part has none.)
 $(__corral_O)/inputs: FORCE $(__corral_O)/cmd
-	$(__corral_Q)cat $(__corral_O)/cmd $(sort $(filter %.manifest,$^)) | \
+	$(__corral_Q){ cat $(__corral_O)/cmd; \
+		for m in $(sort $(filter %.manifest,$^)); do \
+			[ ! -e $$m ] || cat $$m; done; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
 
 # The merge: the only writer of the shared files, over the main layer and

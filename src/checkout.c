@@ -798,6 +798,34 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 	return rc;
 }
 
+/*
+ * Whatever is at dest was put there by someone else (a unit that removed
+ * or replaced its clone), and dest is a name the caller made its own: it
+ * may go, but a directory mounted there is never entered.
+ */
+int
+corral_clone_renew(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_err *err)
+{
+	struct stat st, up;
+	char *parent;
+	int other;
+
+	if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!(parent = corral_path_join(dest, "..")))
+			return corral_err_set(err, errno, "checkout");
+		other = stat(parent, &up) == 0 && up.st_dev != st.st_dev;
+		free(parent);
+		if (other)
+			return corral_err_set(err, 0, "'%s' is a mount point; "
+			    "not removing it", dest);
+	}
+	if (corral_remove_tree(dest, err) < 0)
+		return -1;
+	return corral_checkout(src, parts, exclude, dest, NULL, err);
+}
+
 /* The path of a manifest line: after "- ", or after the four fields. */
 static const char *
 manifest_path(const char *line)

@@ -654,6 +654,7 @@ struct corral_record {
 	const char *run;	/* the run id */
 	const char *output;	/* path of the captured output, or NULL */
 	const char *inputs;	/* digest of what the unit depended on */
+	long stray;		/* processes it left, killed; 0: no such key */
 };
 
 /*
@@ -835,6 +836,16 @@ int corral_checkout(const char *src, const struct corral_strv *parts,
  * removed).  Symlinks inside are removed, never followed.
  */
 int corral_clone_remove(const char *dest, struct corral_err *err);
+
+/*
+ * Check out dest again after something else removed or replaced it: remove
+ * whatever is at dest now (a file, a symlink, never followed, or a
+ * directory, clone or not, but not one on another file system), then
+ * corral_checkout.  0, or -1 with err set.
+ */
+int corral_clone_renew(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_err *err);
 
 /*
  * The manifest of what corral_checkout would copy, without copying: one
@@ -1057,6 +1068,9 @@ struct corral_run {
 	const struct corral_strv *exclude;	/* may be NULL */
 	const char *workroot;	/* the clone is made under it */
 	const char *inputs;	/* recorded in each record; may be NULL */
+	const struct corral_strv *units;	/* the slice (may be NULL): a
+					   refused part that is one of them
+					   fails that unit alone */
 	int keep;		/* leave the clone in place */
 
 	/* Time, attempts, resources: 0 means none (no limit, no retry). */
@@ -1078,6 +1092,8 @@ struct corral_run {
 	char *clone;		/* the clone's absolute path, once made */
 	size_t failed;		/* units whose final record says ok false */
 	int guard_gone;		/* the run stopped because guard ended */
+	struct corral_strv refused;	/* units whose own part was refused */
+	struct corral_strv refusal;	/* why, for each of them */
 
 	/* Private to run.c. */
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
@@ -1090,6 +1106,12 @@ struct corral_run {
 	int guardfd;		/* a pidfd of guard, or -1 */
 	pid_t watchdog;
 	struct corral_strv env;	/* the units' environment */
+	struct corral_strv cloned;	/* the parts checked out */
+	dev_t clone_dev;	/* the clone as checked out, to tell when a */
+	ino_t clone_ino;	/* unit removed or replaced it */
+	int reaper;		/* orphans of units come to this process */
+	pid_t *inherited;	/* children it had before any unit ran */
+	size_t ninherited;
 	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */
 	struct corral_buf line;	/* the record being written */
 	long long slice_end;	/* monotonic ms when time is up, or 0 */
@@ -1106,12 +1128,16 @@ void corral_run_init(struct corral_run *r);
 /*
  * Get ready to run: create LOGDIR/agent-ID/, remove the agent's old log
  * (agent-ID.jsonl and .part) and old outputs (N.out, N.note, N.A.out,
- * N.A.note; nothing else), check out the clone into a fresh directory under workroot, start
+ * N.A.note; nothing else), become a child subreaper (so that whatever a
+ * unit leaves running comes back to this process when it detaches), check
+ * out the clone into a fresh directory under workroot, start
  * the watchdog (a process forked once, in a process group of its own,
  * that kills the running unit's group and removes the clone if this
  * process dies without finishing), then open agent-ID.jsonl.part.  Each
- * part missing from src is appended to missing (may be NULL).  0, or -1
- * with err set; nothing is left at the final log name either way.
+ * part missing from src is appended to missing (may be NULL).  A refused
+ * part that is one of r->units is left out of the clone and only that
+ * unit fails (an "error" record); any other refused part is an error.  0,
+ * or -1 with err set; nothing is left at the final log name either way.
  */
 int corral_run_start(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err);
@@ -1122,12 +1148,15 @@ int corral_run_start(struct corral_run *r, struct corral_strv *missing,
  * into LOGDIR/agent-ID/N.out (N.A.out for attempt A > 1; capped at
  * output_max bytes, head and tail kept with a marker between), and append
  * its record to the .part with one write(2) when it ends; whatever the
- * unit left in its process group is then killed.  A unit past its time
- * gets SIGTERM, its whole group SIGKILL grace_ms later, and the status
- * "timeout".  A failed attempt is retried up to retries times (not for
- * the exit codes in no_retry), each attempt its own record; a pass after
- * a failure is "flaky".  Once the slice's or the run's time is up, the
- * units left get "not-run" records.  A unit's failure is its record, not
+ * unit left running, in its process group or detached from it, is then
+ * killed and counted in the record ("stray"), and a clone the unit
+ * removed or replaced is checked out again before the next one.  A unit
+ * past its time gets SIGTERM, its whole group SIGKILL grace_ms later, and
+ * the status "timeout".  A failed attempt is retried up to retries times
+ * (not for the exit codes in no_retry), each attempt its own record; a
+ * pass after a failure is "flaky".  Once the slice's or the run's time is
+ * up, the units left get "not-run" records; a unit whose own part was
+ * refused gets an "error" record.  A unit's failure is its record, not
  * an error.  Returns 0 when every unit ran; -1 with err set when the log
  * or an output could not be written, or when a forwarded signal stopped
  * the slice (corral_run_caught() tells which; the unit in flight then

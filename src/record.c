@@ -2,7 +2,8 @@
 /*
  * record.c writes one result record as one JSON line.  Keys come in a fixed
  * order with the original's five first, so two equal records are equal
- * bytes and a merge can pass lines through untouched.
+ * bytes and a merge can pass lines through untouched.  "stray" is written
+ * only when a unit left processes running.
  *
  * It also seals an agent's log.  A seal is one line,
  * {"corral_seal":{"records":N,"sha256":"HEX"}}, where N counts the record
@@ -67,7 +68,8 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 	    add_int(b, "attempt", r->attempt) < 0 ||
 	    add_str(b, "run", r->run) < 0 ||
 	    add_str(b, "output", r->output) < 0 ||
-	    add_str(b, "inputs", r->inputs) < 0)
+	    add_str(b, "inputs", r->inputs) < 0 ||
+	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0))
 		return -1;
 	return corral_buf_addstr(b, "}\n");
 }

@@ -11,11 +11,16 @@
  * agent-ID.jsonl.part, lets the next agent of a killed slice resume after
  * the units it finished.  Only a slice that ran to its end gets its
  * sealed log at agent-ID.jsonl: a log under the final name is always
- * complete, and a crash loses at most the unit in flight.  When a unit ends, whatever it left running in its
- * process group is killed.  A watchdog, forked once per slice into a
- * process group of its own, does the same for the running unit and
- * removes the clone if this process is killed outright (SIGKILL), which
- * no signal handler can catch.  When the run has a guard (the make that
+ * complete, and a crash loses at most the unit in flight.  The agent is a
+ * child subreaper, so whatever a unit starts stays in reach when it
+ * detaches (setsid, a double fork, daemon(3)): when a unit ends, every
+ * process it left running is killed and reaped, and the record counts
+ * them.  A unit whose own path cannot be checked out fails alone, and a
+ * clone a unit removed or replaced is checked out again before the next
+ * unit.  A watchdog, forked once per slice into a process group of its
+ * own, kills the running unit's group and removes the clone if this
+ * process is killed outright (SIGKILL), which no signal handler can
+ * catch.  When the run has a guard (the make that
  * started it), the agent watches it too: a guard killed outright leaves
  * no agent or unit running on behalf of a run nobody waits for.
  */
@@ -33,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -53,6 +59,12 @@
 #define IOBUF_SIZE	65536
 /* How often a guard is looked at where the kernel has no pidfd, in ms. */
 #define GUARD_POLL_MS	250
+/* How many children are killed (and then reaped) at a time. */
+#define STRAY_BATCH	64
+/* The most children the agent may have before any unit runs. */
+#define INHERITED_MAX	1024
+/* The most children looked at in one pass. */
+#define CHILDREN_MAX	(INHERITED_MAX + STRAY_BATCH)
 
 extern char **environ;
 
@@ -72,6 +84,8 @@ struct outcome {
 	char signame[32];
 	long long ms;
 	struct corral_buf note;
+	long strays;		/* processes left running, killed after it */
+	int renewed;		/* it removed or replaced its clone */
 };
 
 int
@@ -326,6 +340,171 @@ guard_check(struct corral_run *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* Strays                                                               */
+
+/*
+ * As a child subreaper the agent gets every orphan among its descendants:
+ * a process a unit detached (setsid, a double fork out of its group,
+ * daemon(3)) becomes the agent's child as soon as its parent ends.  So
+ * once a unit's main process has ended, the agent's children other than
+ * that process, the watchdog and those it had before any unit ran are
+ * exactly what the unit left running.
+ */
+
+/*
+ * Up to max children of this process, from the kernel's list of each of
+ * its threads.  -1 when /proc cannot tell.
+ */
+static long
+read_children(pid_t *out, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	FILE *fp;
+	long pid, n = 0;
+
+	if (!(d = opendir("/proc/self/task")))
+		return -1;
+	while ((size_t)n < max && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.20s/children",
+		    de->d_name);
+		if (!(fp = fopen(path, "re")))
+			continue;
+		while ((size_t)n < max && fscanf(fp, "%ld", &pid) == 1)
+			out[n++] = (pid_t)pid;
+		fclose(fp);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Up to max children, from the parent field of every process in /proc. */
+static long
+scan_children(pid_t *out, size_t max)
+{
+	char path[64], stat[512], *p;
+	struct dirent *de;
+	long ppid, n = 0;
+	ssize_t len;
+	DIR *d;
+	int fd;
+
+	if (!(d = opendir("/proc")))
+		return -1;
+	while ((size_t)n < max && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, stat, sizeof(stat) - 1);
+		close(fd);
+		stat[len > 0 ? len : 0] = '\0';
+		/* "PID (COMM) STATE PPID ...", and COMM may hold ')'. */
+		if ((p = strrchr(stat, ')')) &&
+		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == getpid())
+			out[n++] = (pid_t)atol(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static long
+list_children(const struct corral_run *r, pid_t *out, size_t max)
+{
+	return r->reaper == 'c' ? read_children(out, max) :
+	    scan_children(out, max);
+}
+
+/* Whether pid is not a unit's leftover: the unit itself or the agent's. */
+static int
+is_agents(const struct corral_run *r, pid_t pid, pid_t unit)
+{
+	size_t i;
+
+	if (pid == unit || pid == r->watchdog)
+		return 1;
+	for (i = 0; i < r->ninherited; i++)
+		if (r->inherited[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Become a subreaper, and remember the children that are no unit's. */
+static int
+become_reaper(struct corral_run *r, struct corral_err *err)
+{
+	char path[64];
+	pid_t kids[INHERITED_MAX];
+	long n;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return 0;	/* before Linux 3.4: the unit's group only */
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
+	    (long)getpid());
+	r->reaper = access(path, R_OK) == 0 ? 'c' : 'p';
+	if ((n = list_children(r, kids, INHERITED_MAX)) <= 0)
+		return 0;
+	if (!(r->inherited = malloc((size_t)n * sizeof(*kids))))
+		return corral_err_set(err, ENOMEM, "cannot start");
+	memcpy(r->inherited, kids, (size_t)n * sizeof(*kids));
+	r->ninherited = (size_t)n;
+	return 0;
+}
+
+/* Whether pid has ended already (a zombie), without reaping it. */
+static int
+has_ended(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 && si.si_pid == pid;
+}
+
+/*
+ * Kill and reap every process the unit left, over and over, since a
+ * dying process's children come back as new orphans and a process can
+ * fork until its SIGKILL lands.  Returns how many were still running and
+ * died of this SIGKILL: not those of the unit's group when a timeout's
+ * SIGKILL reached the group already (group_killed).
+ */
+static long
+kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
+{
+	pid_t kids[CHILDREN_MAX], strays[STRAY_BATCH];
+	int sent[STRAY_BATCH], status;
+	long n, i, k, killed = 0;
+
+	for (;;) {
+		if ((n = list_children(r, kids, CHILDREN_MAX)) <= 0)
+			break;
+		for (i = k = 0; i < n && k < STRAY_BATCH; i++)
+			if (!is_agents(r, kids[i], unit))
+				strays[k++] = kids[i];
+		if (k == 0)
+			break;
+		for (i = 0; i < k; i++)
+			sent[i] = !has_ended(strays[i]) &&
+			    kill(strays[i], SIGKILL) == 0 &&
+			    !(group_killed && getpgid(strays[i]) == unit);
+		for (i = 0; i < k; i++) {
+			status = 0;
+			while (waitpid(strays[i], &status, 0) < 0 &&
+			    errno == EINTR)
+				;
+			killed += sent[i] && WIFSIGNALED(status) &&
+			    WTERMSIG(status) == SIGKILL;
+		}
+	}
+	return killed;
+}
+
+/* ------------------------------------------------------------------ */
 /* Getting ready                                                        */
 
 void
@@ -440,6 +619,116 @@ prepare_logdir(struct corral_run *r, struct corral_err *err)
 	return 0;
 }
 
+/* Which directory the clone is, to tell when a unit replaced it. */
+static int
+remember_clone(struct corral_run *r, struct corral_err *err)
+{
+	struct stat st;
+
+	if (lstat(r->clone, &st) < 0)
+		return corral_err_set(err, errno, "cannot stat '%s'", r->clone);
+	r->clone_dev = st.st_dev;
+	r->clone_ino = st.st_ino;
+	return 0;
+}
+
+static int
+is_unit(const struct corral_run *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; r->units && i < r->units->n; i++)
+		if (!strcmp(r->units->v[i], name))
+			return 1;
+	return 0;
+}
+
+/* Note that unit's own part was refused, and why. */
+static int
+refuse_unit(struct corral_run *r, const char *unit,
+    const struct corral_err *why)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc;
+
+	rc = corral_buf_addf(&b, "%s%s%s", why->msg,
+	    why->errnum ? ": " : "", why->errnum ? strerror(why->errnum) : "");
+	if (rc == 0 && (rc = corral_strv_add(&r->refused, unit)) == 0)
+		rc = corral_strv_addn(&r->refusal, b.data, b.len);
+	corral_buf_release(&b);
+	return rc;
+}
+
+/*
+ * The parts to check out: every part that is not refused.  A refused
+ * part that is a unit of the slice (corral.mk lists a unit that is a path
+ * as a part) fails only that unit; any other refused part, which all
+ * units may need, fails the slice.
+ */
+static int
+sort_parts(struct corral_run *r, struct corral_err *err)
+{
+	struct corral_err why;
+	const char *p;
+	char *real;
+	size_t i;
+	int rc;
+
+	if (!(real = realpath(r->src, NULL)))
+		return corral_err_set(err, errno, "cannot open '%s'", r->src);
+	free(real);
+	for (i = 0; r->parts && i < r->parts->n; i++) {
+		p = r->parts->v[i];
+		if (corral_part_check(r->src, p, &why) == 0)
+			rc = corral_strv_add(&r->cloned, p);
+		else if (is_unit(r, p))
+			rc = refuse_unit(r, p, &why);
+		else
+			return corral_err_set(err, why.errnum, "%s", why.msg);
+		if (rc < 0)
+			return corral_err_set(err, ENOMEM, "cannot start");
+	}
+	return 0;
+}
+
+/* Why unit was not checked out, or NULL when it was. */
+static const char *
+refusal_of(const struct corral_run *r, const char *unit)
+{
+	size_t i;
+
+	for (i = 0; i < r->refused.n; i++)
+		if (!strcmp(r->refused.v[i], unit))
+			return r->refusal.v[i];
+	return NULL;
+}
+
+/*
+ * Before the next unit: when this one removed or replaced its clone
+ * (rm -rf "$CORRAL_WORKDIR", mv), check it out again at the same path.
+ * 1 when it did, 0 when the clone is the one checked out, -1 with err.
+ */
+static int
+clone_check(struct corral_run *r, struct corral_err *err)
+{
+	struct stat st;
+	char *mark;
+	int intact;
+
+	if (!(mark = corral_path_join(r->clone, CORRAL_CLONE_MARK)))
+		return corral_err_set(err, ENOMEM, "cannot run a unit");
+	intact = lstat(r->clone, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_dev == r->clone_dev && st.st_ino == r->clone_ino &&
+	    lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
+	free(mark);
+	if (intact)
+		return 0;
+	if (corral_clone_renew(r->src, &r->cloned, r->exclude, r->clone,
+	    err) < 0 || remember_clone(r, err) < 0)
+		return -1;
+	return 1;
+}
+
 /*
  * Check out into a fresh directory WORKROOT/corral-ID.XXXXXX, made by
  * mkdtemp so that no two agents (nor two runs of one) share it, which
@@ -468,14 +757,14 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
 		corral_buf_release(&t);
 		return rc;
 	}
-	if (corral_checkout(r->src, r->parts, r->exclude, t.data, missing,
+	if (corral_checkout(r->src, &r->cloned, r->exclude, t.data, missing,
 	    err) < 0) {
 		rmdir(t.data);
 		corral_buf_release(&t);
 		return -1;
 	}
 	r->clone = t.data;
-	return 0;
+	return remember_clone(r, err);
 }
 
 static int
@@ -581,7 +870,8 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 {
 	prepare_limits(r);
 	guard_open(r);
-	if (prepare_logdir(r, err) < 0 || make_clone(r, missing, err) < 0 ||
+	if (prepare_logdir(r, err) < 0 || become_reaper(r, err) < 0 ||
+	    sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    watchdog_start(r, err) < 0 || make_env(r, err) < 0)
 		return -1;
 	r->rl.dir = r->logsdir;
@@ -885,6 +1175,7 @@ struct waiting {
 	int why;		/* 't': its timeout, 'T': the slice's, 'd': the run's */
 	long long kill_at;	/* after SIGTERM, when SIGKILL follows */
 	int sent;		/* 0, SIGTERM or SIGKILL */
+	long strays;		/* processes left running, killed at its end */
 };
 
 /* Read what the pipe holds now into c; EOF closes it. */
@@ -1001,9 +1292,9 @@ drain_rest(struct waiting *w, struct capture *c)
 
 /*
  * Wait for the unit, taking its output and enforcing its deadline, then
- * kill what is left of its process group before reaping it: until then
- * the group's id cannot be reused, so the kill reaches only the unit's
- * own leftovers.
+ * kill whatever it left running, in its process group or detached from
+ * it, before reaping it: until then the group's id cannot be reused, so
+ * the kill reaches only the unit's own leftovers.
  */
 static int
 wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
@@ -1037,6 +1328,8 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 		drain(w, c);
 	}
 	unit_pgid = 0;
+	if (r->reaper)
+		w->strays = kill_strays(r, w->pid, w->sent == SIGKILL);
 	kill(-w->pid, SIGKILL);
 	drain_rest(w, c);
 	while (waitpid(w->pid, status, 0) < 0)
@@ -1199,6 +1492,27 @@ describe_limit(struct corral_run *r, struct outcome *o, int status)
 	return 0;
 }
 
+/*
+ * The signal a shell's exit status 128 + N reports its child killed by,
+ * when that signal means a crash: one whose default action is a core dump
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGQUIT,
+ * SIGXCPU, SIGXFSZ), or SIGKILL (the OOM killer).  0 otherwise: after
+ * SIGTERM, SIGINT, SIGHUP or SIGPIPE a program often exits 128 + N
+ * itself, having cleaned up, and that is an exit code like any other.
+ */
+static int
+shell_crash(int code)
+{
+	static const int crash[] = { SIGQUIT, SIGILL, SIGTRAP, SIGABRT,
+	    SIGBUS, SIGFPE, SIGKILL, SIGSEGV, SIGSYS, SIGXCPU, SIGXFSZ };
+	size_t i;
+
+	for (i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+		if (code == 128 + crash[i])
+			return crash[i];
+	return 0;
+}
+
 /* Fill o from how the unit ended; spawn_err != 0: it never started. */
 static int
 describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
@@ -1235,6 +1549,13 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 	o->status = "fail";
 	if ((rc = describe_limit(r, o, status)) != 0)
 		return rc < 0 ? -1 : add_last_line(&o->note, outfd);
+	if ((sig = shell_crash(o->exit_code))) {
+		o->status = "crash";
+		o->signal = signal_name(sig, o->signame);
+		return corral_buf_addf(&o->note, "CRASH: signal %d (%s), "
+		    "reported by the shell as exit %d", sig, o->signal,
+		    o->exit_code);
+	}
 	if (corral_buf_addf(&o->note, "FAIL: exit %d", o->exit_code) < 0)
 		return -1;
 	return add_last_line(&o->note, outfd);
@@ -1276,12 +1597,17 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.run = r->run;
 	rec.output = o->out.data;
 	rec.inputs = r->inputs;
+	rec.stray = o->strays;
 	return write_record(r, &rec, final, err);
 }
 
-/* The record of a unit that the slice's or the run's time left unrun. */
+/*
+ * The record of a unit that never ran: refused (why says why; status
+ * "error", attempt 1), else left unrun by the slice's or the run's time.
+ */
 static int
-append_not_run(struct corral_run *r, const char *unit, struct corral_err *err)
+append_unrun(struct corral_run *r, const char *unit, const char *why,
+    struct corral_err *err)
 {
 	struct corral_buf note = CORRAL_BUF_INIT;
 	struct corral_record rec;
@@ -1289,7 +1615,9 @@ append_not_run(struct corral_run *r, const char *unit, struct corral_err *err)
 	int rc;
 
 	corral_seconds_format(r->slice_ms, limit);
-	if (r->slice_why == 'T')
+	if (why)
+		rc = corral_buf_addf(&note, "ERROR: not checked out: %s", why);
+	else if (r->slice_why == 'T')
 		rc = corral_buf_addf(&note, "NOT-RUN: the slice's time limit "
 		    "(%s) ran out", limit);
 	else
@@ -1304,8 +1632,9 @@ append_not_run(struct corral_run *r, const char *unit, struct corral_err *err)
 	rec.unit = unit;
 	rec.note = note.data;
 	rec.at = at;
-	rec.status = "not-run";
+	rec.status = why ? "error" : "not-run";
 	rec.exit_code = -1;
+	rec.attempt = why ? 1 : 0;
 	rec.run = r->run;
 	rec.inputs = r->inputs;
 	rc = write_record(r, &rec, 1, err);
@@ -1367,6 +1696,7 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 	if (caught)
 		return 0;
 	o->why = w.why;
+	o->strays = w.strays;
 	if (describe(r, o, e, status, &w, c->fd) < 0 ||
 	    (rc = read_note(notepath, &own)) < 0)
 		rc = corral_err_set(err, ENOMEM, "cannot run a unit");
@@ -1457,6 +1787,21 @@ make_flaky(struct outcome *o, const struct corral_buf *first, int attempt)
 	    "attempt 1: %s", attempt, first->data ? first->data : "");
 }
 
+/* What the agent cleaned up after the attempt, at the end of its note. */
+static int
+add_aftermath(struct outcome *o)
+{
+	int rc = 0;
+
+	if (o->strays)
+		rc |= corral_buf_addf(&o->note, "; killed %ld process%s left "
+		    "running", o->strays, o->strays == 1 ? "" : "es");
+	if (o->renewed)
+		rc |= corral_buf_addstr(&o->note, "; it removed or replaced "
+		    "its clone, checked out again");
+	return rc;
+}
+
 static long long
 weight_of(const struct corral_run *r, size_t i)
 {
@@ -1477,13 +1822,17 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 		corral_live_start(&r->live, unit, i + 1, attempt,
 		    r->expect ? r->expect[i] : -1);
 		if ((rc = run_attempt(r, unit, i + 1, attempt, &o, err)) < 0 ||
-		    caught)
+		    caught || (rc = clone_check(r, err)) < 0)
 			goto next;
+		o.renewed = rc;
+		rc = 0;
 		final = !retryable(r, &o, attempt);
 		if (o.ok && attempt > 1)
 			rc = make_flaky(&o, &first, attempt);
 		else if (!o.ok && attempt == 1)
 			rc = corral_buf_addstr(&first, o.note.data);
+		if (rc == 0)
+			rc = add_aftermath(&o);
 		if (rc < 0) {
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 			goto next;
@@ -1557,6 +1906,7 @@ int
 corral_run_units(struct corral_run *r, const struct corral_strv *units,
     struct corral_err *err)
 {
+	const char *why;
 	char name[32];
 	size_t i;
 	int rc = 0;
@@ -1570,13 +1920,14 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	set_slice_end(r);
 	for (i = r->rl.resumed; i < units->n && !guard_check(r) && !caught && rc == 0;
 	    i++) {
-		if (!time_up(r)) {
+		why = time_up(r) ? NULL : refusal_of(r, units->v[i]);
+		if (!time_up(r) && !why) {
 			rc = run_unit(r, units->v[i], i, err);
 			continue;
 		}
-		if ((rc = append_not_run(r, units->v[i], err)) == 0)
-			corral_live_end(&r->live, units->v[i], "not-run", 0, 0,
-			    1, weight_of(r, i));
+		if ((rc = append_unrun(r, units->v[i], why, err)) == 0)
+			corral_live_end(&r->live, units->v[i], why ? "error" :
+			    "not-run", 0, why ? 1 : 0, 1, weight_of(r, i));
 	}
 	if (rc < 0)
 		return -1;
@@ -1623,6 +1974,10 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 	free(r->log);
 	free(r->part);
 	corral_strv_release(&r->env);
+	corral_strv_release(&r->cloned);
+	corral_strv_release(&r->refused);
+	corral_strv_release(&r->refusal);
+	free(r->inherited);
 	corral_buf_release(&r->line);
 	corral_run_init(r);
 	return rc;

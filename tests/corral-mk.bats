@@ -167,6 +167,42 @@ EOF
 	assert_contains "$output" "logs/agent-"
 }
 
+@test "corral-mk: a unit named '..' and a unit that is a symlink out of the tree get error records; the rest of their slice passes" {
+	project a .. out b
+	ln -s / proj/out
+	touch proj/a proj/b
+	run -2 --separate-stderr make -C proj corral-run CORRAL_AGENTS=1
+	run -0 sort "$RAN"
+	assert_output "$(printf 'a\nb')"
+	assert_json '.units == 4 and .successes == 2 and .failures == 2 and .missing == 0 and .by_status == {"error": 2, "pass": 2}' proj/.corral/summary.json
+	run -0 jq -r '[.unit, .status, .note] | @tsv' proj/.corral/failures.jsonl
+	assert_output "$(printf '%s\t%s\t%s\n' .. error "ERROR: not checked out: part '..' leaves '$PWD/proj'" \
+		out error "ERROR: not checked out: part 'out': symlink 'out' leads outside '$PWD/proj'")"
+	refute_contains "$stderr" "No such file"
+}
+
+@test "corral-mk: with README's CORRAL_CMD a segfault behind the shell is a crash in the results and the scoreboard, and corral-rerun-failed runs it again" {
+	printf '%s\n' ok.sh seg.sh > proj/units.txt
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; sh "\$\$CORRAL_UNIT"
+include $CORRAL_ROOT/corral.mk
+EOF
+	echo 'exit 0' > proj/ok.sh
+	echo 'kill -SEGV $$' > proj/seg.sh
+	run -2 make -C proj -j2 corral-run
+	assert_contains "$output" "CRASH            1"
+	assert_json '.by_status == {"crash": 1, "pass": 1} and .failures == 1' proj/.corral/summary.json
+	run -0 jq -c '[.unit, .status, .exit, .signal, .note]' proj/.corral/failures.jsonl
+	assert_output '["seg.sh","crash",139,"SIGSEGV","CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139"]'
+	run -0 cat proj/.corral/failed.units
+	assert_output "seg.sh"
+	: > "$RAN"
+	run -2 make -C proj -j2 corral-rerun-failed
+	run -0 cat "$RAN"
+	assert_output "seg.sh"
+}
+
 @test "corral-mk: corral-rerun-failed with no failures runs nothing and exits 0" {
 	project a b c
 	run -0 make -C proj -j3 corral-run

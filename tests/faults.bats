@@ -518,3 +518,94 @@ OVERLAP_TARGETS="corral-run:-k corral-run:-B corral-merge:-k corral-rerun-failed
 	tell "pairs in which one waited for the other or refused: $waited of 20 ($refused refused)"
 	[ "$waited" -ge 3 ] || flunk "only $waited of 20 pairs overlapped"
 }
+
+# --- units that detach, units that remove their clone ----------------------------
+
+# misbehave ACTIONS...: a project of 24 units whose CORRAL_CMD first does
+# what the file 'acts' (lines "UNIT ACTION") says for its unit, then runs
+# unit.sh; ACTIONS are those the rounds draw from
+misbehave() {
+	fproject 24 'CORRAL_AGENTS = 3'
+	cat > act.sh <<'ACT'
+#!/bin/sh
+# a process that stays: writes its pid to $PIDS, then sleeps a minute
+stay='echo $$ >> "$PIDS"; exec sleep 60'
+case $(sed -n "s/^$CORRAL_UNIT //p" "$ACTS") in
+setsid) setsid -f sh -c "$stay" </dev/null >/dev/null 2>&1 ;;
+double-fork)	# out of the unit's process group, then orphaned
+	( perl -e 'setpgrp(0, 0); exec @ARGV' sh -c "$stay" \
+		</dev/null >/dev/null 2>&1 & ) ;;
+nohup)	# under job control: a process group of its own
+	sh -c 'set -m; nohup sh -c "$1" </dev/null >/dev/null 2>&1 &' sh "$stay" ;;
+remove) cd / && rm -rf "$CORRAL_WORKDIR" ;;
+empty) rm -rf ./* ./.[!.]* ;;
+replace) cd / && rm -rf "$CORRAL_WORKDIR" && echo gone > "$CORRAL_WORKDIR" ;;
+move) cd / && mv "$CORRAL_WORKDIR" "$CORRAL_WORKDIR.moved" ;;
+esac
+exit 0
+ACT
+	sed -i "s|^CORRAL_CMD = |CORRAL_CMD = sh $PWD/act.sh; |" proj/Makefile
+	export ACTS=$PWD/acts PIDS=$PWD/pids
+}
+
+# draw ACTION...: each unit does one of ACTIONs with odds of 1 in 3
+draw() {
+	local u acts=("$@")
+	: > acts
+	while IFS= read -r u; do
+		[ $((RANDOM % 3)) -ne 0 ] ||
+			echo "$u ${acts[RANDOM % ${#acts[@]}]}" >> acts
+	done < pop
+	[ -s acts ] || echo "u001 ${acts[0]}" > acts
+}
+
+# alive PIDFILE: those of the pids in PIDFILE still running (zombies are gone)
+alive() {
+	local p
+	while IFS= read -r p; do
+		[ -r "/proc/$p/stat" ] || continue
+		case $(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null) in Z|X|'') ;; *) echo "$p" ;; esac
+	done < "$1"
+}
+
+@test "faults: units that detach at random (setsid, a double fork out of their group, nohup under job control) leave nothing running once make returns, each counted in its record; the result is complete, and a re-run completes exactly once" {
+	misbehave
+	local out=proj/.corral round got left n
+	for round in $(seq 1 4); do
+		draw setsid double-fork nohup
+		: > pids
+		run make -C proj -j3 -B corral-run MOD=3 CORRAL_RUN=r$round
+		left=$(alive pids)
+		[ -z "$left" ] || kill -KILL $left 2>/dev/null || true
+		local story="round $round ($(tr '\n' ' ' < acts))"
+		[ -z "$left" ] || flunk "$story: still running after make returned: $left"
+		[ "$(wc -l < pids)" -eq "$(wc -l < acts)" ] ||
+			flunk "$story: $(wc -l < pids) processes detached, not $(wc -l < acts)"
+		got=$(check_result "$out" pop "r$round" 3 "[\"r$round\"]") ||
+			flunk "$story: $got" "${output:0:2000}"
+		n=$(jq -s '[.[] | select((.stray // 0) > 0)] | length' \
+			"$out/successes.jsonl" "$out/failures.jsonl")
+		[ "$n" -eq "$(wc -l < acts)" ] ||
+			flunk "$story: $n records count stray processes, not $(wc -l < acts)"
+	done
+	: > acts
+	run make -C proj -j3 corral-run MOD=3 CORRAL_RUN=after
+	got=$(check_result "$out" pop after 3 '["r4","after"]') || flunk "the run after: $got"
+	settle "$PWD/proj"
+}
+
+@test "faults: units that remove, empty, replace or move their clone at random do not change the result of the units after them; a re-run completes exactly once" {
+	misbehave
+	local out=proj/.corral round got
+	for round in $(seq 1 4); do
+		draw remove empty replace move
+		run make -C proj -j3 -B corral-run MOD=3 CORRAL_RUN=r$round
+		local story="round $round ($(tr '\n' ' ' < acts))"
+		got=$(check_result "$out" pop "r$round" 3 "[\"r$round\"]") ||
+			flunk "$story: $got" "${output:0:2000}"
+		settle "$PWD/proj"
+	done
+	: > acts
+	run make -C proj -j3 corral-run MOD=3 CORRAL_RUN=after
+	got=$(check_result "$out" pop after 3 '["r4","after"]') || flunk "the run after: $got"
+}

@@ -136,6 +136,20 @@ results() {
 	assert_contains "$output" "All tests successful."
 }
 
+@test "report: a segfault behind the shell is a crash failure in JUnit and a crash in TAP, the signal named" {
+	results 'sh -c "kill -SEGV \$\$"' seg.sh
+	local note='CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139'
+	run -0 corral-report -j junit.xml out
+	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/failure/@type)' junit.xml
+	assert_output "crash"
+	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/failure/@message)' junit.xml
+	assert_output "$note"
+	run -0 corral-report -t out
+	assert_equal "not ok 1 - seg.sh" "${lines[2]}"
+	assert_contains "$output" '  status: "crash"'
+	assert_contains "$output" "  message: \"$note\""
+}
+
 @test "report: -j replaces the file atomically and leaves an unchanged one alone" {
 	results true a
 	corral-report -j junit.xml out

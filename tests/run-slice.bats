@@ -54,6 +54,29 @@ BG='sh -c "sleep 1000; : \"\$1\"" sh "$TAG" & '
 # The same, deaf to SIGTERM.
 BG_DEAF='sh -c "trap \"\" TERM; sleep 1000; : \"\$1\"" sh "$TAG" & '
 
+# sleeper: $OUT/sleeper TAG says it runs ($OUT/ready-$CORRAL_UNIT), then
+# sleeps as a perl process with TAG in its arguments.
+sleeper() {
+	cat > "$OUT/sleeper" <<-'EOF'
+	#!/bin/sh
+	: > "$OUT/ready-$CORRAL_UNIT"
+	exec perl -e 'sleep 1000' "$1"
+	EOF
+	chmod +x "$OUT/sleeper"
+}
+
+# A unit waits until its sleeper runs.
+READY='while [ ! -e "$OUT/ready-$CORRAL_UNIT" ]; do sleep 0.01; done'
+
+# refute_process TAG: no live process has TAG in its arguments now; any
+# that has is killed (by pid) before the test fails
+refute_process() {
+	local pids
+	pids=$(pgrep -f -- "$1") || return 0
+	kill -9 $pids
+	flunk "still running with '$1' in its arguments: $pids"
+}
+
 # ms_since START_NS: milliseconds since START_NS (from date +%s%N)
 ms_since() {
 	echo $(( ($(date +%s%N) - $1) / 1000000 ))
@@ -179,6 +202,22 @@ ms_since() {
 	run -1 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice
 	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
 	assert_output '[false,"crash",null,"SIGSEGV","CRASH: signal 11 (SIGSEGV)"]'
+}
+
+@test "run-slice: a unit that a shell reports killed by SIGSEGV or SIGABRT (exit 128 + N) is a crash naming the signal; exit 143 after SIGTERM stays a fail" {
+	units SEGV ABRT TERM
+	run -1 corral-run-slice -c 'sh -c "kill -$CORRAL_UNIT \$\$"' -l logs K slice
+	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
+	assert_equal '[false,"crash",139,"SIGSEGV","CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139"]' "${lines[0]}"
+	assert_equal '[false,"crash",134,"SIGABRT","CRASH: signal 6 (SIGABRT), reported by the shell as exit 134"]' "${lines[1]}"
+	assert_contains "${lines[2]}" '[false,"fail",143,null,"FAIL: exit 143'
+}
+
+@test "run-slice: a crash behind the shell is retried like any failure, and -N names its exit code to stop that" {
+	units SEGV ABRT
+	run -1 corral-run-slice -R 1 -N 134 -c 'sh -c "kill -$CORRAL_UNIT \$\$"' -l logs K slice
+	run -0 jq -c '[.unit, .attempt, .status]' <(records logs/agent-K.jsonl)
+	assert_output "$(printf '%s\n' '["SEGV",1,"crash"]' '["SEGV",2,"crash"]' '["ABRT",1,"crash"]')"
 }
 
 @test "run-slice: a missing command is a fail with exit 127 and the shell's complaint" {
@@ -399,15 +438,40 @@ ms_since() {
 	run -0 corral-checkout -d "$wd"
 }
 
-@test "run-slice: a unit that deletes its own clone does not crash the agent" {
-	[ -z "${CORRAL_TEST_WRAPPER:-}" ] ||
-		skip "valgrind runs posix_spawn as a fork, which cannot tell a failed chdir from exit 127"
-	units a wipe b
-	run -1 --separate-stderr corral-run-slice -c 'case $CORRAL_UNIT in wipe) rm -rf "$CORRAL_WORKDIR" ;; esac' -l logs K slice
-	run -0 jq -c '[.unit, .ok, .status, .exit, .note]' <(records logs/agent-K.jsonl)
-	assert_output "$(printf '%s\n' '["a",true,"pass",0,"PASS: exit 0"]' \
-		'["wipe",true,"pass",0,"PASS: exit 0"]' \
-		'["b",false,"error",null,"ERROR: cannot start: No such file or directory"]')"
+@test "run-slice: a unit that removes its clone, replaces it with a file or moves it away does not fail the units after it: the clone is checked out again" {
+	units a wipe b file c move d
+	run -0 --separate-stderr corral-run-slice -C src -p a.txt -c 'case $CORRAL_UNIT in
+		wipe) rm -rf "$CORRAL_WORKDIR" ;;
+		file) rm -rf "$CORRAL_WORKDIR"; echo x > "$CORRAL_WORKDIR" ;;
+		move) mv "$CORRAL_WORKDIR" "$OUT/moved" ;;
+		*) grep -q alpha a.txt && test -f .corral-clone ;;
+		esac' -l logs K slice
+	assert_stderr ""
+	local again='PASS: exit 0; it removed or replaced its clone, checked out again'
+	run -0 jq -c '[.unit, .status, .note]' <(records logs/agent-K.jsonl)
+	assert_output "$(printf '%s\n' '["a","pass","PASS: exit 0"]' \
+		"[\"wipe\",\"pass\",\"$again\"]" '["b","pass","PASS: exit 0"]' \
+		"[\"file\",\"pass\",\"$again\"]" '["c","pass","PASS: exit 0"]' \
+		"[\"move\",\"pass\",\"$again\"]" '["d","pass","PASS: exit 0"]')"
+	assert_file_exists moved/a.txt
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
+}
+
+@test "run-slice: a unit whose own path is refused ('..', a symlink out of the tree) gets an error record naming the refusal, and the rest of its slice runs" {
+	ln -s / src/out
+	units a.txt .. out dir/b.txt
+	cp slice parts
+	run -1 --separate-stderr corral-run-slice -C src -P parts -c 'test -f "$CORRAL_UNIT"' -l logs K slice
+	local real
+	real=$(realpath src)
+	run -0 jq -c '[.unit, .ok, .status, .exit, .attempt, .note]' <(records logs/agent-K.jsonl)
+	assert_output "$(printf '%s\n' '["a.txt",true,"pass",0,1,"PASS: exit 0"]' \
+		"[\"..\",false,\"error\",null,1,\"ERROR: not checked out: part '..' leaves 'src'\"]" \
+		"[\"out\",false,\"error\",null,1,\"ERROR: not checked out: part 'out': symlink 'out' leads outside '$real'\"]" \
+		'["dir/b.txt",true,"pass",0,1,"PASS: exit 0"]')"
+	assert_stderr "$(printf '%s\n' "corral-run-slice: unit '..' not run: part '..' leaves 'src'" \
+		"corral-run-slice: unit 'out' not run: part 'out': symlink 'out' leads outside '$real'")"
 	run -0 ls -A "$TMPDIR"
 	assert_output ""
 }
@@ -475,6 +539,41 @@ ms_since() {
 	run -0 jq -c '[.ok, .status]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '[true,"pass"]' '[true,"pass"]')"
 	no_process "$TAG"
+}
+
+@test "run-slice: processes a unit detaches (setsid, nohup under job control, a double fork out of its group, daemon(3)) are killed when it ends and counted in its record; the agent's own children live on" {
+	command -v cc > /dev/null || skip "no C compiler for the daemon(3) unit"
+	export TAG="corral-detach-$BATS_TEST_NUMBER-$$-$RANDOM"
+	sleeper
+	printf '%s\n' '#include <unistd.h>' \
+		'int main(int c, char **v) { if (c < 2 || daemon(1, 0) < 0) return 1; execv(v[1], v + 1); return 127; }' > daemon.c
+	cc -o daemon daemon.c
+	units setsid nohup double daemon
+	run -0 --separate-stderr bash -c 'CORRAL_UNIT=inherited "$OUT/sleeper" "$TAG-inherited" > /dev/null 2>&1 3>&- & exec "$@"' sh \
+		corral-run-slice -c 'case $CORRAL_UNIT in
+		setsid) setsid "$OUT/sleeper" "$TAG" & ;;
+		nohup) bash -c "set -m; nohup \"\$OUT/sleeper\" \"\$TAG\" > /dev/null 2>&1 &" ;;
+		double) perl -e "use POSIX; exit if fork; POSIX::setpgid(0, 0); exit if fork; exec @ARGV" "$OUT/sleeper" "$TAG" ;;
+		daemon) "$OUT/daemon" "$OUT/sleeper" "$TAG" ;;
+		esac; '"$READY" -l logs K slice
+	local inherited
+	inherited=$(pgrep -f -- "$TAG-inherited") && kill "$inherited" ||
+		flunk "the process the agent inherited is gone"
+	refute_process "$TAG\$"
+	run -0 jq -c '[.unit, .status, .stray, .note]' <(records logs/agent-K.jsonl)
+	assert_output "$(for u in setsid nohup double daemon; do
+		printf '["%s","pass",1,"PASS: exit 0; killed 1 process left running"]\n' "$u"; done)"
+}
+
+@test "run-slice: a process a unit detached before it timed out is killed after the group's SIGTERM, and counted" {
+	export TAG="corral-detach-$BATS_TEST_NUMBER-$$-$RANDOM"
+	sleeper
+	units slow after
+	run -1 corral-run-slice -t 0.5 -c 'case $CORRAL_UNIT in slow) setsid "$OUT/sleeper" "$TAG" & '"$READY"'; sleep 1000 ;; esac' -l logs K slice
+	refute_process "$TAG"
+	run -0 jq -c '[.unit, .status, .stray, .note]' <(records logs/agent-K.jsonl)
+	assert_output "$(printf '%s\n' '["slow","timeout",1,"TIMEOUT: after 0.5s, ended by SIGTERM; killed 1 process left running"]' \
+		'["after","pass",null,"PASS: exit 0"]')"
 }
 
 @test "run-slice: kill -9 mid-slice leaves no agent-K.jsonl, only a .part of valid lines; the watchdog ends the unit and removes the clone" {

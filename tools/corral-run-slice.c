@@ -174,6 +174,9 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 	for (i = 0; i < missing.n; i++)
 		corral_warn("part '%s' not found in '%s'", missing.v[i],
 		    r->src);
+	for (i = 0; rc == 0 && i < r->refused.n; i++)
+		corral_warn("unit '%s' not run: %s", r->refused.v[i],
+		    r->refusal.v[i]);
 	if (rc == 0)
 		rc = corral_run_units(r, units, &err);
 	if (r->rl.note)
@@ -283,6 +286,7 @@ main(int argc, char *argv[])
 	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
 	r.parts = &o.parts;
+	r.units = &o.units;
 	r.exclude = &o.exclude;
 	r.workroot = r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
 	r.keep |= keep && !strcmp(keep, "1");
