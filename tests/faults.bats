@@ -529,8 +529,9 @@ misbehave() {
 	cat > act.sh <<'ACT'
 #!/bin/sh
 # a process that stays: writes its pid to $PIDS, then sleeps a minute
-stay='echo $$ >> "$PIDS"; exec sleep 60'
-case $(sed -n "s/^$CORRAL_UNIT //p" "$ACTS") in
+stay='echo $$ >> "$PIDS"; : > "$PIDS.$CORRAL_UNIT"; exec sleep 60'
+act=$(sed -n "s/^$CORRAL_UNIT //p" "$ACTS")
+case $act in
 setsid) setsid -f sh -c "$stay" </dev/null >/dev/null 2>&1 ;;
 double-fork)	# out of the unit's process group, then orphaned
 	( perl -e 'setpgrp(0, 0); exec @ARGV' sh -c "$stay" \
@@ -541,6 +542,14 @@ remove) cd / && rm -rf "$CORRAL_WORKDIR" ;;
 empty) rm -rf ./* ./.[!.]* ;;
 replace) cd / && rm -rf "$CORRAL_WORKDIR" && echo gone > "$CORRAL_WORKDIR" ;;
 move) cd / && mv "$CORRAL_WORKDIR" "$CORRAL_WORKDIR.moved" ;;
+esac
+# a detached process is counted once it has said its pid: the unit waits
+# for that (5 s at most), or it could be killed before it says it
+case $act in setsid|double-fork|nohup)
+	i=0
+	while [ ! -e "$PIDS.$CORRAL_UNIT" ] && [ $i -lt 100 ]; do
+		sleep 0.05; i=$((i + 1))
+	done ;;
 esac
 exit 0
 ACT
@@ -573,7 +582,7 @@ alive() {
 	local out=proj/.corral round got left n
 	for round in $(seq 1 4); do
 		draw setsid double-fork nohup
-		: > pids
+		: > pids && rm -f pids.*
 		run make -C proj -j3 -B corral-run MOD=3 CORRAL_RUN=r$round
 		left=$(alive pids)
 		[ -z "$left" ] || kill -KILL $left 2>/dev/null || true
