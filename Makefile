@@ -161,7 +161,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 corral.mk $(DESTDIR)$(PREFIX)/share/corral/
-	install -m 644 mk/engine.mk $(DESTDIR)$(PREFIX)/share/corral/mk/
+	install -m 644 mk/common.mk mk/engine.mk $(DESTDIR)$(PREFIX)/share/corral/mk/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 

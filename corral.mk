@@ -93,7 +93,7 @@ __corral_includer := $(lastword $(filter-out $(lastword $(MAKEFILE_LIST)),\
 	$(MAKEFILE_LIST)))
 
 ifeq ($(filter-out 0 1 2 3,$(firstword $(subst ., ,$(MAKE_VERSION)))),)
-$(error corral.mk: GNU make 4.0 or later required, found $(MAKE_VERSION))
+$(error corral: GNU make 4.0 or later required, found $(MAKE_VERSION))
 endif
 
 CORRAL_SRC        ?= $(abspath $(dir $(or $(__corral_includer),./)))
@@ -124,31 +124,33 @@ CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
 
+# Every message corral.mk stops with starts 'corral:' and names the
+# variable to fix.
 # __corral-set: those of the named variables that are set.
 __corral-set = $(strip $(foreach v,$(1),$(if $(value $(v)),$(v))))
 __corral_sources := CORRAL_UNITS CORRAL_UNITS_FILE CORRAL_DISCOVER
 
 ifeq ($(call __corral-set,$(__corral_sources)),)
-$(error corral.mk: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or \
+$(error corral: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or \
 	CORRAL_DISCOVER before 'include corral.mk')
 endif
 ifneq ($(words $(call __corral-set,$(__corral_sources))),1)
-$(error corral.mk: $(call __corral-set,$(__corral_sources)) are all set; \
+$(error corral: $(call __corral-set,$(__corral_sources)) are all set; \
 	set only one of them)
 endif
 ifeq ($(strip $(value CORRAL_CMD)),)
-$(error corral.mk: CORRAL_CMD is empty; set it before 'include corral.mk')
+$(error corral: CORRAL_CMD is empty; set it before 'include corral.mk')
 endif
 # __corral-nondigits: TEXT without its digits; empty for a number.
 __corral-nondigits = $(subst 9,,$(subst 8,,$(subst 7,,$(subst 6,,$(subst 5,,\
 	$(subst 4,,$(subst 3,,$(subst 2,,$(subst 1,,$(subst 0,,$(1)))))))))))
 ifneq ($(strip $(call __corral-nondigits,$(strip $(CORRAL_AGENTS)))),)
-$(error corral.mk: CORRAL_AGENTS is '$(CORRAL_AGENTS)'; it must be a number)
+$(error corral: CORRAL_AGENTS is '$(CORRAL_AGENTS)'; it must be a number)
 endif
 # __corral-want NAME,LEFT,WHAT: stop unless $(NAME) is one word that,
 # less its digits, is empty or one of LEFT; WHAT says what it must be.
 __corral-want = $(if $(or $(word 2,$($(1))),$(filter-out $(2),$(call \
-	__corral-nondigits,$(strip $($(1)))))),$(error corral.mk: $(1) is \
+	__corral-nondigits,$(strip $($(1)))))),$(error corral: $(1) is \
 	'$($(1))'; it must be $(3)))
 __corral_secs := a number of seconds
 $(call __corral-want,CORRAL_TIMEOUT,.,$(__corral_secs))
@@ -169,41 +171,83 @@ __corral_no_retry := $(subst $(__corral_space),$(__corral_comma),$(strip \
 	$(CORRAL_NO_RETRY)))
 ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
 	$(__corral_comma),$(__corral_comma) ,$(__corral_no_retry)))),)
-$(error corral.mk: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
+$(error corral: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
 	exit codes separated by commas or spaces)
 endif
 ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
 	$(words $(CORRAL_SPLIT)),1 1)
-$(error corral.mk: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
+$(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
 	roundrobin, weighted or auto)
 endif
-ifneq ($(words $(CORRAL_SRC) $(CORRAL_OUT)),2)
-$(error corral.mk: CORRAL_SRC and CORRAL_OUT must be single paths without \
-	spaces (a make limitation); units may hold spaces)
-endif
-ifeq ($(abspath $(CORRAL_OUT)),$(abspath $(CORRAL_SRC)))
-$(error corral.mk: CORRAL_OUT is CORRAL_SRC; results need a directory of \
+# __corral-path NAME,MIN: stop unless $(NAME) is one word (MIN 1) or at
+# most one (MIN 0).  A path may hold any character but white space, which
+# make cannot keep apart from the space between words; everything else
+# reaches the shell quoted.
+__corral-path = $(if $(filter-out $(if $(2),1,0 1),$(words $($(1)))),\
+	$(error corral: $(1) is '$($(1))'; it must be one path without \
+	spaces (a make limitation); units may hold spaces))
+$(call __corral-path,CORRAL_SRC,1)
+$(call __corral-path,CORRAL_OUT,1)
+$(call __corral-path,CORRAL_UNITS_FILE,)
+$(call __corral-path,CORRAL_JUNIT,)
+$(call __corral-path,CORRAL_BIN,)
+__corral_srcdir := $(abspath $(CORRAL_SRC))
+__corral_outdir := $(abspath $(CORRAL_OUT))
+ifeq ($(__corral_outdir),$(__corral_srcdir))
+$(error corral: CORRAL_OUT is CORRAL_SRC; results need a directory of \
 	their own)
 endif
+# CORRAL_OUT relative to CORRAL_SRC when inside it: never a unit, never
+# cloned.  Compared as text (a path may hold '%'): the one space before
+# each is where the text starts.
+__corral_outrel := $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
+	$(__corral_space)$(__corral_outdir)),$(subst \
+	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_outdir)))
 
-ifeq ($(CORRAL_V),1)
-__corral_Q :=
-else
-__corral_Q := @
-endif
+__corral_v := $(strip $(CORRAL_V))
+__corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
+include $(__corral_dir)mk/common.mk
 
-# __corral-q: TEXT quoted for the shell, as one word.
-__corral-q = '$(subst ','\'',$(1))'
+# Each setting becomes options of the program it is for, here and once,
+# as quoted words that the engine puts in its command lines as they are.
+# __corral-opt FLAG,VALUE: the option, or nothing when VALUE is empty.
+__corral-opt = $(if $(strip $(2)),$(call __corral-q,$(1)) $(call \
+	__corral-q,$(strip $(2))))
+# __corral-on TEXT: non-empty when TEXT is exactly 1.
+__corral-on = $(if $(filter 1,$(words $(1))),$(filter 1,$(1)))
+# corral-run-slice's; the run's deadline (-d) is added when it starts.
+__corral_slice_opts := $(strip \
+	$(call __corral-opt,-g,$(CORRAL_GRACE)) \
+	$(call __corral-opt,-R,$(CORRAL_RETRIES)) \
+	$(call __corral-opt,-t,$(CORRAL_TIMEOUT)) \
+	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
+	$(call __corral-opt,-N,$(__corral_no_retry)) \
+	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
+	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
+	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
+	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
+	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v'))
+__corral_split_opts := $(call __corral-opt,-s,$(CORRAL_SPLIT))
+__corral_merge_opts := $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
+__corral_report_opts := $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
+	$(abspath $(CORRAL_JUNIT))))
+# The run's deadline, Epoch seconds, as the run starts.
+__corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
+	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \
+	'{ printf "%.3f", $$1 + t }')')
 
 # The engine's inputs travel in its environment, quoted here and read
-# there as shell variables, so a '$' in CORRAL_CMD reaches the shell as
-# written.  Paths made absolute here go under __corral_* names: a
-# CORRAL_* set on make's command line reaches the engine as it was typed
-# and would win.  One run id for the whole invocation, sortable by time.
+# there as they are (shell variables, or option lists put in command
+# lines), so a '$' in CORRAL_CMD reaches the shell as written.  Values
+# made here go under __corral_* names: a CORRAL_* set on make's command
+# line reaches the engine as it was typed and would win.  One run id for
+# the whole invocation, sortable by time.
 __corral_env = \
 	__corral_guard=$$PPID \
-	__corral_src=$(call __corral-q,$(abspath $(CORRAL_SRC))) \
-	__corral_out=$(call __corral-q,$(abspath $(CORRAL_OUT))) \
+	__corral_v=$(call __corral-q,$(__corral_v)) \
+	__corral_src=$(call __corral-q,$(__corral_srcdir)) \
+	__corral_out=$(call __corral-q,$(__corral_outdir)) \
+	__corral_outrel=$(call __corral-q,$(__corral_outrel)) \
 	__corral_units_file=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \
 	__corral_bin=$(call __corral-q,$(__corral_bindir)) \
 	CORRAL_UNITS=$(call __corral-q,$(CORRAL_UNITS)) \
@@ -212,33 +256,22 @@ __corral_env = \
 	CORRAL_PARTS=$(call __corral-q,$(CORRAL_PARTS)) \
 	CORRAL_PARTS_CMD=$(call __corral-q,$(CORRAL_PARTS_CMD)) \
 	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
-	CORRAL_V=$(call __corral-q,$(CORRAL_V)) \
-	__corral_split=$(call __corral-q,$(strip $(CORRAL_SPLIT))) \
-	__corral_timeout=$(call __corral-q,$(strip $(CORRAL_TIMEOUT))) \
-	__corral_slice_timeout=$(call __corral-q,$(strip $(CORRAL_SLICE_TIMEOUT))) \
-	__corral_grace=$(call __corral-q,$(strip $(CORRAL_GRACE))) \
-	__corral_retries=$(call __corral-q,$(strip $(CORRAL_RETRIES))) \
-	__corral_no_retry=$(call __corral-q,$(__corral_no_retry)) \
-	__corral_fail_on_flaky=$(call __corral-q,$(strip $(CORRAL_FAIL_ON_FLAKY))) \
-	__corral_output_max=$(call __corral-q,$(strip $(CORRAL_OUTPUT_MAX))) \
-	__corral_limit_cpu=$(call __corral-q,$(strip $(CORRAL_LIMIT_CPU))) \
-	__corral_limit_mem=$(call __corral-q,$(strip $(CORRAL_LIMIT_MEM))) \
-	__corral_limit_fsize=$(call __corral-q,$(strip $(CORRAL_LIMIT_FSIZE))) \
-	__corral_quiet=$(call __corral-q,$(strip $(CORRAL_QUIET))) \
-	__corral_junit=$(call __corral-q,$(if $(strip $(CORRAL_JUNIT)),$(abspath $(CORRAL_JUNIT)))) \
-	__corral_deadline=$(if $(strip $(CORRAL_RUN_TIMEOUT)),"$$(date +%s.%N | \
-		awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) '{ printf "%.3f", $$1 + t }')") \
+	__corral_slice_opts=$(call __corral-q,$(__corral_slice_opts))"$(__corral_deadline)" \
+	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
+	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
+	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
-__corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
-
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.
-__corral-locked = $(__corral_bindir)corral-lock \
+__corral-locked = $(__corral_b)corral-lock \
 	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
-	$(call __corral-q,$(abspath $(CORRAL_OUT))) $(1)
+	$(call __corral-q,$(__corral_outdir)) $(1)
 
+# The engine runs in CORRAL_OUT (which corral-lock makes), so that its
+# targets are names of corral's own, whatever characters CORRAL_OUT holds.
 __corral_engine = $(__corral_env) $(call __corral-locked,$(MAKE) \
-	--no-print-directory -f $(__corral_dir)mk/engine.mk)
+	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
+	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
 
 # make -n, -q and -t print these recipes and run none of them: a '+'
 # would run the engine (and take the lock, write the plan) even then.
@@ -265,10 +298,10 @@ corral-plan:
 # without the mark), renaming it away first, under the lock, so that a run
 # waiting for the lock finds either the whole old CORRAL_OUT or none.
 corral-clean:
-	$(__corral_Q)if [ -e $(call __corral-q,$(CORRAL_OUT)) ]; then \
+	$(__corral_Q)if [ -e $(call __corral-q,$(__corral_outdir)) ]; then \
 		$(call __corral-locked,sh -c 'mv -f -- "$$1" "$$1.clean.$$$$" && \
 		rm -rf -- "$$1.clean.$$$$"' sh \
-		$(call __corral-q,$(abspath $(CORRAL_OUT)))); fi
+		$(call __corral-q,$(__corral_outdir))); fi
 
 .PHONY: $(__corral_phony)
 

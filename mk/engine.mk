@@ -4,23 +4,24 @@
 #
 ################################################################################
 #
-# Inputs come from the environment corral.mk sets.  Recipes read them as
-# shell variables ("$$CORRAL_CMD"), so no value is ever expanded by make:
+# corral.mk runs this make in CORRAL_OUT.  Inputs come from the
+# environment corral.mk sets, checked there already.  Recipes read them as
+# shell variables ("$$CORRAL_CMD"), or put the option lists in their
+# command lines as they are, so no value is ever expanded by make:
 #   __corral_src, __corral_out   CORRAL_SRC and CORRAL_OUT, absolute
+#   __corral_outrel          CORRAL_OUT relative to CORRAL_SRC when inside
+#                            it, else empty
 #   __corral_units_file      CORRAL_UNITS_FILE, absolute, or empty
 #   __corral_bin             CORRAL_BIN with a trailing '/', or empty
+#   __corral_v               1: show every command
 #   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
-#   CORRAL_V                 1: show every command
-#   __corral_split, __corral_timeout, __corral_slice_timeout,
-#   __corral_grace, __corral_retries, __corral_no_retry,
-#   __corral_fail_on_flaky, __corral_output_max, __corral_limit_cpu,
-#   __corral_limit_mem, __corral_limit_fsize, __corral_quiet,
-#   __corral_junit, __corral_deadline
-#                            the CORRAL_* of the same names, checked, and
-#                            the run's deadline (Epoch seconds) or empty
-#   __corral_guard           the pid of the make that runs corral.mk: once
+#   __corral_slice_opts, __corral_split_opts, __corral_merge_opts,
+#   __corral_report_opts     the options of corral-run-slice, corral-split,
+#                            corral-merge and corral-report that come from
+#                            CORRAL_* settings, as quoted words
+#   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
 #                            no merge starts
 #   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
@@ -60,23 +61,24 @@ MAKEFLAGS += -rR
 .SECONDARY:
 .DELETE_ON_ERROR:
 
+__corral_v := $(value __corral_v)
+__corral_bindir := $(value __corral_bin)
+include $(dir $(lastword $(MAKEFILE_LIST)))common.mk
+
+# This make runs in CORRAL_OUT: its targets are named relative to it
+# (corral's own names, which need no quoting), and its programs are given
+# __corral_o, CORRAL_OUT absolute and quoted, since they name what they
+# read in their messages.
 __corral_O := $(value __corral_out)
-__corral_S := $(value __corral_src)
-__corral_B := $(value __corral_bin)
-
-ifeq ($(value CORRAL_V),1)
-__corral_Q :=
-else
-__corral_Q := @
-endif
-
-# __corral-q: TEXT quoted for the shell, as one word.
-__corral-q = '$(subst ','\'',$(1))'
-
-# CORRAL_OUT relative to CORRAL_SRC when inside it: never a unit, never
-# cloned.
-__corral_outrel := $(patsubst $(__corral_S)/%,%,$(filter \
-	$(__corral_S)/%,$(__corral_O)))
+__corral_o := $(call __corral-q,$(__corral_O))
+# The option lists corral.mk made, quoted already.
+__corral_slice_opts := $(value __corral_slice_opts)
+__corral_split_opts := $(value __corral_split_opts)
+__corral_merge_opts := $(value __corral_merge_opts)
+__corral_report_opts := $(value __corral_report_opts)
+# CORRAL_OUT, when inside CORRAL_SRC, is never a unit and never cloned.
+__corral_x := $(if $(value __corral_outrel),-x $(call __corral-q,$(value \
+	__corral_outrel)))
 
 # Finish writing $@ from $@.tmp: keep the old file (and its mtime) when the
 # content is the same, else rename the new one into place.
@@ -91,11 +93,11 @@ __corral_phony :=
 # The mark: corral-lock made it, holding the lock, before this make
 # started (refusing a CORRAL_OUT that holds somebody else's files).  No
 # recipe writes it, so no recipe that fails can have it deleted.
-$(__corral_O)/.corral-out: ;
+.corral-out: ;
 
 # The agent count: CORRAL_AGENTS, else make's -j (visible to recipes
 # only), else the number of processors.
-$(__corral_O)/agents: FORCE | $(__corral_O)/.corral-out
+agents: FORCE | .corral-out
 	$(__corral_Q)n=$$CORRAL_AGENTS; \
 	[ -n "$$n" ] || n=$$(printf ' %s\n' "$$MAKEFLAGS" | \
 		sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p'); \
@@ -112,28 +114,27 @@ __corral_list = \
 	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
-$(__corral_O)/units: FORCE | $(__corral_O)/.corral-out
+units: FORCE | .corral-out
 	$(__corral_Q)($(__corral_list)) > $@.raw || { \
 		echo "corral: listing the units failed (status $$?)" >&2; \
 		rm -f $@.raw; exit 2; }
-	$(__corral_Q)p=$(call __corral-q,$(__corral_outrel)) awk \
-		'BEGIN { p = ENVIRON["p"] } { sub(/\r$$/, "") } \
+	$(__corral_Q)awk 'BEGIN { p = ENVIRON["__corral_outrel"] } \
+		{ sub(/\r$$/, "") } \
 		p == "" || ($$0 != p && $$0 != "./" p && \
 		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
-$(__corral_O)/cmd: FORCE | $(__corral_O)/.corral-out
+cmd: FORCE | .corral-out
 	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
 		> $@.tmp && $(__corral_filechk)
 
-$(__corral_O)/parts-config: FORCE | $(__corral_O)/.corral-out
+parts-config: FORCE | .corral-out
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
 		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
 
 # __corral-split: corral-split with the strategy and the history.
-__corral-split = $(__corral_B)corral-split -s "$$__corral_split" \
-	-H $(__corral_O)/history.jsonl -C "$$__corral_src" \
-	-n $$(cat $(__corral_O)/agents)
+__corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
+	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $$(cat agents)
 
 # A new plan starts the slices afresh: logs and stamps of slices that no
 # longer exist go, and so do re-run layers, which answered the old plan.
@@ -142,8 +143,8 @@ __corral-split = $(__corral_B)corral-split -s "$$__corral_split" \
 # Usage: a recipe of just $(__corral_plan_recipe).
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
-$(__corral_Q)$(__corral-split) -o $(__corral_O)/slices $(__corral_O)/units
-$(__corral_Q)cd $(__corral_O) && rm -rf rerun && \
+$(__corral_Q)$(__corral-split) -o $(__corral_o)/slices $(__corral_o)/units
+$(__corral_Q)rm -rf rerun && \
 	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
 	for f in slices/* logs/agent-*; do \
 		k=$${f#*/}; k=$${k#agent-}; k=$${k%%.*}; \
@@ -155,17 +156,17 @@ $(__corral_Q)cd $(__corral_O) && rm -rf rerun && \
 		>> plan.mk.tmp && echo >> plan.mk.tmp && mv -f plan.mk.tmp plan.mk
 endef
 
-$(__corral_O)/plan.mk: $(__corral_O)/units $(__corral_O)/agents
+plan.mk: units agents
 	$(__corral_plan_recipe)
 
 # The plan made again on request, from the history so far.
 __corral_phony += __corral-plan
-__corral-plan: $(__corral_O)/units $(__corral_O)/agents
+__corral-plan: units agents
 	$(__corral_plan_recipe)
 
 # What a slice clones: CORRAL_PARTS, each unit that is a path, and what
 # CORRAL_PARTS_CMD prints for each unit.
-%.parts: %.units $(__corral_O)/parts-config
+%.parts: %.units parts-config
 	$(__corral_Q){ set -f; for p in $$CORRAL_PARTS; do printf '%s\n' "$$p"; done; \
 	while IFS= read -r u; do \
 		if [ -e "$$__corral_src/$$u" ] || [ -L "$$__corral_src/$$u" ]; then \
@@ -182,60 +183,42 @@ __corral-plan: $(__corral_O)/units $(__corral_O)/agents
 # escapes leaves no manifest; the slice still runs, and reports the refusal
 # (a unit named '..' fails alone).
 %.manifest: %.parts FORCE
-	$(__corral_Q)$(__corral_B)corral-checkout -m $@ -p $< \
-		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
-		"$$__corral_src" 2>/dev/null || rm -f $@
-
-# The options of corral-run-slice that come from CORRAL_* settings, as the
-# shell's "$@"; $(1) is the slice (without .units).
-__corral_slice_opts = set -- -S $(__corral_O)/live; \
-	[ -z "$$__corral_guard" ] || set -- "$$@" -G "$$__corral_guard"; \
-	[ -z "$$__corral_grace" ] || set -- "$$@" -g "$$__corral_grace"; \
-	[ -z "$$__corral_retries" ] || set -- "$$@" -R "$$__corral_retries"; \
-	[ -z "$$__corral_timeout" ] || set -- "$$@" -t "$$__corral_timeout"; \
-	[ -z "$$__corral_slice_timeout" ] || \
-		set -- "$$@" -T "$$__corral_slice_timeout"; \
-	[ -z "$$__corral_deadline" ] || set -- "$$@" -d "$$__corral_deadline"; \
-	[ -z "$$__corral_no_retry" ] || set -- "$$@" -N "$$__corral_no_retry"; \
-	[ -z "$$__corral_output_max" ] || set -- "$$@" -o "$$__corral_output_max"; \
-	[ -z "$$__corral_limit_cpu" ] || \
-		set -- "$$@" -L "cpu=$$__corral_limit_cpu"; \
-	[ -z "$$__corral_limit_mem" ] || \
-		set -- "$$@" -L "mem=$$__corral_limit_mem"; \
-	[ -z "$$__corral_limit_fsize" ] || \
-		set -- "$$@" -L "fsize=$$__corral_limit_fsize"; \
-	[ "$$__corral_quiet" = 1 ] || set -- "$$@" -v; \
-	[ ! -f $(1).est ] || set -- "$$@" -e $(1).est
+	$(__corral_Q)$(__corral_b)corral-checkout -m $(__corral_o)/$@ \
+		-p $(__corral_o)/$< $(__corral_x) "$$__corral_src" 2>/dev/null || \
+		rm -f $@
 
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
 # agent still alive would hold it too, so none of them is anybody's.
 __corral_phony += __corral-live
 __corral-live:
-	$(__corral_Q)rm -rf $(__corral_O)/live $(__corral_O)/work && \
-		mkdir -p $(__corral_O)/live
+	$(__corral_Q)rm -rf live work && mkdir -p live
 
 # __corral-gone: true when the make that started the run is gone, dead
 # or a zombie not reaped yet (corral-lock's -G asks the same question as
 # the agents do).
-__corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_B)corral-lock \
-	-G "$$__corral_guard" $(__corral_O) true 2>/dev/null; }
+__corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
+	-G "$$__corral_guard" $(__corral_o) true 2>/dev/null; }
 
-# One slice, one agent.  The stamp exists only when every unit passed, so
-# a slice that failed or died runs again next time; whatever happened, the
-# recipe succeeds, and the merge that follows tells the truth about it --
-# unless the make that started the run (the guard, whose pid corral.mk
-# passes down) is gone: then its agents stop, and this recipe fails so
-# that nothing more starts and no merge runs for a run nobody waits for.
-%.pass: %.units %.manifest $(__corral_O)/cmd
-	$(call __corral-say,SLICE,$(patsubst $(__corral_O)/%,%,$*))
-	$(__corral_Q)rm -f $@; $(call __corral_slice_opts,$*); \
-	$(__corral_B)corral-run-slice "$$@" \
-		-C "$$__corral_src" -P $*.parts \
-		$(if $(__corral_outrel),-x $(call __corral-q,$(__corral_outrel))) \
-		-w $(__corral_O)/work -r "$$CORRAL_RUN" \
-		-i "$$(cat $(__corral_O)/inputs 2>/dev/null)" \
-		-c "$$CORRAL_CMD" -l $(dir $(@D))logs $(notdir $*) $<; \
+# One slice, one agent, with the options corral.mk made from the
+# settings.  The stamp exists only when every unit passed, so a slice that
+# failed or died runs again next time; whatever happened, the recipe
+# succeeds, and the merge that follows tells the truth about it -- unless
+# the make that started the run (the guard, whose pid corral.mk passes
+# down) is gone: then its agents stop, and this recipe fails so that
+# nothing more starts and no merge runs for a run nobody waits for.
+%.pass: %.units %.manifest cmd
+	$(call __corral-say,SLICE,$*)
+	$(__corral_Q)rm -f $@; \
+	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
+	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
+		$${__corral_guard:+-G "$$__corral_guard"} \
+		-S $(__corral_o)/live -C "$$__corral_src" \
+		-P $(__corral_o)/$*.parts $(__corral_x) \
+		-w $(__corral_o)/work -r "$$CORRAL_RUN" \
+		-i "$$(cat inputs 2>/dev/null)" -c "$$CORRAL_CMD" \
+		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
+		$(notdir $*) $(__corral_o)/$<; \
 	st=$$?; \
 	if [ $$st -eq 0 ]; then touch $@; fi; \
 	if $(__corral-gone); then \
@@ -250,44 +233,43 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_B)corral-lock \
 # (The manifests come from the prerequisites, never a $(wildcard) in the
 # recipe: make's directory cache would miss the ones made in this run.  A
 # slice with a refused part has none.)
-$(__corral_O)/inputs: FORCE $(__corral_O)/cmd
-	$(__corral_Q){ cat $(__corral_O)/cmd; \
+inputs: FORCE cmd
+	$(__corral_Q){ cat cmd; \
 		for m in $(sort $(filter %.manifest,$^)); do \
 			[ ! -e $$m ] || cat $$m; done; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
 
 # The merge: the only writer of the shared files, over the main layer and
-# every re-run layer, the latest attempt of each unit winning.
-__corral_layers = $(__corral_O)/logs $$(ls -d $(__corral_O)/rerun/[0-9]* \
-	2>/dev/null | sort -V | sed 's|$$|/logs|')
-# The merge runs only while the make that started the run lives.  -s: the
-# agents seal every log, so a log without a seal is refused too.
-__corral_merge = $(__corral_B)corral-lock \
-	$${__corral_guard:+-G "$$__corral_guard"} $(__corral_O) \
-	$(__corral_B)corral-merge -s -u $(__corral_O)/units \
-	$$([ "$$__corral_fail_on_flaky" != 1 ] || echo -f) \
-	-r "$$CORRAL_RUN" -o $(__corral_O) $(__corral_layers)
+# every re-run layer, the latest attempt of each unit winning.  It runs
+# only while the make that started the run lives.  -s: the agents seal
+# every log, so a log without a seal is refused too.
+__corral_merge = set -- $(__corral_o)/logs; \
+	for d in $$(ls -d rerun/[0-9]* 2>/dev/null | sort -V); do \
+		set -- "$$@" $(__corral_o)/"$$d"/logs; done; \
+	$(__corral_b)corral-lock $${__corral_guard:+-G "$$__corral_guard"} \
+	$(__corral_o) $(__corral_b)corral-merge -s $(__corral_merge_opts) \
+	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) "$$@"
 # After a merge: the failed and not-run units (what a re-run takes), then
 # the one-screen summary, and the JUnit report if one is wanted.
-__corral_summary = $(__corral_B)corral-scoreboard -u $(__corral_O) \
-	> $(__corral_O)/failed.units.tmp 2>/dev/null; \
-	mv -f $(__corral_O)/failed.units.tmp $(__corral_O)/failed.units; \
-	$(__corral_B)corral-scoreboard -f $(__corral_O); \
-	[ -z "$$__corral_junit" ] || \
-	$(__corral_B)corral-report -j "$$__corral_junit" $(__corral_O) || st=2
+__corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
+	> failed.units.tmp 2>/dev/null; \
+	mv -f failed.units.tmp failed.units; \
+	$(__corral_b)corral-scoreboard -f $(__corral_o)$(if \
+	$(__corral_report_opts),; $(__corral_b)corral-report \
+	$(__corral_report_opts) $(__corral_o) || st=2)
 
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
 __corral_slices :=
 ifneq ($(filter __corral-run,$(MAKECMDGOALS)),)
-include $(__corral_O)/plan.mk
+include plan.mk
 endif
-__corral_stamps := $(foreach k,$(__corral_slices),$(__corral_O)/slices/$(k).pass)
+__corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
 
 # The manifests must be fresh before the digest; the slices read it.
-$(__corral_stamps): | $(__corral_O)/inputs __corral-live
-$(__corral_O)/inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
-	$(wildcard $(__corral_O)/slices/*.manifest))
+$(__corral_stamps): | inputs __corral-live
+inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
+	$(wildcard slices/*.manifest))
 
 __corral_phony += __corral-run
 __corral-run: $(__corral_stamps)
@@ -297,26 +279,26 @@ __corral-run: $(__corral_stamps)
 __corral_phony += __corral-merge
 __corral-merge:
 	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)[ -f $(__corral_O)/units ] || { \
-		echo "corral: nothing to merge in '$(__corral_O)'; run corral-run first" >&2; \
+	$(__corral_Q)[ -f units ] || { \
+		echo "corral: nothing to merge in '$$__corral_out'; run corral-run first" >&2; \
 		exit 2; }
 	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
 
 # Re-run the failed and not-run units as a new layer: split across fresh
 # agents, run by an inner make (sharing the jobserver), merged over all.
 __corral_phony += __corral-rerun-failed
-__corral-rerun-failed: $(__corral_O)/agents $(__corral_O)/inputs \
-		$(__corral_O)/parts-config | __corral-live
-	$(__corral_Q)[ -f $(__corral_O)/failed.units ] || { \
-		echo "corral: nothing to re-run in '$(__corral_O)'; run corral-run first" >&2; \
+__corral-rerun-failed: agents inputs parts-config | __corral-live
+	$(__corral_Q)[ -f failed.units ] || { \
+		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
 		exit 2; }
-	$(__corral_Q)if [ ! -s $(__corral_O)/failed.units ]; then \
+	$(__corral_Q)if [ ! -s failed.units ]; then \
 		echo "corral: nothing to re-run: every unit passed"; exit 0; fi; \
-	n=1; while [ -e $(__corral_O)/rerun/$$n ]; do n=$$((n + 1)); done; \
-	layer=$(__corral_O)/rerun/$$n; \
-	$(__corral-split) -o $$layer/slices $(__corral_O)/failed.units || exit 2; \
-	printf '  %-7s %s\n' RERUN "$$(wc -l < $(__corral_O)/failed.units) unit(s) as layer $$n"; \
-	CORRAL_LAYER=$$layer $(MAKE) -f $(firstword $(MAKEFILE_LIST)) \
+	n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
+	$(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
+		$(__corral_o)/failed.units || exit 2; \
+	printf '  %-7s %s\n' RERUN "$$(wc -l < failed.units) unit(s) as layer $$n"; \
+	CORRAL_LAYER=rerun/$$n $(MAKE) \
+		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer || exit 2; \
 	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
 

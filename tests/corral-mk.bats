@@ -29,6 +29,14 @@ EOF
 	mkdir -p proj/fail
 }
 
+teardown() {
+	local p
+	# what a test left running in the background on purpose
+	for p in $(cat "$BATS_TEST_TMPDIR"/bg.pids 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
 ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 @test "corral-mk: 200 units over -j16 run exactly once and are merged exactly once" {
@@ -150,6 +158,75 @@ EOF
 	assert_output "$(printf '%s\n' 'a b' "it's" 'say "hi"' '$HOME' '100%' 'c:d' '#x' 'ünï ✓' | sort)"
 	run -0 jq -r .unit proj/.corral/successes.jsonl
 	assert_equal "$(sort "$RAN")" "$(printf '%s\n' "$output" | sort)"
+}
+
+@test "corral-mk: CORRAL_SRC, CORRAL_OUT, CORRAL_UNITS_FILE and CORRAL_JUNIT holding & ; ' \" \$ ( ) % : | * [ ] \\ work end to end, and nothing is made beside them" {
+	# the characters a shell or make would read as syntax, all at once
+	# (white space aside: make cannot keep it in a path)
+	local ODD='&;'\''"$()%:|*[x]\e'
+	local src="top/s$ODD" mk=${ODD//\$/\$\$}
+	mkdir -p "$src/fail" && touch "$src/fail/b"
+	printf '%s\n' a b > "$src/u$ODD"
+	cat > "$src/Makefile" <<EOF
+CORRAL_UNITS_FILE = u$mk
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
+	test ! -e "fail/\$\$CORRAL_UNIT"
+CORRAL_PARTS = fail
+CORRAL_OUT = \$(CURDIR)/../o$mk
+CORRAL_JUNIT = \$(CURDIR)/../j$mk.xml
+include $CORRAL_ROOT/corral.mk
+EOF
+	run -2 --separate-stderr make -C "$src" -j2 corral-run CORRAL_AGENTS=2
+	refute_contains "$stderr" "not found"
+	assert_json '.units == 2 and .successes == 1 and .failures == 1' "top/o$ODD/summary.json"
+	assert_file_exists "top/j$ODD.xml"
+	rm "$src/fail/b"
+	run -0 make -C "$src" -j2 corral-rerun-failed
+	assert_json '.units == 2 and .successes == 2' "top/o$ODD/summary.json"
+	run -0 sort "$RAN"
+	assert_output "$(printf 'a\nb\nb')"
+	run -0 make -C "$src" corral-merge
+	run -0 ls -A top
+	assert_output "$(printf '%s\n' "j$ODD.xml" "o$ODD" "s$ODD" | LC_ALL=C sort)"
+	run -0 make -C "$src" corral-clean
+	run -0 ls -A top
+	assert_output "$(printf '%s\n' "j$ODD.xml" "s$ODD" | LC_ALL=C sort)"
+}
+
+@test "corral-mk: a CORRAL_OUT, CORRAL_SRC or CORRAL_UNITS_FILE with a space stops make, naming it" {
+	local v
+	for v in 'CORRAL_OUT=a b' 'CORRAL_SRC=a b' 'CORRAL_UNITS_FILE=u v'; do
+		printf 'CORRAL_DISCOVER = echo a\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+		[ "${v%%=*}" != CORRAL_UNITS_FILE ] || sed -i 1d Makefile
+		run -2 --separate-stderr make corral-run "$v"
+		assert_contains "$stderr" "corral: ${v%%=*} is '${v#*=}'; it must be one path without spaces (a make limitation); units may hold spaces"
+	done
+	assert_no_file a
+}
+
+@test "corral-mk: every message of corral.mk and its engine starts 'corral:', none 'corral.mk:'" {
+	run -1 grep -n 'corral\.mk:' "$CORRAL_ROOT/corral.mk" "$CORRAL_ROOT"/mk/*.mk
+	run -0 grep -ohE '\$\(error [^ ]*|echo "[a-z][^ ]*' "$CORRAL_ROOT/corral.mk" "$CORRAL_ROOT"/mk/*.mk
+	[ "${#lines[@]}" -ge 10 ] || flunk "only ${#lines[@]} messages found"
+	run -1 grep -vxE '\$\(error corral:|echo "corral:' <<<"$output"
+}
+
+@test "corral-mk: a background process that CORRAL_DISCOVER or CORRAL_PARTS_CMD leaves does not hold the run lock" {
+	local setting
+	export BG=$BATS_TEST_TMPDIR/bg.pids
+	for setting in 'CORRAL_DISCOVER = (sleep 30 & echo $$! >> "$$BG") >/dev/null 2>&1; echo a' \
+		'CORRAL_PARTS_CMD = (sleep 30 & echo $$! >> "$$BG") >/dev/null 2>&1'; do
+		rm -rf proj && mkdir proj
+		printf '%s\nCORRAL_CMD = true\n' "$setting" > proj/Makefile
+		case $setting in CORRAL_DISCOVER*) ;; *) echo 'CORRAL_UNITS = a' >> proj/Makefile ;; esac
+		printf 'include %s/corral.mk\n' "$CORRAL_ROOT" >> proj/Makefile
+		run -0 make -C proj corral-run
+		[ -s "$BG" ] || flunk "${setting%% =*} left nothing running"
+		kill -0 $(cat "$BG") || flunk "${setting%% =*}: the background process is gone"
+		run -0 --separate-stderr make -C proj corral-run CORRAL_WAIT=0
+		refute_contains "$stderr" "not waiting"
+		kill $(cat "$BG") && rm "$BG"
+	done
 }
 
 @test "corral-mk: a run with failures writes the full result and exits non-zero, also under -k" {
@@ -394,28 +471,28 @@ EOF
 	assert_contains "$stderr" "corral: CORRAL_OUT '$PWD/proj/.corral' exists and was not made by corral; choose another"
 }
 
-@test "corral-mk: no units setting stops make with a corral.mk error naming the variables" {
+@test "corral-mk: no units setting stops make with a corral: error naming the variables" {
 	printf 'CORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
 	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral.mk: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or CORRAL_DISCOVER before 'include corral.mk'"
+	assert_contains "$stderr" "corral: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or CORRAL_DISCOVER before 'include corral.mk'"
 }
 
 @test "corral-mk: two units settings at once stop make naming both" {
 	printf 'CORRAL_UNITS = a\nCORRAL_DISCOVER = ls\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
 	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral.mk: CORRAL_UNITS CORRAL_DISCOVER are all set; set only one of them"
+	assert_contains "$stderr" "corral: CORRAL_UNITS CORRAL_DISCOVER are all set; set only one of them"
 }
 
 @test "corral-mk: an empty CORRAL_CMD stops make naming it" {
 	printf 'CORRAL_UNITS = a\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
 	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral.mk: CORRAL_CMD is empty; set it before 'include corral.mk'"
+	assert_contains "$stderr" "corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
 }
 
 @test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
 	printf 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_AGENTS = four\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
 	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral.mk: CORRAL_AGENTS is 'four'; it must be a number"
+	assert_contains "$stderr" "corral: CORRAL_AGENTS is 'four'; it must be a number"
 }
 
 @test "corral-mk: including corral.mk defines no variable outside CORRAL_* and __corral_*" {
@@ -445,7 +522,7 @@ targets() {
 	run -0 make
 	assert_output "mine ran"
 	run -0 comm -13 <(targets without.mk | grep -v 'without.mk$') \
-		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk)$')
+		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk|/mk/common\.mk)$')
 	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-plan corral-rerun-failed corral-run)"
 }
 
@@ -476,6 +553,8 @@ EOF
 	sed -i "s|$CORRAL_ROOT/corral.mk|$PWD/inst/share/corral/corral.mk|" proj/Makefile
 	run -0 env -u CORRAL_BIN PATH=/usr/bin:/bin make -C proj -j2 corral-run
 	assert_json '.successes == 2' proj/.corral/summary.json
+	assert_file_exists inst/share/corral/mk/common.mk
+	assert_file_exists inst/share/corral/mk/engine.mk
 }
 
 @test "corral-mk: Ctrl-C (SIGINT to make's process group) mid-run, then a re-run, completes every unit exactly once" {
@@ -633,7 +712,7 @@ EOF
 		CORRAL_RETRIES=-1 CORRAL_GRACE=x CORRAL_OUTPUT_MAX=1T CORRAL_LIMIT_MEM=lots \
 		CORRAL_NO_RETRY=1,x CORRAL_SLICE_TIMEOUT='1 2'; do
 		run -2 --separate-stderr make -C proj corral-run "$setting"
-		assert_contains "$stderr" "corral.mk: ${setting%%=*} is '${setting#*=}'; it must be"
+		assert_contains "$stderr" "corral: ${setting%%=*} is '${setting#*=}'; it must be"
 		assert_no_file proj/.corral
 	done
 }

@@ -162,7 +162,7 @@ runs_in_blocks() {
 	[ $(( ($(date +%s%N) - t) / 1000000 )) -ge 500 ] || flunk "gave up before 0.5 s"
 	assert_equal 2 "$(ran_count)"
 	run -2 --separate-stderr make -C proj corral-run CORRAL_WAIT=soon
-	assert_contains "$stderr" "corral.mk: CORRAL_WAIT is 'soon'; it must be a number of seconds"
+	assert_contains "$stderr" "corral: CORRAL_WAIT is 'soon'; it must be a number of seconds"
 }
 
 @test "lock: kill -9 of a whole run leaves no stale lock, and a unit's processes never hold it" {
