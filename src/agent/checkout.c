@@ -23,7 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "agent/agent.h"
 
 /* A directory whose mode and times are set once it is full. */
 struct dirmeta {

@@ -22,7 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "agent/agent.h"
+#include "agent/agent-private.h"
 
 /* The longest unit name a progress line quotes, in bytes. */
 #define NAME_MAX_SHOWN	160

@@ -47,7 +47,39 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "agent/agent.h"
+#include "agent/agent-private.h"
+
+/* What a run keeps for itself: struct corral_run's st. */
+struct corral_run_state {
+	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
+	char *noteroot;		/* the same directory, absolute */
+	char *logsdir;		/* LOGDIR less its trailing slashes */
+	char *log;		/* LOGDIR/agent-ID.jsonl */
+	char *part;		/* LOGDIR/agent-ID.jsonl.part, the checkpoint */
+	struct corral_runlog rl;	/* the log itself */
+	int watchfd;		/* to the watchdog */
+	int guardfd;		/* a pidfd of guard, or -1 */
+	pid_t watchdog;
+	struct corral_strv env;	/* the units' environment */
+	struct corral_strv cloned;	/* the parts checked out */
+	dev_t clone_dev;	/* the clone as checked out, to tell when a */
+	ino_t clone_ino;	/* unit removed or replaced it */
+	int reaper;		/* orphans of units come to this process */
+	pid_t *inherited;	/* children it had before any unit ran */
+	size_t ninherited;
+	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */
+	struct corral_buf line;	/* the record being written */
+	long long slice_end;	/* monotonic ms when time is up, or 0 */
+	int slice_why;		/* 'T': the slice's limit; 'd': the run's */
+	int nlimits;		/* setrlimit(2) calls each unit gets */
+	int limit_res[3];
+	long long limit_val[3][2];	/* soft, hard */
+	char *iobuf;		/* for the units' output */
+	struct corral_live live;
+};
 
 /* How much of a unit's output is read to find its last line. */
 #define TAIL_MAX	4096
@@ -260,8 +292,8 @@ watchdog_start(struct corral_run *r, struct corral_err *err)
 		watchdog(sv[1], r->clone, r->keep);
 	}
 	close(sv[1]);
-	r->watchfd = sv[0];
-	r->watchdog = pid;
+	r->st->watchfd = sv[0];
+	r->st->watchdog = pid;
 	return 0;
 }
 
@@ -269,21 +301,21 @@ watchdog_start(struct corral_run *r, struct corral_err *err)
 static void
 watchdog_tell(struct corral_run *r, int32_t msg)
 {
-	if (r->watchfd >= 0)
-		(void)send(r->watchfd, &msg, sizeof(msg), MSG_NOSIGNAL);
+	if (r->st->watchfd >= 0)
+		(void)send(r->st->watchfd, &msg, sizeof(msg), MSG_NOSIGNAL);
 }
 
 static void
 watchdog_stop(struct corral_run *r)
 {
 	watchdog_tell(r, -1);
-	if (r->watchfd >= 0)
-		close(r->watchfd);
-	r->watchfd = -1;
-	if (r->watchdog > 0)
-		while (waitpid(r->watchdog, NULL, 0) < 0 && errno == EINTR)
+	if (r->st->watchfd >= 0)
+		close(r->st->watchfd);
+	r->st->watchfd = -1;
+	if (r->st->watchdog > 0)
+		while (waitpid(r->st->watchdog, NULL, 0) < 0 && errno == EINTR)
 			;
-	r->watchdog = 0;
+	r->st->watchdog = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -302,13 +334,13 @@ guard_open(struct corral_run *r)
 {
 	long fd;
 
-	r->guardfd = -1;
+	r->st->guardfd = -1;
 	if (r->guard <= 0)
 		return;
 	fd = syscall(SYS_pidfd_open, r->guard, 0);
 	if (fd >= 0) {
-		r->guardfd = (int)fd;
-		(void)fcntl(r->guardfd, F_SETFD, FD_CLOEXEC);
+		r->st->guardfd = (int)fd;
+		(void)fcntl(r->st->guardfd, F_SETFD, FD_CLOEXEC);
 	}
 }
 
@@ -323,8 +355,8 @@ guard_check(struct corral_run *r)
 		return 0;
 	if (r->guard_gone)
 		return 1;
-	if (r->guardfd >= 0) {
-		pfd.fd = r->guardfd;
+	if (r->st->guardfd >= 0) {
+		pfd.fd = r->st->guardfd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		gone = poll(&pfd, 1, 0) > 0;
@@ -415,7 +447,7 @@ scan_children(pid_t *out, size_t max)
 static long
 list_children(const struct corral_run *r, pid_t *out, size_t max)
 {
-	return r->reaper == 'c' ? read_children(out, max) :
+	return r->st->reaper == 'c' ? read_children(out, max) :
 	    scan_children(out, max);
 }
 
@@ -425,10 +457,10 @@ is_agents(const struct corral_run *r, pid_t pid, pid_t unit)
 {
 	size_t i;
 
-	if (pid == unit || pid == r->watchdog)
+	if (pid == unit || pid == r->st->watchdog)
 		return 1;
-	for (i = 0; i < r->ninherited; i++)
-		if (r->inherited[i] == pid)
+	for (i = 0; i < r->st->ninherited; i++)
+		if (r->st->inherited[i] == pid)
 			return 1;
 	return 0;
 }
@@ -445,13 +477,13 @@ become_reaper(struct corral_run *r, struct corral_err *err)
 		return 0;	/* before Linux 3.4: the unit's group only */
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
 	    (long)getpid());
-	r->reaper = access(path, R_OK) == 0 ? 'c' : 'p';
+	r->st->reaper = access(path, R_OK) == 0 ? 'c' : 'p';
 	if ((n = list_children(r, kids, INHERITED_MAX)) <= 0)
 		return 0;
-	if (!(r->inherited = malloc((size_t)n * sizeof(*kids))))
+	if (!(r->st->inherited = malloc((size_t)n * sizeof(*kids))))
 		return corral_err_set(err, ENOMEM, "cannot start");
-	memcpy(r->inherited, kids, (size_t)n * sizeof(*kids));
-	r->ninherited = (size_t)n;
+	memcpy(r->st->inherited, kids, (size_t)n * sizeof(*kids));
+	r->st->ninherited = (size_t)n;
 	return 0;
 }
 
@@ -511,10 +543,22 @@ void
 corral_run_init(struct corral_run *r)
 {
 	memset(r, 0, sizeof(*r));
-	corral_runlog_init(&r->rl);
-	r->watchfd = -1;
-	r->guardfd = -1;
-	corral_live_init(&r->live);
+}
+
+/* r->st, made by corral_run_start and freed by corral_run_release. */
+static int
+state_new(struct corral_run *r, struct corral_err *err)
+{
+	struct corral_run_state *st;
+
+	if (!(st = calloc(1, sizeof(*st))))
+		return corral_err_set(err, ENOMEM, "cannot start");
+	corral_runlog_init(&st->rl);
+	st->watchfd = -1;
+	st->guardfd = -1;
+	corral_live_init(&st->live);
+	r->st = st;
+	return 0;
 }
 
 /* a followed by b, malloc'd; NULL on ENOMEM. */
@@ -550,10 +594,10 @@ make_paths(struct corral_run *r, struct corral_err *err)
 		corral_buf_release(&dir);
 		return corral_err_set(err, ENOMEM, "cannot start");
 	}
-	r->outdir = dir.data;
-	if (!(r->logsdir = strndup(r->logdir, n)) ||
-	    !(r->log = concat(r->outdir, ".jsonl")) ||
-	    !(r->part = concat(r->outdir, ".jsonl.part")))
+	r->st->outdir = dir.data;
+	if (!(r->st->logsdir = strndup(r->logdir, n)) ||
+	    !(r->st->log = concat(r->st->outdir, ".jsonl")) ||
+	    !(r->st->part = concat(r->st->outdir, ".jsonl.part")))
 		return corral_err_set(err, ENOMEM, "cannot start");
 	return 0;
 }
@@ -610,12 +654,12 @@ static int
 prepare_logdir(struct corral_run *r, struct corral_err *err)
 {
 	if (make_paths(r, err) < 0 ||
-	    corral_mkdir_p(r->outdir, 0777, err) < 0 ||
-	    unlink_old(r->log, err) < 0)
+	    corral_mkdir_p(r->st->outdir, 0777, err) < 0 ||
+	    unlink_old(r->st->log, err) < 0)
 		return -1;
-	if (!(r->noteroot = realpath(r->outdir, NULL)))
+	if (!(r->st->noteroot = realpath(r->st->outdir, NULL)))
 		return corral_err_set(err, errno, "cannot open '%s'",
-		    r->outdir);
+		    r->st->outdir);
 	return 0;
 }
 
@@ -627,8 +671,8 @@ remember_clone(struct corral_run *r, struct corral_err *err)
 
 	if (lstat(r->clone, &st) < 0)
 		return corral_err_set(err, errno, "cannot stat '%s'", r->clone);
-	r->clone_dev = st.st_dev;
-	r->clone_ino = st.st_ino;
+	r->st->clone_dev = st.st_dev;
+	r->st->clone_ino = st.st_ino;
 	return 0;
 }
 
@@ -680,7 +724,7 @@ sort_parts(struct corral_run *r, struct corral_err *err)
 	for (i = 0; r->parts && i < r->parts->n; i++) {
 		p = r->parts->v[i];
 		if (corral_part_check(r->src, p, &why) == 0)
-			rc = corral_strv_add(&r->cloned, p);
+			rc = corral_strv_add(&r->st->cloned, p);
 		else if (is_unit(r, p))
 			rc = refuse_unit(r, p, &why);
 		else
@@ -718,12 +762,12 @@ clone_check(struct corral_run *r, struct corral_err *err)
 	if (!(mark = corral_path_join(r->clone, CORRAL_CLONE_MARK)))
 		return corral_err_set(err, ENOMEM, "cannot run a unit");
 	intact = lstat(r->clone, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    st.st_dev == r->clone_dev && st.st_ino == r->clone_ino &&
+	    st.st_dev == r->st->clone_dev && st.st_ino == r->st->clone_ino &&
 	    lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
 	free(mark);
 	if (intact)
 		return 0;
-	if (corral_clone_renew(r->src, &r->cloned, r->exclude, r->clone,
+	if (corral_clone_renew(r->src, &r->st->cloned, r->exclude, r->clone,
 	    err) < 0 || remember_clone(r, err) < 0)
 		return -1;
 	return 1;
@@ -757,7 +801,7 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
 		corral_buf_release(&t);
 		return rc;
 	}
-	if (corral_checkout(r->src, &r->cloned, r->exclude, t.data, missing,
+	if (corral_checkout(r->src, &r->st->cloned, r->exclude, t.data, missing,
 	    err) < 0) {
 		rmdir(t.data);
 		corral_buf_release(&t);
@@ -821,16 +865,16 @@ make_env(struct corral_run *r, struct corral_err *err)
 	char **e;
 
 	for (e = environ; *e; e++)
-		if (!is_run_var(*e) && corral_strv_add(&r->env, *e) < 0)
+		if (!is_run_var(*e) && corral_strv_add(&r->st->env, *e) < 0)
 			goto nomem;
-	if (add_var(&r->env, "CORRAL_AGENT", r->agent) < 0 ||
-	    add_var(&r->env, "CORRAL_RUN", r->run) < 0 ||
-	    add_var(&r->env, "CORRAL_WORKDIR", r->clone) < 0)
+	if (add_var(&r->st->env, "CORRAL_AGENT", r->agent) < 0 ||
+	    add_var(&r->st->env, "CORRAL_RUN", r->run) < 0 ||
+	    add_var(&r->st->env, "CORRAL_WORKDIR", r->clone) < 0)
 		goto nomem;
-	r->envunit = r->env.n;
-	if (add_var(&r->env, "CORRAL_UNIT", "") < 0 ||
-	    add_var(&r->env, "CORRAL_NOTE", "") < 0 ||
-	    add_var(&r->env, "CORRAL_ATTEMPT", "1") < 0)
+	r->st->envunit = r->st->env.n;
+	if (add_var(&r->st->env, "CORRAL_UNIT", "") < 0 ||
+	    add_var(&r->st->env, "CORRAL_NOTE", "") < 0 ||
+	    add_var(&r->st->env, "CORRAL_ATTEMPT", "1") < 0)
 		goto nomem;
 	return 0;
 nomem:
@@ -842,20 +886,20 @@ static void
 add_limit(struct corral_run *r, int res, long long soft, long long hard)
 {
 	struct rlimit old;
-	int k = r->nlimits++;
+	int k = r->st->nlimits++;
 
 	if (getrlimit(res, &old) == 0 && old.rlim_max != RLIM_INFINITY &&
 	    (rlim_t)hard > old.rlim_max)
 		hard = (long long)old.rlim_max;
-	r->limit_res[k] = res;
-	r->limit_val[k][0] = soft < hard ? soft : hard;
-	r->limit_val[k][1] = hard;
+	r->st->limit_res[k] = res;
+	r->st->limit_val[k][0] = soft < hard ? soft : hard;
+	r->st->limit_val[k][1] = hard;
 }
 
 static void
 prepare_limits(struct corral_run *r)
 {
-	r->nlimits = 0;
+	r->st->nlimits = 0;
 	if (r->limits.cpu)
 		add_limit(r, RLIMIT_CPU, r->limits.cpu, r->limits.cpu + 1);
 	if (r->limits.mem)
@@ -868,17 +912,19 @@ int
 corral_run_start(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
 {
+	if (!r->st && state_new(r, err) < 0)
+		return -1;
 	prepare_limits(r);
 	guard_open(r);
 	if (prepare_logdir(r, err) < 0 || become_reaper(r, err) < 0 ||
 	    sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    watchdog_start(r, err) < 0 || make_env(r, err) < 0)
 		return -1;
-	r->rl.dir = r->logsdir;
-	r->rl.log = r->log;
-	r->rl.part = r->part;
-	r->rl.agent = r->agent;
-	return corral_runlog_open(&r->rl, err);
+	r->st->rl.dir = r->st->logsdir;
+	r->st->rl.log = r->st->log;
+	r->st->rl.part = r->st->part;
+	r->st->rl.agent = r->agent;
+	return corral_runlog_open(&r->st->rl, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -949,10 +995,10 @@ child_exec(struct child *c)
 	    fcntl(1, F_SETFD, 0) < 0 || fcntl(2, F_SETFD, 0) < 0 ||
 	    chdir(c->dir) < 0)
 		goto fail;
-	for (k = 0; k < c->r->nlimits; k++) {
-		rl.rlim_cur = (rlim_t)c->r->limit_val[k][0];
-		rl.rlim_max = (rlim_t)c->r->limit_val[k][1];
-		if (setrlimit(c->r->limit_res[k], &rl) < 0)
+	for (k = 0; k < c->r->st->nlimits; k++) {
+		rl.rlim_cur = (rlim_t)c->r->st->limit_val[k][0];
+		rl.rlim_max = (rlim_t)c->r->st->limit_val[k][1];
+		if (setrlimit(c->r->st->limit_res[k], &rl) < 0)
 			goto fail;
 	}
 	sigemptyset(&none);
@@ -988,7 +1034,7 @@ spawn_limited(struct corral_run *r, char **argv, int outfd, pid_t *pid)
 
 	memset(&c, 0, sizeof(c));
 	c.argv = argv;
-	c.envp = r->env.v;
+	c.envp = r->st->env.v;
 	c.outfd = outfd;
 	c.dir = r->clone;
 	c.r = r;
@@ -1021,7 +1067,7 @@ spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	int e;
 
 	argv[2] = (char *)r->cmd;
-	if (r->nlimits)
+	if (r->st->nlimits)
 		return spawn_limited(r, argv, outfd, pid);
 	if ((e = posix_spawn_file_actions_init(&fa)))
 		return e;
@@ -1030,7 +1076,7 @@ spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 		return e;
 	}
 	if (!(e = spawn_setup(&fa, &at, outfd, r->clone)))
-		e = posix_spawn(pid, "/bin/sh", &fa, &at, argv, r->env.v);
+		e = posix_spawn(pid, "/bin/sh", &fa, &at, argv, r->st->env.v);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	return e;
@@ -1230,7 +1276,7 @@ pause_for(struct corral_run *r, struct waiting *w, const sigset_t *mask,
 	struct timespec ts, *tp = NULL;
 	nfds_t n = 0;
 
-	if (r->guard > 0 && r->guardfd < 0 && !r->guard_gone &&
+	if (r->guard > 0 && r->st->guardfd < 0 && !r->guard_gone &&
 	    (!wake || wake > now + GUARD_POLL_MS))
 		wake = now + GUARD_POLL_MS;
 	if (wake) {
@@ -1244,8 +1290,8 @@ pause_for(struct corral_run *r, struct waiting *w, const sigset_t *mask,
 		pfd[n].events = POLLIN;
 		pfd[n++].revents = 0;
 	}
-	if (r->guardfd >= 0 && !r->guard_gone) {
-		pfd[n].fd = r->guardfd;
+	if (r->st->guardfd >= 0 && !r->guard_gone) {
+		pfd[n].fd = r->st->guardfd;
 		pfd[n].events = POLLIN;
 		pfd[n++].revents = 0;
 	}
@@ -1328,7 +1374,7 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 		drain(w, c);
 	}
 	unit_pgid = 0;
-	if (r->reaper)
+	if (r->st->reaper)
 		w->strays = kill_strays(r, w->pid, w->sent == SIGKILL);
 	kill(-w->pid, SIGKILL);
 	drain_rest(w, c);
@@ -1569,11 +1615,11 @@ static int
 write_record(struct corral_run *r, const struct corral_record *rec,
     int final, struct corral_err *err)
 {
-	corral_buf_reset(&r->line);
-	if (corral_record_format(&r->line, rec) < 0)
+	corral_buf_reset(&r->st->line);
+	if (corral_record_format(&r->st->line, rec) < 0)
 		return corral_err_set(err, ENOMEM, "cannot write '%s'",
-		    r->part);
-	return corral_runlog_write(&r->rl, &r->line, final, err);
+		    r->st->part);
+	return corral_runlog_write(&r->st->rl, &r->st->line, final, err);
 }
 
 static int
@@ -1617,7 +1663,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 	corral_seconds_format(r->slice_ms, limit);
 	if (why)
 		rc = corral_buf_addf(&note, "ERROR: not checked out: %s", why);
-	else if (r->slice_why == 'T')
+	else if (r->st->slice_why == 'T')
 		rc = corral_buf_addf(&note, "NOT-RUN: the slice's time limit "
 		    "(%s) ran out", limit);
 	else
@@ -1625,7 +1671,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 		    "passed");
 	if (rc < 0)
 		return corral_err_set(err, ENOMEM, "cannot write '%s'",
-		    r->part);
+		    r->st->part);
 	corral_time_iso(at);
 	memset(&rec, 0, sizeof(rec));
 	rec.agent_id = r->agent;
@@ -1650,7 +1696,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 static int
 time_up(const struct corral_run *r)
 {
-	return r->slice_end && corral_time_ms() >= r->slice_end;
+	return r->st->slice_end && corral_time_ms() >= r->st->slice_end;
 }
 
 /* When this attempt must end, and why; 0 when it need not. */
@@ -1659,9 +1705,10 @@ set_deadline(const struct corral_run *r, struct waiting *w, long long t0)
 {
 	w->deadline = r->timeout_ms ? t0 + r->timeout_ms : 0;
 	w->why = 't';
-	if (r->slice_end && (!w->deadline || r->slice_end < w->deadline)) {
-		w->deadline = r->slice_end;
-		w->why = r->slice_why;
+	if (r->st->slice_end &&
+	    (!w->deadline || r->st->slice_end < w->deadline)) {
+		w->deadline = r->st->slice_end;
+		w->why = r->st->slice_why;
 	}
 }
 
@@ -1718,8 +1765,8 @@ attempt_paths(struct corral_run *r, size_t n, int attempt,
 
 	if (attempt > 1)
 		snprintf(suffix, sizeof(suffix), ".%d", attempt);
-	return corral_buf_addf(out, "%s/%zu%s.out", r->outdir, n, suffix) |
-	    corral_buf_addf(note, "%s/%zu%s.note", r->noteroot, n, suffix);
+	return corral_buf_addf(out, "%s/%zu%s.out", r->st->outdir, n, suffix) |
+	    corral_buf_addf(note, "%s/%zu%s.note", r->st->noteroot, n, suffix);
 }
 
 /* Attempt number attempt of unit n (from 1) of the slice. */
@@ -1737,12 +1784,14 @@ run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
 	c.max = r->output_max;
 	c.head = c.max / 2;
 	c.tail = c.max - c.head;
-	c.buf = r->iobuf;
+	c.buf = r->st->iobuf;
 	snprintf(num, sizeof(num), "%d", attempt);
 	if (attempt_paths(r, n, attempt, &o->out, &note) < 0 ||
-	    set_var(&r->env, r->envunit, "CORRAL_UNIT", unit) < 0 ||
-	    set_var(&r->env, r->envunit + 1, "CORRAL_NOTE", note.data) < 0 ||
-	    set_var(&r->env, r->envunit + 2, "CORRAL_ATTEMPT", num) < 0) {
+	    set_var(&r->st->env, r->st->envunit, "CORRAL_UNIT", unit) < 0 ||
+	    set_var(&r->st->env, r->st->envunit + 1, "CORRAL_NOTE",
+	    note.data) < 0 ||
+	    set_var(&r->st->env, r->st->envunit + 2, "CORRAL_ATTEMPT",
+	    num) < 0) {
 		corral_err_set(err, ENOMEM, "cannot run a unit");
 		goto out;
 	}
@@ -1819,7 +1868,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 
 	for (attempt = 1; rc == 0 && !caught; attempt++) {
 		memset(&o, 0, sizeof(o));
-		corral_live_start(&r->live, unit, i + 1, attempt,
+		corral_live_start(&r->st->live, unit, i + 1, attempt,
 		    r->expect ? r->expect[i] : -1);
 		if ((rc = run_attempt(r, unit, i + 1, attempt, &o, err)) < 0 ||
 		    caught || (rc = clone_check(r, err)) < 0)
@@ -1840,7 +1889,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 		if ((rc = append_record(r, unit, attempt, &o, final, err)) < 0)
 			goto next;
 		r->failed += final && !o.ok;
-		corral_live_end(&r->live, unit, o.status, o.ms, attempt, final,
+		corral_live_end(&r->st->live, unit, o.status, o.ms, attempt, final,
 		    weight_of(r, i));
 		rc = final;
 next:
@@ -1858,18 +1907,18 @@ set_slice_end(struct corral_run *r)
 	long long now = corral_time_ms(), left;
 
 	if (r->slice_ms) {
-		r->slice_end = now + r->slice_ms;
-		r->slice_why = 'T';
+		r->st->slice_end = now + r->slice_ms;
+		r->st->slice_why = 'T';
 	}
 	if (r->deadline_ms) {
 		left = r->deadline_ms - corral_time_epoch_ms();
 		left = left > 0 ? left : 0;
-		if (!r->slice_end || now + left < r->slice_end) {
-			r->slice_end = now + left;
-			r->slice_why = 'd';
+		if (!r->st->slice_end || now + left < r->st->slice_end) {
+			r->st->slice_end = now + left;
+			r->st->slice_why = 'd';
 		}
-		if (!r->slice_end)
-			r->slice_end = 1;	/* already past, and not "none" */
+		if (!r->st->slice_end)
+			r->st->slice_end = 1;	/* already past, and not "none" */
 	}
 }
 
@@ -1882,10 +1931,10 @@ open_live(struct corral_run *r, const struct corral_strv *units,
 
 	for (i = 0; i < units->n; i++)
 		weight += weight_of(r, i);
-	r->live.print = r->progress;
-	r->live.print_arg = r->progress_arg;
-	r->live.tty = r->progress_tty;
-	return corral_live_open(&r->live, r->statedir, r->agent, r->run,
+	r->st->live.print = r->progress;
+	r->st->live.print_arg = r->progress_arg;
+	r->st->live.tty = r->progress_tty;
+	return corral_live_open(&r->st->live, r->statedir, r->agent, r->run,
 	    units->n, weight, err);
 }
 
@@ -1896,7 +1945,7 @@ resumed_unit(void *arg, size_t i, const struct corral_json_record *last)
 	struct corral_run *r = arg;
 
 	r->failed += !last->ok;
-	corral_live_end(&r->live, last->unit, last->status ? last->status :
+	corral_live_end(&r->st->live, last->unit, last->status ? last->status :
 	    last->ok ? "pass" : "fail", last->duration_ms > 0 ?
 	    last->duration_ms : 0, last->attempt > 0 ? (int)last->attempt : 1,
 	    1, weight_of(r, i));
@@ -1911,22 +1960,24 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	size_t i;
 	int rc = 0;
 
-	if (!r->iobuf && !(r->iobuf = malloc(IOBUF_SIZE)))
+	if (!r->st->iobuf && !(r->st->iobuf = malloc(IOBUF_SIZE)))
 		return corral_err_set(err, ENOMEM, "cannot start");
 	if (open_live(r, units, err) < 0 ||
-	    corral_runlog_resume(&r->rl, units, r->inputs, resumed_unit, r,
-	    err) < 0 || clear_outputs(r->outdir, r->rl.resumed, err) < 0)
+	    corral_runlog_resume(&r->st->rl, units, r->inputs, resumed_unit, r,
+	    err) < 0 ||
+	    clear_outputs(r->st->outdir, r->st->rl.resumed, err) < 0)
 		return -1;
+	r->resume_note = r->st->rl.note;
 	set_slice_end(r);
-	for (i = r->rl.resumed; i < units->n && !guard_check(r) && !caught && rc == 0;
-	    i++) {
+	for (i = r->st->rl.resumed; i < units->n && !guard_check(r) &&
+	    !caught && rc == 0; i++) {
 		why = time_up(r) ? NULL : refusal_of(r, units->v[i]);
 		if (!time_up(r) && !why) {
 			rc = run_unit(r, units->v[i], i, err);
 			continue;
 		}
 		if ((rc = append_unrun(r, units->v[i], why, err)) == 0)
-			corral_live_end(&r->live, units->v[i], why ? "error" :
+			corral_live_end(&r->st->live, units->v[i], why ? "error" :
 			    "not-run", 0, why ? 1 : 0, 1, weight_of(r, i));
 	}
 	if (rc < 0)
@@ -1948,37 +1999,42 @@ corral_run_commit(struct corral_run *r, struct corral_err *err)
 	if (caught)
 		return corral_err_set(err, 0, "stopped by %s",
 		    signal_name(caught, name));
-	if (corral_runlog_commit(&r->rl, err) < 0)
+	if (corral_runlog_commit(&r->st->rl, err) < 0)
 		return -1;
-	corral_live_close(&r->live, 1);
+	corral_live_close(&r->st->live, 1);
 	return 0;
 }
 
 int
 corral_run_release(struct corral_run *r, struct corral_err *err)
 {
+	struct corral_run_state *st = r->st;
 	int rc = 0;
 
-	corral_runlog_release(&r->rl);
+	if (st)
+		corral_runlog_release(&st->rl);
 	if (r->clone && !r->keep && corral_clone_remove(r->clone, err) < 0)
 		rc = -1;
-	watchdog_stop(r);
-	if (r->guardfd >= 0)
-		close(r->guardfd);
-	corral_live_close(&r->live, 0);
-	free(r->iobuf);
+	if (st) {
+		watchdog_stop(r);
+		if (st->guardfd >= 0)
+			close(st->guardfd);
+		corral_live_close(&st->live, 0);
+		free(st->iobuf);
+		free(st->outdir);
+		free(st->noteroot);
+		free(st->logsdir);
+		free(st->log);
+		free(st->part);
+		corral_strv_release(&st->env);
+		corral_strv_release(&st->cloned);
+		free(st->inherited);
+		corral_buf_release(&st->line);
+		free(st);
+	}
 	free(r->clone);
-	free(r->outdir);
-	free(r->noteroot);
-	free(r->logsdir);
-	free(r->log);
-	free(r->part);
-	corral_strv_release(&r->env);
-	corral_strv_release(&r->cloned);
 	corral_strv_release(&r->refused);
 	corral_strv_release(&r->refusal);
-	free(r->inherited);
-	corral_buf_release(&r->line);
 	corral_run_init(r);
 	return rc;
 }

@@ -28,7 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "agent/agent.h"
+#include "agent/agent-private.h"
 
 void
 corral_runlog_init(struct corral_runlog *l)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 static int
 grow(struct corral_buf *b, size_t extra)

@@ -11,7 +11,7 @@
 
 #include <openssl/evp.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 static void
 to_hex(const unsigned char *md, unsigned len, char hex[CORRAL_SHA256_HEX])

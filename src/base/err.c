@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 static const char *progname = "corral";
 

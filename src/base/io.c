@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 int
 corral_write_all(int fd, const void *p, size_t n)

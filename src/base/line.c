@@ -8,7 +8,7 @@
  */
 #include <stddef.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 size_t
 corral_line_chomp(char *line, size_t len)

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 #define LOCK_ENV	"__corral_lock"
 /* How often a waiter with a deadline tries the lock again, in ms. */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 /* The most either parser accepts: about 292 million years in ms. */
 #define VALUE_MAX (LLONG_MAX / 1024)

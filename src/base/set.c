@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 struct slot {
 	char *key;	/* NULL: empty; NUL-terminated after len bytes */

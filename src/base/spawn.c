@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 /* In the child: set up and exec; on failure send errno and exit. */
 static void

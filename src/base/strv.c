@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 int
 corral_strv_addn(struct corral_strv *sv, const char *s, size_t n)

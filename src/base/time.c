@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 void
 corral_time_iso(char out[CORRAL_TIME_ISO_SIZE])

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 /* "'NAME' line N: unit 'c\0zz' holds a NUL byte", the NULs shown as \0. */
 static int

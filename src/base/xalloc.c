@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
 
 void *
 xmalloc(size_t n)

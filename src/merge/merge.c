@@ -30,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "merge/merge.h"
 
 #define NONE UINT32_MAX
 #define IN_CHUNK (256 * 1024)

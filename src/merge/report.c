@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "merge/merge.h"
 
 /* How much of a failed unit's output a report quotes, at most. */
 #define OUTPUT_TAIL	4096

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "merge/merge.h"
 
 static const char *const result_files[] = {
 	"successes.jsonl", "failures.jsonl"

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "plan/plan.h"
 
 /* A part must stay inside the tree: not empty, not absolute, no escape. */
 static int

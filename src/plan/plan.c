@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "plan/plan.h"
 
 static int
 nomem(struct corral_err *err)

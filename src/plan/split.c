@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "plan/plan.h"
 
 /* The number of slices for nunits units when nslices are asked for. */
 static size_t

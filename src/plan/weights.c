@@ -14,7 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "plan/plan.h"
 
 static int
 alloc_weights(struct corral_weights *wt, size_t n)

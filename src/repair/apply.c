@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "repair/repair.h"
 
 int
 corral_path_check(const char *path, struct corral_err *err)

@@ -19,7 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "base/json.h"
+#include "repair/repair.h"
+#include "repair/repair-private.h"
 
 #define MANIFEST	"manifest.json"
 #define FILES		"files"
@@ -781,4 +784,104 @@ corral_bundle_copy(const char *from, const char *to,
 	free(files);
 	corral_manifest_release(&m);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading manifest.json                                               */
+
+void
+corral_fix_entry_release(struct corral_fix_entry *e)
+{
+	free(e->identity);
+	free(e->repairs);
+	free(e->trust);
+	free(e->area);
+	corral_changes_release(&e->files);
+	memset(e, 0, sizeof(*e));
+}
+
+static int
+fix_entry(const cJSON *fx, struct corral_fix_entry *e, struct corral_err *err)
+{
+	const cJSON *v;
+
+	if (!cJSON_IsObject(fx))
+		return corral_err_set(err, 0, "not an object");
+	if (cj_str_member(fx, "identity", NULL, &e->identity, err) < 0 ||
+	    cj_str_member(fx, "repairs", "", &e->repairs, err) < 0 ||
+	    cj_str_member(fx, "trust", "", &e->trust, err) < 0 ||
+	    cj_str_member(fx, "area", NULL, &e->area, err) < 0)
+		return -1;
+	if (cj_member(fx, "n", cj_is_number, "a number", 0, &v, err) < 0)
+		return -1;
+	if (v && cj_whole(v->valuedouble, 1, &e->n) < 0)
+		return corral_err_set(err, 0, "\"n\" is not a whole number");
+	e->confidence = -1;
+	if (cj_member(fx, "confidence", cj_is_number, "a number", 0, &v,
+	    err) < 0)
+		return -1;
+	if (v)
+		e->confidence = v->valuedouble;
+	return corral_json_files_parse(fx, &e->files, err);
+}
+
+static int
+manifest_fixes(const cJSON *fixes, struct corral_manifest *m,
+    struct corral_err *err)
+{
+	struct corral_err e;
+	const cJSON *fx;
+	size_t n = (size_t)cJSON_GetArraySize(fixes);
+
+	if (n && !(m->fixes = calloc(n, sizeof(*m->fixes))))
+		return corral_err_set(err, ENOMEM, "parse");
+	cJSON_ArrayForEach(fx, fixes) {
+		m->fixes[m->nfixes].n = (long)m->nfixes + 1;
+		if (fix_entry(fx, &m->fixes[m->nfixes++], &e) < 0)
+			return corral_err_set(err, e.errnum, "fix %zu: %s",
+			    m->nfixes, e.msg);
+	}
+	return 0;
+}
+
+int
+corral_json_manifest(const char *text, size_t len, struct corral_manifest *m,
+    struct corral_err *err)
+{
+	const cJSON *v, *fixes;
+	cJSON *doc;
+	int rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!(doc = cj_parse_text(text, len, err)))
+		return -1;
+	if (!cJSON_IsObject(doc)) {
+		corral_err_set(err, 0, "not a JSON object");
+		goto out;
+	}
+	if (cj_member(doc, "bundle_version", cj_is_number, "a number", 1, &v,
+	    err) < 0 || cj_str_member(doc, "note", "", &m->note, err) < 0 ||
+	    cj_member(doc, "fixes", cj_is_array, "an array", 1, &fixes,
+	    err) < 0)
+		goto out;
+	m->version = cj_whole(v->valuedouble, 0, &m->version) < 0 ? -1 :
+	    m->version;
+	rc = manifest_fixes(fixes, m, err);
+out:
+	cJSON_Delete(doc);
+	if (rc < 0)
+		corral_manifest_release(m);
+	return rc;
+}
+
+void
+corral_manifest_release(struct corral_manifest *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nfixes; i++)
+		corral_fix_entry_release(&m->fixes[i]);
+	free(m->fixes);
+	free(m->note);
+	memset(m, 0, sizeof(*m));
 }

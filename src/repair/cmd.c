@@ -19,7 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "repair/repair.h"
 
 /* The longest stderr line quoted in a message, in bytes. */
 #define QUOTE_MAX	200

@@ -28,7 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "base/json.h"
+#include "agent/agent.h"
+#include "repair/repair.h"
+#include "repair/repair-private.h"
 
 #define MARKER_FINDER	"corral-marker-find"
 #define MARKER_PATCHER	"corral-marker-patch"
@@ -1290,4 +1294,36 @@ corral_fix_report_release(struct corral_fix_report *r)
 	free(r->combined_detail);
 	free(r->message);
 	memset(r, 0, sizeof(*r));
+}
+
+/* Reading an attempt's result file, which attempt_write writes. */
+int
+corral_json_attempt(const char *text, size_t len, char **status,
+    char **detail, int *could_not_look, struct corral_changes *files,
+    struct corral_err *err)
+{
+	const cJSON *v;
+	cJSON *doc;
+	int rc = -1;
+
+	*status = *detail = NULL;
+	if (!(doc = cj_parse_text(text, len, err)))
+		return -1;
+	if (cJSON_IsObject(doc) &&
+	    cj_str_member(doc, "status", NULL, status, err) == 0 &&
+	    cj_str_member(doc, "detail", "", detail, err) == 0 &&
+	    cj_member(doc, "could_not_look", cj_is_bool, "a boolean", 1, &v,
+	    err) == 0 && corral_json_files_parse(doc, files, err) == 0) {
+		*could_not_look = cJSON_IsTrue(v);
+		rc = 0;
+	} else if (!cJSON_IsObject(doc)) {
+		corral_err_set(err, 0, "not a JSON object");
+	}
+	cJSON_Delete(doc);
+	if (rc < 0) {
+		free(*status);
+		free(*detail);
+		*status = *detail = NULL;
+	}
+	return rc;
 }

@@ -10,7 +10,8 @@
  */
 #include <string.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "repair/repair.h"
 
 static int
 text_line(struct corral_buf *b, const char *label, const char *id,

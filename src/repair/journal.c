@@ -21,11 +21,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "base/json.h"
+#include "repair/repair.h"
 
 #define JOURNAL_FILE	"journal.json"
 #define SAVED_DIR	"saved"
 #define LOCK_FILE	"lock"
+
+/* The journal's records: how each path was, and what the apply creates. */
+struct corral_saved {
+	char *path;		/* relative to the root; "" for the root */
+	int exists;		/* 0: the path did not exist */
+	char sha256[CORRAL_SHA256_HEX];	/* a file's bytes, in saved/ */
+	unsigned mode;		/* permission bits */
+	long long sec;		/* mtime */
+	long nsec;
+};
+
+struct corral_journal_data {
+	struct corral_saved *files;	/* every path the apply touches */
+	size_t nfiles, capfiles;
+	struct corral_saved *dirs;	/* existing directories, their mtimes */
+	size_t ndirs, capdirs;
+	struct corral_strv created;	/* directories the apply creates */
+};
 
 struct corral_journal {
 	char *root;
@@ -36,10 +56,11 @@ struct corral_journal {
 };
 
 static int remove_flat(const char *dir, struct corral_err *err);
+static int read_journal(const char *text, size_t len,
+    struct corral_journal_data *d, struct corral_err *err);
 
-
-void
-corral_journal_data_release(struct corral_journal_data *d)
+static void
+journal_data_release(struct corral_journal_data *d)
 {
 	size_t i;
 
@@ -60,7 +81,7 @@ journal_free(struct corral_journal *j)
 		return;
 	if (j->lockfd >= 0)
 		close(j->lockfd);
-	corral_journal_data_release(&j->d);
+	journal_data_release(&j->d);
 	free(j->root);
 	free(j->dir);
 	free(j->saved);
@@ -135,7 +156,7 @@ has_str(const struct corral_strv *sv, const char *s)
 	return 0;
 }
 
-/* The journal as JSON; see corral_json_journal for the reader. */
+/* The journal as JSON; read_journal, below, is its reader. */
 static int
 format_saved(struct corral_buf *b, const struct corral_saved *v, size_t n)
 {
@@ -568,7 +589,7 @@ corral_journal_recover(const char *root, struct corral_err *err)
 			corral_err_set(err, e.errnum, "%s", e.msg);
 		goto out;
 	}
-	if (corral_json_journal(text.data, text.len, &j->d, &e) < 0) {
+	if (read_journal(text.data, text.len, &j->d, &e) < 0) {
 		corral_err_set(err, 0, "'%s': %s", file, e.msg);
 		goto out;
 	}
@@ -578,4 +599,98 @@ out:
 	corral_buf_release(&text);
 	journal_free(j);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading journal.json                                                */
+
+static int
+saved_entry(const cJSON *o, struct corral_saved *s, struct corral_err *err)
+{
+	const cJSON *exists, *mode, *sec, *nsec, *sha;
+	long m, ns, sc;
+
+	if (!cJSON_IsObject(o))
+		return corral_err_set(err, 0, "an entry is not an object");
+	if (cj_str_member(o, "path", NULL, &s->path, err) < 0 ||
+	    cj_member(o, "exists", cj_is_bool, "a boolean", 1, &exists, err) < 0 ||
+	    cj_member(o, "mode", cj_is_number, "a number", 1, &mode, err) < 0 ||
+	    cj_member(o, "sec", cj_is_number, "a number", 1, &sec, err) < 0 ||
+	    cj_member(o, "nsec", cj_is_number, "a number", 1, &nsec, err) < 0 ||
+	    cj_member(o, "sha256", cj_is_string, "a string", 1, &sha, err) < 0)
+		return -1;
+	if (cj_whole(mode->valuedouble, 0, &m) < 0 || m > 07777 ||
+	    cj_whole(sec->valuedouble, -1000000000000L, &sc) < 0 ||
+	    cj_whole(nsec->valuedouble, 0, &ns) < 0 || ns > 999999999)
+		return corral_err_set(err, 0, "'%s': bad mode or mtime",
+		    s->path);
+	if (*sha->valuestring && !corral_sha256_valid(sha->valuestring))
+		return corral_err_set(err, 0, "'%s': bad digest", s->path);
+	s->exists = cJSON_IsTrue(exists);
+	s->mode = (unsigned)m;
+	s->sec = sc;
+	s->nsec = ns;
+	memcpy(s->sha256, sha->valuestring, strlen(sha->valuestring) + 1);
+	return 0;
+}
+
+static int
+saved_array(const cJSON *doc, const char *key, struct corral_saved **v,
+    size_t *n, size_t *cap, struct corral_err *err)
+{
+	const cJSON *arr, *o;
+
+	if (cj_member(doc, key, cj_is_array, "an array", 1, &arr, err) < 0)
+		return -1;
+	*cap = (size_t)cJSON_GetArraySize(arr);
+	if (*cap && !(*v = calloc(*cap, sizeof(**v))))
+		return corral_err_set(err, ENOMEM, "parse");
+	cJSON_ArrayForEach(o, arr)
+		if (saved_entry(o, &(*v)[(*n)++], err) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+read_journal(const char *text, size_t len,
+    struct corral_journal_data *d, struct corral_err *err)
+{
+	const cJSON *created, *s;
+	cJSON *doc;
+	int rc = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (!(doc = cj_parse_text(text, len, err)))
+		return -1;
+	if (!cJSON_IsObject(doc)) {
+		corral_err_set(err, 0, "not a JSON object");
+		goto out;
+	}
+	if (saved_array(doc, "files", &d->files, &d->nfiles, &d->capfiles,
+	    err) < 0 || saved_array(doc, "dirs", &d->dirs, &d->ndirs,
+	    &d->capdirs, err) < 0 || cj_member(doc, "created", cj_is_array,
+	    "an array", 1, &created, err) < 0)
+		goto out;
+	rc = 0;
+	cJSON_ArrayForEach(s, created)
+		if (rc == 0 && (!cJSON_IsString(s) ||
+		    corral_strv_add(&d->created, s->valuestring) < 0))
+			rc = corral_err_set(err, 0, "\"created\" holds a "
+			    "non-string");
+out:
+	cJSON_Delete(doc);
+	if (rc < 0)
+		journal_data_release(d);
+	return rc;
+}
+
+int
+corral_journal_parse(const char *text, size_t len, struct corral_err *err)
+{
+	struct corral_journal_data d;
+
+	if (read_journal(text, len, &d, err) < 0)
+		return -1;
+	journal_data_release(&d);
+	return 0;
 }

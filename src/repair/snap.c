@@ -16,7 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "base/json.h"
+#include "repair/repair.h"
+#include "repair/repair-private.h"
 
 struct walk {
 	struct corral_snap *s;
@@ -285,4 +288,134 @@ corral_snap_diff(const struct corral_snap *a, const struct corral_snap *b,
 			rc = diff_one(&a->v[i++], &b->v[j++], out, err);
 	}
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The "files" array of a manifest and of an attempt's result          */
+
+/* A digest member: absent or null -> "", else 64 lowercase hex digits. */
+static int
+digest_member(const cJSON *obj, const char *key, char out[CORRAL_SHA256_HEX],
+    struct corral_err *err)
+{
+	const cJSON *v;
+
+	out[0] = '\0';
+	if (cj_member(obj, key, cj_is_string, "a string", 0, &v, err) < 0)
+		return -1;
+	if (!v)
+		return 0;
+	if (!corral_sha256_valid(v->valuestring))
+		return corral_err_set(err, 0, "\"%s\" '%s' is not a SHA-256 "
+		    "digest", key, v->valuestring);
+	memcpy(out, v->valuestring, CORRAL_SHA256_HEX);
+	return 0;
+}
+
+static int
+file_entry(const cJSON *f, struct corral_changes *c, struct corral_err *err)
+{
+	char sha[CORRAL_SHA256_HEX], before[CORRAL_SHA256_HEX];
+	const cJSON *path, *action;
+	struct corral_err e;
+	int act;
+
+	if (!cJSON_IsObject(f))
+		return corral_err_set(err, 0, "a file entry is not an object");
+	if (cj_member(f, "path", cj_is_string, "a string", 1, &path, err) < 0 ||
+	    cj_member(f, "action", cj_is_string, "a string", 1, &action,
+	    err) < 0)
+		return -1;
+	if (!strcmp(action->valuestring, "write"))
+		act = CORRAL_ACTION_WRITE;
+	else if (!strcmp(action->valuestring, "delete"))
+		act = CORRAL_ACTION_DELETE;
+	else
+		return corral_err_set(err, 0, "'%s': action '%s' is neither "
+		    "write nor delete", path->valuestring,
+		    action->valuestring);
+	if (digest_member(f, "sha256", sha, &e) < 0 ||
+	    digest_member(f, "expected_before", before, &e) < 0)
+		return corral_err_set(err, 0, "'%s': %s", path->valuestring,
+		    e.msg);
+	if ((act == CORRAL_ACTION_WRITE) != (sha[0] != '\0'))
+		return corral_err_set(err, 0, "'%s': a %s %s \"sha256\"",
+		    path->valuestring, action->valuestring,
+		    sha[0] ? "has no" : "needs a");
+	if (corral_changes_add(c, path->valuestring, act, sha, before) < 0)
+		return corral_err_set(err, ENOMEM, "parse");
+	return 0;
+}
+
+int
+corral_json_files_parse(const cJSON *obj, struct corral_changes *c,
+    struct corral_err *err)
+{
+	const cJSON *files, *f;
+
+	if (cj_member(obj, "files", cj_is_array, "an array", 1, &files,
+	    err) < 0)
+		return -1;
+	cJSON_ArrayForEach(f, files)
+		if (file_entry(f, c, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+add_indent(struct corral_buf *b, int indent, int depth)
+{
+	int i, rc = 0;
+
+	if (!indent)
+		return 0;
+	rc = corral_buf_addch(b, '\n');
+	for (i = 0; i < indent * depth && rc == 0; i++)
+		rc = corral_buf_addch(b, ' ');
+	return rc;
+}
+
+static int
+add_digest(struct corral_buf *b, const char *sha)
+{
+	return *sha ? corral_buf_addf(b, "\"%s\"", sha) :
+	    corral_buf_addstr(b, "null");
+}
+
+int
+corral_json_files(struct corral_buf *b, const struct corral_changes *c,
+    int indent, int depth)
+{
+	const char *sep = indent ? ": " : ":";
+	const struct corral_change *ch;
+	size_t i;
+	int rc;
+
+	if (!c->n)
+		return corral_buf_addstr(b, "[]");
+	rc = corral_buf_addch(b, '[');
+	for (i = 0; i < c->n && rc == 0; i++) {
+		ch = &c->v[i];
+		rc |= i ? corral_buf_addch(b, ',') : 0;
+		rc |= add_indent(b, indent, depth + 1);
+		rc |= corral_buf_addch(b, '{');
+		rc |= add_indent(b, indent, depth + 2);
+		rc |= corral_buf_addf(b, "\"action\"%s\"%s\",", sep,
+		    ch->action == CORRAL_ACTION_WRITE ? "write" : "delete");
+		rc |= add_indent(b, indent, depth + 2);
+		rc |= corral_buf_addf(b, "\"expected_before\"%s", sep);
+		rc |= add_digest(b, ch->before);
+		rc |= corral_buf_addch(b, ',');
+		rc |= add_indent(b, indent, depth + 2);
+		rc |= corral_buf_addf(b, "\"path\"%s", sep);
+		rc |= corral_buf_addjson(b, ch->path, strlen(ch->path));
+		rc |= corral_buf_addch(b, ',');
+		rc |= add_indent(b, indent, depth + 2);
+		rc |= corral_buf_addf(b, "\"sha256\"%s", sep);
+		rc |= add_digest(b, ch->sha256);
+		rc |= add_indent(b, indent, depth + 1);
+		rc |= corral_buf_addch(b, '}');
+	}
+	rc |= add_indent(b, indent, depth);
+	return rc | corral_buf_addch(b, ']');
 }

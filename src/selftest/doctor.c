@@ -17,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "selftest/selftest.h"
 
 #define MARKER "DEADCANARY"
 #define ARGS_MAX 8

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "agent/agent.h"
+#include "selftest/selftest.h"
 
 struct demo {
 	corral_fix_demo_fn *out;

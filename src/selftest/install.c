@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "selftest/selftest.h"
 
 extern char **environ;
 

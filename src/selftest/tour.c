@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corral.h"
+#include "base/base.h"
+#include "record/record.h"
+#include "selftest/selftest.h"
 
 static const char check_sh[] =
     "#!/bin/sh\n"
