@@ -31,7 +31,11 @@ PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 V       ?= 0
-CC      := gcc
+# CC comes from the command line or the environment (CC=clang works);
+# make's own default, and none at all under -R, mean cc.
+ifneq ($(filter default undefined,$(origin CC)),)
+CC      := cc
+endif
 AR      := ar
 
 ifeq ($(V),1)
@@ -71,37 +75,68 @@ ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
 WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 ALL_LDFLAGS := $(FLAVOR) $(LDFLAGS)
 
-SRCS  := $(sort $(wildcard src/*.c))
+# src/AREA/*.c: every area but selftest makes libcorral.a; selftest (the
+# install lookup, the tour, the doctor, the repair demo) makes a library of
+# its own, linked only by the programs that use it.
+SRCS  := $(sort $(wildcard src/*/*.c))
 TOOLS := $(sort $(wildcard tools/*.c))
-OBJS  := $(SRCS:src/%.c=$(BUILD)/src/%.o)
+SELFTEST_SRCS := $(filter src/selftest/%,$(SRCS))
+OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(SELFTEST_SRCS),$(SRCS)))
+SELFTEST_OBJS := $(SELFTEST_SRCS:%.c=$(BUILD)/%.o)
 PROGS := $(TOOLS:tools/%.c=$(BIN)/%)
 LIB   := $(BUILD)/libcorral.a
+SELFTEST_LIB := $(BUILD)/libcorral-selftest.a
+SELFTEST_PROGS := $(addprefix $(BIN)/,corral corral-demo corral-doctor \
+	corral-fix corral-mk-path)
 
 .PHONY: all
 all: $(PROGS)
 
+# The packages are checked once, when this stamp is missing (after a
+# clean) or build-aux/deps changed: a plain make with everything present
+# never runs it.  'make deps' always does.
+DEPS_OK := build/deps.ok
+
+$(DEPS_OK): build-aux/deps | build/
+	$(Q)build-aux/deps && touch $@
+
 # The compiler flags are a prerequisite of every object: when they change
 # (WERROR, CFLAGS), everything is rebuilt.  The file is only rewritten when
 # its content differs, so an unchanged build stays up to date.
-$(BUILD)/cflags: FORCE | deps $(BUILD)/src/ $(BUILD)/tools/
+$(BUILD)/cflags: FORCE | $(DEPS_OK) $(BUILD)/
 	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(ALL_LDFLAGS)' \
 		> $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
-$(BUILD)/src/%.o: src/%.c src/corral.h $(BUILD)/cflags | deps
-	@$(if $(Q),printf '  CC      %s\n' '$<')
-	$(Q)$(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(CJSON_CFLAGS) -c -o $@ $<
+# Each object's headers come from the compiler (-MMD -MP: BUILD/X.d beside
+# X.o), so editing one area's header rebuilds only what includes it.
+DEPFLAGS = -MMD -MP
 
-$(BUILD)/tools/%.o: tools/%.c src/corral.h $(BUILD)/cflags | deps
+$(BUILD)/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
-	$(Q)$(CC) $(ALL_CFLAGS) $(WERROR_FLAG) -Isrc -c -o $@ $<
+	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
+		$(CJSON_CFLAGS) -Isrc -c -o $@ $<
+
+$(BUILD)/tools/%.o: tools/%.c $(BUILD)/cflags | $(DEPS_OK)
+	@$(if $(Q),printf '  CC      %s\n' '$<')
+	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
+		-Isrc -c -o $@ $<
+
+-include $(SRCS:%.c=$(BUILD)/%.d) $(TOOLS:%.c=$(BUILD)/%.d)
 
 $(LIB): $(OBJS)
 	@$(if $(Q),printf '  AR      %s\n' '$@')
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+$(SELFTEST_LIB): $(SELFTEST_OBJS)
+	@$(if $(Q),printf '  AR      %s\n' '$@')
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(SELFTEST_PROGS): $(SELFTEST_LIB)
+
 $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(CJSON_LIBS) $(CRYPTO_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) $(LIB) \
+		$(CJSON_LIBS) $(CRYPTO_LIBS)
 
 # Directories are order-only: their mtime changes whenever a file inside
 # does, which must not make anything out of date.
@@ -111,7 +146,7 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 # Installs what is missing on Debian (as root), or names the exact command.
 .PHONY: deps
 deps:
-	$(Q)build-aux/deps
+	$(Q)build-aux/deps && mkdir -p build && touch $(DEPS_OK)
 
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
@@ -147,7 +182,7 @@ repair-round: all
 
 .PHONY: coverage
 coverage:
-	$(Q)rm -f build/cov/src/*.gcda
+	$(Q)rm -f build/cov/src/*/*.gcda
 	$(Q)$(MAKE) --no-print-directory COVERAGE=1 test
 	$(Q)build-aux/coverage build/cov/src src
 
@@ -191,18 +226,21 @@ FUZZ_CC      := clang
 FUZZ_CFLAGS  := -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -g -O1 \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
-FUZZ_OBJS    := $(SRCS:src/%.c=build/fuzz/src/%.o)
+FUZZ_OBJS    := $(SRCS:%.c=build/fuzz/%.o)
 FUZZERS      := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(wildcard fuzz/*.c))
 
-build/fuzz/src/%.o: src/%.c src/corral.h | deps-fuzz build/fuzz/src/
+build/fuzz/src/%.o: src/%.c | deps-fuzz
 	@$(if $(Q),printf '  CC      %s\n' '$@')
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
-		$(CJSON_CFLAGS) -c -o $@ $<
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) \
+		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) -Isrc -c -o $@ $<
+
+-include $(SRCS:%.c=build/fuzz/%.d)
 
 build/fuzz/libcorral.a: $(FUZZ_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h build/fuzz/libcorral.a | build/fuzz/bin/
+build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
+		build/fuzz/libcorral.a | build/fuzz/bin/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
 		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS)

@@ -60,9 +60,9 @@ stub() {
 	done
 }
 
-@test "corral: --version and -V print the version in corral.h" {
+@test "corral: --version and -V print the version in base.h" {
 	local version
-	version=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/corral.h")
+	version=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h")
 	run -0 --separate-stderr corral --version
 	assert_output "corral $version"
 	run -0 --separate-stderr corral -V

@@ -26,7 +26,7 @@ setup() {
 	export TMPDIR=$BATS_TEST_TMPDIR/tmp
 	mkdir -p "$TMPDIR"
 	INST=$BATS_FILE_TMPDIR/inst
-	VERSION=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/corral.h")
+	VERSION=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h")
 }
 
 # broken: a copy of the install at $PWD/inst to break

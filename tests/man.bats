@@ -116,7 +116,7 @@ synopsis() {
 		grep -qE "^#+ $sec " "$CORRAL_ROOT/doc/RELIABILITY.md" ||
 			flunk "'RELIABILITY $sec' is cited, but doc/RELIABILITY.md has no section $sec"
 		n=$((n + 1))
-	done < <(cd "$CORRAL_ROOT" && cat src/*.c src/*.h tools/*.c mk/*.mk corral.mk Makefile \
+	done < <(cd "$CORRAL_ROOT" && cat src/*.h src/*/*.c src/*/*.h tools/*.c mk/*.mk corral.mk Makefile \
 		bench/* build-aux/* README.md HACKING.md doc/*.md 2>/dev/null |
 		perl -0777 -ne 'while (/RELIABILITY(?:\.md)?[\s*]*(?:section\s+)?(\d+\.\d+)/g) { print "$1\n" }' |
 		sort -u)

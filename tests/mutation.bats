@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # mutation.bats -- the suite guards corral-fix's two safety defaults.  For
 # each default, setup_file copies the source tree, flips the one line
-# marked "MUTATION: <name> default" in src/fix.c with sed (and fails
+# marked "MUTATION: <name> default" in src/repair/fix.c with sed (and fails
 # loudly if sed changed anything but that one line), builds the copy with
 # the same Makefile, and runs tests/fix.bats against the mutant.  A test
 # here passes only if the suite FAILED against its mutant, and failed in
@@ -16,9 +16,9 @@ mutant() {
 	mkdir -p "$dir/tmp"
 	cp -R "$CORRAL_ROOT/src" "$CORRAL_ROOT/tools" "$CORRAL_ROOT/build-aux" \
 		"$CORRAL_ROOT/Makefile" "$dir/"
-	sed -i "$2" "$dir/src/fix.c"
-	if [ "$(diff "$CORRAL_ROOT/src/fix.c" "$dir/src/fix.c" | grep -c '^>')" != 1 ]; then
-		echo "the sed did not change exactly one line of src/fix.c" > "$dir/status"
+	sed -i "$2" "$dir/src/repair/fix.c"
+	if [ "$(diff "$CORRAL_ROOT/src/repair/fix.c" "$dir/src/repair/fix.c" | grep -c '^>')" != 1 ]; then
+		echo "the sed did not change exactly one line of src/repair/fix.c" > "$dir/status"
 		return
 	fi
 	# A plain build, whatever flags the make running this suite was given.

@@ -178,8 +178,8 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 		    r->refusal.v[i]);
 	if (rc == 0)
 		rc = corral_run_units(r, units, &err);
-	if (r->rl.note)
-		corral_warn("%s", r->rl.note);
+	if (r->resume_note)
+		corral_warn("%s", r->resume_note);
 	if (rc == 0 && corral_run_commit(r, &err) == 0)
 		status = r->failed ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	else if (!corral_run_caught())

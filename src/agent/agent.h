@@ -1,0 +1,259 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * agent.h: what one agent does -- its private clone of the parts it
+ * needs, the run of its slice, and the live state corral-status reads.
+ */
+#ifndef CORRAL_AGENT_H
+#define CORRAL_AGENT_H
+
+#include "base/base.h"
+
+/* ------------------------------------------------------------------ */
+/* checkout.c: an agent's private clone of just the parts it needs     */
+
+/*
+ * A part is a relative path inside src.  It is refused (-1, err names the
+ * part) when it is absolute, when ".." takes it out of src, or when a
+ * symlink on the way (or the part itself, or a link inside a copied
+ * directory) leads outside src.  Checks the part only; 0 when it is fine.
+ * A part that does not exist is fine here (checkout warns about it).
+ */
+int corral_part_check(const char *src, const char *part,
+    struct corral_err *err);
+
+/*
+ * Build dest as a fresh private copy of the given parts of src: regular
+ * files are copied (copy_file_range or FICLONE where the kernel can, plain
+ * read/write otherwise; never hard links), directories merged, modes and
+ * mtimes kept, symlinks that stay inside src copied as (relative)
+ * symlinks.  Every part is checked before anything is written.  The clone
+ * is built beside dest under a temporary name and renamed into place, so
+ * dest is either the whole clone or absent; an existing dest is replaced
+ * only when it is a clone made by corral or an empty directory.  Paths in
+ * exclude (relative to src, may be NULL) are never copied, nor is dest
+ * itself when it lies inside src.  Each part that does not exist is
+ * appended to missing (may be NULL) for the caller to warn about.
+ * Returns 0, or -1 with err set and nothing left at dest or beside it.
+ */
+int corral_checkout(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_strv *missing, struct corral_err *err);
+
+/*
+ * Remove a clone made by corral_checkout.  A path that does not exist is
+ * fine (0); a path that is not such a clone is refused (-1, nothing
+ * removed).  Symlinks inside are removed, never followed.
+ */
+int corral_clone_remove(const char *dest, struct corral_err *err);
+
+/*
+ * Check out dest again after something else removed or replaced it: remove
+ * whatever is at dest now (a file, a symlink, never followed, or a
+ * directory, clone or not, but not one on another file system), then
+ * corral_checkout.  0, or -1 with err set.
+ */
+int corral_clone_renew(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_err *err);
+
+/*
+ * The manifest of what corral_checkout would copy, without copying: one
+ * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
+ * link; "- PART" for each missing part, which also goes to missing),
+ * sorted by path, appended to out.  Any change to a part's files or metadata
+ * changes it.  Parts are checked exactly as for a checkout.  0 or -1.
+ */
+int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, struct corral_buf *out,
+    struct corral_strv *missing, struct corral_err *err);
+
+/* The file corral_checkout leaves at the top of every clone. */
+#define CORRAL_CLONE_MARK ".corral-clone"
+/*
+ * Remove path and everything under it, never following a symlink; a
+ * directory without owner rwx gets it first.  A path that does not exist
+ * is fine.  0, or -1 with err set.
+ */
+int corral_remove_tree(const char *path, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* live.c: what a running agent shows (status file, ticks, progress)   */
+
+/* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
+struct corral_tally {
+	size_t total;		/* units of the agents that have started */
+	size_t done, pass, fail, flaky, timeout;
+	long long weight;	/* their expected work (ms, or 1 a unit) */
+	long long wdone;	/* the expected work of the finished units */
+	long long start_ms;	/* when the first agent started (Epoch ms) */
+};
+
+/*
+ * Prints one progress line of len bytes (less than PIPE_BUF), which the
+ * caller should write whole, with one write(2), so that lines of agents
+ * sharing a terminal or a pipe never mix.
+ */
+typedef void corral_progress_fn(void *arg, const char *line, size_t len);
+
+/* The tally of STATEDIR/ticks into t (zero when there is none).  0 or -1. */
+int corral_live_tally(const char *statedir, struct corral_tally *t,
+    struct corral_err *err);
+
+enum corral_agent_state {
+	CORRAL_AGENT_STARTING,	/* no unit started yet */
+	CORRAL_AGENT_RUNNING,	/* on a unit */
+	CORRAL_AGENT_DONE,	/* its slice ran to the end */
+	CORRAL_AGENT_GONE	/* its process is gone, the slice unfinished */
+};
+
+/* What one agent's status file says; -1 for numbers it does not. */
+struct corral_agent_status {
+	char *agent;
+	char *run;
+	char *unit;		/* RUNNING: the unit it is on */
+	long long pid, units, i, attempt;
+	long long since_ms;	/* when the unit (or the state) began */
+	long long expect_ms;	/* the unit's usual duration, or -1 */
+	enum corral_agent_state state;
+};
+
+/*
+ * Every STATEDIR/agent-ID.status, in no particular order, in a malloc'd
+ * array; free with corral_live_free.  0, or -1 with err set.
+ */
+int corral_live_read(const char *statedir, struct corral_agent_status **listp,
+    size_t *np, struct corral_err *err);
+void corral_live_free(struct corral_agent_status *list, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* run.c: running one slice (corral-run-slice)                         */
+
+/*
+ * An agent id becomes part of file names (LOGDIR/agent-ID.jsonl), so it
+ * may hold only [A-Za-z0-9._-], must not be empty and must not start with
+ * '.'.  0, or -1 with err naming the id.
+ */
+int corral_agent_check(const char *agent, struct corral_err *err);
+
+/* A fresh run id, "20261129T103213Z-4242" (UTC time and pid), in out. */
+void corral_run_id(char out[32]);
+
+/*
+ * Install the signal dispositions a slice needs: SIGHUP, SIGINT and
+ * SIGTERM are caught (unless ignored on entry, as make and the shells
+ * leave them) and forwarded to the running unit's process group, a second
+ * one as SIGKILL; SIGXFSZ is ignored so a file size limit makes writes
+ * fail with EFBIG instead of killing the agent; SIGCHLD is caught and
+ * blocked, so that it wakes the wait for a unit only inside ppoll(2).
+ * Units get the caller's dispositions and an empty mask back.  0, or -1
+ * with err set.
+ */
+int corral_run_signals(struct corral_err *err);
+/* The first forwarded signal caught so far, or 0. */
+int corral_run_caught(void);
+
+/*
+ * One agent's run of one slice.  The caller fills the first blocks, calls
+ * corral_run_init first and corral_run_release last, whatever happened.
+ */
+struct corral_run {
+	const char *agent;	/* checked with corral_agent_check */
+	const char *cmd;	/* each unit runs /bin/sh -c CMD */
+	const char *logdir;	/* gets agent-ID.jsonl and agent-ID/N.out */
+	const char *run;	/* the run id written in every record */
+	const char *src;	/* the tree the clone is checked out from */
+	const struct corral_strv *parts;
+	const struct corral_strv *exclude;	/* may be NULL */
+	const char *workroot;	/* the clone is made under it */
+	const char *inputs;	/* recorded in each record; may be NULL */
+	const struct corral_strv *units;	/* the slice (may be NULL): a
+					   refused part that is one of them
+					   fails that unit alone */
+	int keep;		/* leave the clone in place */
+
+	/* Time, attempts, resources: 0 means none (no limit, no retry). */
+	long long timeout_ms;	/* each attempt of a unit */
+	long long grace_ms;	/* after a timeout, from SIGTERM to SIGKILL */
+	long long slice_ms;	/* the whole slice */
+	long long deadline_ms;	/* Epoch ms by which the whole run must end */
+	int retries;		/* attempts after a failed one, at most */
+	const unsigned char *no_retry;	/* [256]: exit codes never retried */
+	long long output_max;	/* bytes of a unit's output kept (head+tail) */
+	struct corral_limits limits;
+	const long long *expect;	/* expected ms per unit, or NULL */
+	const char *statedir;	/* live state for corral-status, or NULL */
+	pid_t guard;		/* once it ends, stop as on SIGTERM; 0: none */
+	corral_progress_fn *progress;	/* gets progress lines, or NULL */
+	void *progress_arg;
+	int progress_tty;	/* they go to a terminal: redraw one line */
+
+	char *clone;		/* the clone's absolute path, once made */
+	size_t failed;		/* units whose final record says ok false */
+	int guard_gone;		/* the run stopped because guard ended */
+	struct corral_strv refused;	/* units whose own part was refused */
+	struct corral_strv refusal;	/* why, for each of them */
+	const char *resume_note;	/* what resuming a checkpoint found,
+					   or NULL (until release) */
+
+	struct corral_run_state *st;	/* run.c's own, from corral_run_start */
+};
+
+void corral_run_init(struct corral_run *r);
+
+/*
+ * Get ready to run: create LOGDIR/agent-ID/, remove the agent's old log
+ * (agent-ID.jsonl and .part) and old outputs (N.out, N.note, N.A.out,
+ * N.A.note; nothing else), become a child subreaper (so that whatever a
+ * unit leaves running comes back to this process when it detaches), check
+ * out the clone into a fresh directory under workroot, start
+ * the watchdog (a process forked once, in a process group of its own,
+ * that kills the running unit's group and removes the clone if this
+ * process dies without finishing), then open agent-ID.jsonl.part.  Each
+ * part missing from src is appended to missing (may be NULL).  A refused
+ * part that is one of r->units is left out of the clone and only that
+ * unit fails (an "error" record); any other refused part is an error.  0,
+ * or -1 with err set; nothing is left at the final log name either way.
+ */
+int corral_run_start(struct corral_run *r, struct corral_strv *missing,
+    struct corral_err *err);
+
+/*
+ * Run each unit in order, in its own process group, with the clone as
+ * working directory, stdin /dev/null and stdout and stderr through a pipe
+ * into LOGDIR/agent-ID/N.out (N.A.out for attempt A > 1; capped at
+ * output_max bytes, head and tail kept with a marker between), and append
+ * its record to the .part with one write(2) when it ends; whatever the
+ * unit left running, in its process group or detached from it, is then
+ * killed and counted in the record ("stray"), and a clone the unit
+ * removed or replaced is checked out again before the next one.  A unit
+ * past its time gets SIGTERM, its whole group SIGKILL grace_ms later, and
+ * the status "timeout".  A failed attempt is retried up to retries times
+ * (not for the exit codes in no_retry), each attempt its own record; a
+ * pass after a failure is "flaky".  Once the slice's or the run's time is
+ * up, the units left get "not-run" records; a unit whose own part was
+ * refused gets an "error" record.  A unit's failure is its record, not
+ * an error.  Returns 0 when every unit ran; -1 with err set when the log
+ * or an output could not be written, or when a forwarded signal stopped
+ * the slice (corral_run_caught() tells which; the unit in flight then
+ * gets no record).
+ */
+int corral_run_units(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err);
+
+/*
+ * Finish the log: fsync and close the .part, rename it to agent-ID.jsonl
+ * and fsync the directory.  Refused once a signal was caught, so the
+ * final name only ever holds a slice that ran to its end.  0, or -1 with
+ * err set.
+ */
+int corral_run_commit(struct corral_run *r, struct corral_err *err);
+
+/*
+ * Remove the clone (unless keep), stop the watchdog, close and free
+ * everything; the strings the caller set are its own.  An uncommitted
+ * .part stays for the merge to report.  0, or -1 with err set when the
+ * clone could not be removed (everything else is released anyway).
+ */
+int corral_run_release(struct corral_run *r, struct corral_err *err);
+
+#endif /* CORRAL_AGENT_H */

@@ -1,0 +1,890 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * checkout.c builds an agent's private clone: a fresh directory holding
+ * copies of just the parts (relative paths) of a source tree that the
+ * agent's units need, and removes such clones again.  Copies are real
+ * copies (copy_file_range or FICLONE where the kernel can, read/write
+ * otherwise), never hard links: a unit that writes to its inputs must not
+ * reach the source.  A part that is absolute, climbs out with "..", or
+ * leads out through a symlink is refused before anything is written.  The
+ * clone is built under a temporary name and renamed into place, and every
+ * clone carries a mark file, so cleanup can refuse to remove anything
+ * corral did not make and no clone is ever copied into another.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "agent/agent.h"
+
+/* A directory whose mode and times are set once it is full. */
+struct dirmeta {
+	char *path;
+	struct stat st;
+};
+
+struct job {
+	const char *realsrc;
+	const struct corral_strv *exclude;	/* normalised, may be NULL */
+	const char *tmp;			/* the clone being built */
+	const char *part;			/* the part being copied */
+	struct corral_strv *list;		/* manifest mode: no copies */
+	struct dirmeta *dirs;
+	size_t ndirs, capdirs;
+	struct corral_err *err;
+};
+
+static int copy_entry(struct job *j, const char *rel);
+static int is_clone(const char *path);
+
+/*
+ * Normalise a relative path lexically: no empty or "." components, ".."
+ * folded into its parent.  "" stands for the root itself.  Returns NULL
+ * (errno EINVAL) when ".." climbs above the root.
+ */
+static char *
+normalise(const char *path)
+{
+	char *out, *copy, *tok, *save = NULL;
+	size_t len = 0;
+
+	if (!(out = malloc(strlen(path) + 1)) || !(copy = strdup(path))) {
+		free(out);
+		return NULL;
+	}
+	out[0] = '\0';
+	for (tok = strtok_r(copy, "/", &save); tok;
+	    tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			if (len == 0) {
+				free(out);
+				free(copy);
+				errno = EINVAL;
+				return NULL;
+			}
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			len = len > 0 ? len - 1 : 0;
+			out[len] = '\0';
+			continue;
+		}
+		len += (size_t)sprintf(out + len, "%s%s", len ? "/" : "", tok);
+	}
+	free(copy);
+	return out;
+}
+
+/* 1 when path is root or lies below it. */
+static int
+is_within(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (n == 1 && root[0] == '/')
+		return path[0] == '/';
+	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+
+/*
+ * Where the symlink at link (inside realsrc) leads, resolved: realpath when
+ * the target exists, else the lexical resolution of its text.  NULL with
+ * errno set when that cannot be told (ELOOP, ENOMEM).
+ */
+static char *
+link_target(const char *link)
+{
+	char buf[PATH_MAX], *dir, *slash, *lexical, *real;
+	ssize_t n;
+
+	if ((real = realpath(link, NULL)) || errno != ENOENT)
+		return real;
+	if ((n = readlink(link, buf, sizeof(buf) - 1)) < 0)
+		return NULL;
+	buf[n] = '\0';
+	if (buf[0] == '/')
+		return strdup(buf);
+	if (!(dir = strdup(link)))
+		return NULL;
+	if ((slash = strrchr(dir, '/')))
+		*slash = '\0';
+	real = realpath(dir, NULL);
+	free(dir);
+	if (!real)
+		return NULL;
+	lexical = corral_path_join(real, buf);
+	free(real);
+	if (!lexical)
+		return NULL;
+	real = normalise(lexical + 1);	/* absolute: normalise below "/" */
+	free(lexical);
+	if (!real)
+		return NULL;
+	lexical = malloc(strlen(real) + 2);
+	if (lexical)
+		sprintf(lexical, "/%s", real);
+	free(real);
+	return lexical;
+}
+
+/* 0 when the symlink at path stays inside realsrc, else -1 with err. */
+static int
+check_link(const char *realsrc, const char *path, const char *part,
+    struct corral_err *err)
+{
+	char *to = link_target(path);
+	int inside;
+
+	const char *rel = path + strlen(realsrc) + 1;
+
+	if (!to)
+		return corral_err_set(err, errno, "part '%s': cannot resolve "
+		    "symlink '%s'", part, rel);
+	inside = is_within(to, realsrc);
+	free(to);
+	if (!inside)
+		return corral_err_set(err, 0, "part '%s': symlink '%s' leads "
+		    "outside '%s'", part, rel, realsrc);
+	return 0;
+}
+
+/* Check every prefix of the normalised part rel for a symlink escape. */
+static int
+check_prefixes(const char *realsrc, const char *rel, const char *part,
+    struct corral_err *err)
+{
+	struct stat st;
+	char *path, *p;
+	int rc = 0;
+
+	if (!(path = corral_path_join(realsrc, rel)))
+		return corral_err_set(err, errno, "part '%s'", part);
+	p = path + strlen(realsrc);
+	while (*rel && rc == 0) {
+		p = strchr(p + 1, '/');
+		if (p)
+			*p = '\0';
+		if (lstat(path, &st) < 0) {
+			if (errno != ENOENT && errno != ENOTDIR)
+				rc = corral_err_set(err, errno,
+				    "part '%s': cannot stat '%s'", part, path);
+			break;
+		}
+		if (S_ISLNK(st.st_mode))
+			rc = check_link(realsrc, path, part, err);
+		if (!p)
+			break;
+		*p = '/';
+	}
+	free(path);
+	return rc;
+}
+
+int
+corral_part_check(const char *src, const char *part, struct corral_err *err)
+{
+	char *realsrc, *rel;
+	int rc;
+
+	if (!*part)
+		return corral_err_set(err, 0, "part '' is empty");
+	if (part[0] == '/')
+		return corral_err_set(err, 0, "part '%s' is absolute", part);
+	if (!(rel = normalise(part)))
+		return errno == EINVAL ? corral_err_set(err, 0,
+		    "part '%s' leaves '%s'", part, src) :
+		    corral_err_set(err, errno, "part '%s'", part);
+	if (!(realsrc = realpath(src, NULL))) {
+		free(rel);
+		return corral_err_set(err, errno, "cannot open '%s'", src);
+	}
+	rc = check_prefixes(realsrc, rel, part, err);
+	free(realsrc);
+	free(rel);
+	return rc;
+}
+
+static int
+excluded(const struct job *j, const char *rel)
+{
+	size_t i;
+
+	if (!j->exclude)
+		return 0;
+	for (i = 0; i < j->exclude->n; i++)
+		if (is_within(rel, j->exclude->v[i]) && *j->exclude->v[i])
+			return 1;
+	return 0;
+}
+
+static int
+remember_dir(struct job *j, const char *path, const struct stat *st)
+{
+	struct dirmeta *d;
+
+	if (j->ndirs == j->capdirs) {
+		j->capdirs = j->capdirs ? j->capdirs * 2 : 32;
+		if (!(d = realloc(j->dirs, j->capdirs * sizeof(*d))))
+			return corral_err_set(j->err, errno, "checkout");
+		j->dirs = d;
+	}
+	if (!(j->dirs[j->ndirs].path = strdup(path)))
+		return corral_err_set(j->err, errno, "checkout");
+	j->dirs[j->ndirs++].st = *st;
+	return 0;
+}
+
+/* Copy bytes fd to fd: a reflink if possible, else the kernel, else us. */
+static int
+copy_bytes(int in, int out)
+{
+	char buf[65536];
+	ssize_t n;
+
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
+	while ((n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0)) > 0)
+		;
+	if (n == 0)
+		return 0;
+	if (errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+	    errno != EOPNOTSUPP)
+		return -1;
+	if (lseek(in, 0, SEEK_SET) < 0 || ftruncate(out, 0) < 0 ||
+	    lseek(out, 0, SEEK_SET) < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || corral_write_all(out, buf, (size_t)n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+copy_file(struct job *j, const char *from, const char *to,
+    const struct stat *st)
+{
+	struct timespec times[2];
+	int in, out = -1, rc = -1;
+
+	if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return corral_err_set(j->err, errno, "cannot open '%s'", from);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (out < 0) {
+		corral_err_set(j->err, errno, "cannot create '%s'", to);
+		goto out;
+	}
+	times[0] = st->st_atim;
+	times[1] = st->st_mtim;
+	if (copy_bytes(in, out) < 0 || fchmod(out, st->st_mode & 07777) < 0 ||
+	    futimens(out, times) < 0) {
+		corral_err_set(j->err, errno, "cannot copy '%s' to '%s'",
+		    from, to);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = corral_err_set(j->err, errno, "cannot write '%s'", to);
+	close(in);
+	return rc;
+}
+
+/*
+ * Copy a symlink that was checked to stay inside realsrc.  An absolute
+ * target is rewritten relative to the link, so the clone's link points into
+ * the clone and never back into the source.
+ */
+static int
+copy_link(struct job *j, const char *from, const char *to, const char *rel)
+{
+	char target[PATH_MAX], *link;
+	struct corral_buf b = CORRAL_BUF_INIT;
+	const char *p;
+	ssize_t n;
+	int rc = 0;
+
+	if ((n = readlink(from, target, sizeof(target) - 1)) < 0)
+		return corral_err_set(j->err, errno, "cannot read '%s'", from);
+	target[n] = '\0';
+	link = target;
+	if (target[0] == '/') {
+		if (!is_within(target, j->realsrc))
+			return corral_err_set(j->err, 0,
+			    "symlink '%s' leads outside '%s'", from,
+			    j->realsrc);
+		for (p = strchr(rel, '/'); p; p = strchr(p + 1, '/'))
+			rc |= corral_buf_addstr(&b, "../");
+		rc |= corral_buf_addstr(&b, target[strlen(j->realsrc)] ?
+		    target + strlen(j->realsrc) + 1 : ".");
+		if (rc < 0)
+			return corral_err_set(j->err, errno, "checkout");
+		link = b.data;
+	}
+	if ((unlink(to) < 0 && errno != ENOENT) || symlink(link, to) < 0)
+		rc = corral_err_set(j->err, errno, "cannot create '%s'", to);
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
+copy_dir(struct job *j, const char *from, const char *to, const char *rel,
+    const struct stat *st)
+{
+	struct dirent *de;
+	char *child;
+	DIR *d;
+	int rc = 0;
+
+	if (!j->list && mkdir(to, 0700) < 0 && errno != EEXIST)
+		return corral_err_set(j->err, errno, "cannot create '%s'", to);
+	if (!j->list && remember_dir(j, to, st) < 0)
+		return -1;
+	if (!(d = opendir(from)))
+		return corral_err_set(j->err, errno, "cannot open '%s'", from);
+	while (rc == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, CORRAL_CLONE_MARK))
+			continue;
+		if (!(child = corral_path_join(rel, de->d_name)))
+			rc = corral_err_set(j->err, errno, "checkout");
+		else
+			rc = copy_entry(j, child);
+		free(child);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* 1 when the directory at path is a corral clone (ours or another's). */
+static int
+is_clone(const char *path)
+{
+	struct stat st;
+	char *mark = corral_path_join(path, CORRAL_CLONE_MARK);
+	int yes;
+
+	yes = mark && lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
+	free(mark);
+	return yes;
+}
+
+/*
+ * Manifest mode: one line for the entry, saying what a copy would hold
+ * (type, mode, size, mtime, path, and a link's target), so that any change
+ * to a part's files changes the manifest.  Symlinks are checked as for a
+ * copy.
+ */
+static int
+list_entry(struct job *j, const char *from, const char *rel,
+    const struct stat *st)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	char target[PATH_MAX];
+	ssize_t n = -1;
+	int type = S_ISDIR(st->st_mode) ? 'd' : S_ISREG(st->st_mode) ? 'f' :
+	    S_ISLNK(st->st_mode) ? 'l' : 'o';
+	int rc;
+
+	if (type == 'l') {
+		if (check_link(j->realsrc, from, j->part, j->err) < 0)
+			return -1;
+		if ((n = readlink(from, target, sizeof(target) - 1)) < 0)
+			return corral_err_set(j->err, errno,
+			    "cannot read '%s'", from);
+		target[n] = '\0';
+	}
+	/* A directory is its entries: its own size and mtime only add noise. */
+	rc = corral_buf_addf(&b, "%c %04o %lld %lld.%09ld %s%s%s", type,
+	    (unsigned)(st->st_mode & 07777),
+	    type == 'd' ? 0LL : (long long)st->st_size,
+	    type == 'd' ? 0LL : (long long)st->st_mtim.tv_sec,
+	    type == 'd' ? 0L : st->st_mtim.tv_nsec,
+	    *rel ? rel : ".", n >= 0 ? " -> " : "", n >= 0 ? target : "");
+	if (rc < 0 || corral_strv_add(j->list, b.data) < 0)
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_buf_release(&b);
+	return rc;
+}
+
+/* Copy the entry at rel (normalised, relative to the source). */
+static int
+copy_entry(struct job *j, const char *rel)
+{
+	char *from = corral_path_join(j->realsrc, rel), *to = corral_path_join(j->tmp, rel);
+	struct stat st;
+	int rc = 0;
+
+	if (!from || !to) {
+		rc = corral_err_set(j->err, errno, "checkout");
+		goto out;
+	}
+	if (excluded(j, rel))
+		goto out;
+	if (lstat(from, &st) < 0) {
+		rc = corral_err_set(j->err, errno, "cannot stat '%s'", from);
+		goto out;
+	}
+	if (j->list) {
+		rc = list_entry(j, from, rel, &st);
+		if (rc == 0 && S_ISDIR(st.st_mode) && !is_clone(from))
+			rc = copy_dir(j, from, to, rel, &st);
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (!is_clone(from))
+			rc = copy_dir(j, from, to, rel, &st);
+	} else if (S_ISREG(st.st_mode)) {
+		rc = copy_file(j, from, to, &st);
+	} else if (S_ISLNK(st.st_mode)) {
+		if ((rc = check_link(j->realsrc, from, j->part, j->err)) == 0)
+			rc = copy_link(j, from, to, rel);
+	} else if (S_ISFIFO(st.st_mode)) {
+		if (mkfifo(to, st.st_mode & 07777) < 0 && errno != EEXIST)
+			rc = corral_err_set(j->err, errno,
+			    "cannot create '%s'", to);
+	}	/* sockets and devices are not copied */
+out:
+	free(from);
+	free(to);
+	return rc;
+}
+
+/* Create the directories above rel in the clone, with their source modes. */
+static int
+make_parents(struct job *j, const char *rel)
+{
+	char *p, *sub = strdup(rel), *from, *to;
+	struct stat st;
+	int rc = 0;
+
+	if (!sub)
+		return corral_err_set(j->err, errno, "checkout");
+	for (p = strchr(sub, '/'); p && rc == 0; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		from = corral_path_join(j->realsrc, sub);
+		to = corral_path_join(j->tmp, sub);
+		if (!from || !to)
+			rc = corral_err_set(j->err, errno, "checkout");
+		else if (stat(from, &st) < 0)
+			rc = corral_err_set(j->err, errno, "cannot stat '%s'",
+			    from);
+		else if (mkdir(to, 0700) == 0)
+			rc = remember_dir(j, to, &st);
+		else if (errno != EEXIST)
+			rc = corral_err_set(j->err, errno,
+			    "cannot create '%s'", to);
+		free(from);
+		free(to);
+		*p = '/';
+	}
+	free(sub);
+	return rc;
+}
+
+/* Give every copied directory its mode and times, deepest first. */
+static int
+finish_dirs(struct job *j)
+{
+	struct timespec times[2];
+	size_t i;
+	int rc = 0;
+
+	for (i = j->ndirs; i-- > 0; ) {
+		times[0] = j->dirs[i].st.st_atim;
+		times[1] = j->dirs[i].st.st_mtim;
+		if (rc == 0 && (chmod(j->dirs[i].path,
+		    j->dirs[i].st.st_mode & 07777) < 0 ||
+		    utimensat(AT_FDCWD, j->dirs[i].path, times, 0) < 0))
+			rc = corral_err_set(j->err, errno, "cannot set times "
+			    "of '%s'", j->dirs[i].path);
+		free(j->dirs[i].path);
+	}
+	free(j->dirs);
+	j->dirs = NULL;
+	j->ndirs = j->capdirs = 0;
+	return rc;
+}
+
+static int
+list_missing(struct job *j, const char *part)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc = 0;
+
+	if (corral_buf_addf(&b, "- %s", part) < 0 ||
+	    corral_strv_add(j->list, b.data) < 0)
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
+copy_part(struct job *j, const char *part, struct corral_strv *missing)
+{
+	char *rel = normalise(part), *from;
+	struct stat st;
+	int rc;
+
+	if (!rel)
+		return corral_err_set(j->err, errno, "part '%s'", part);
+	if (!(from = corral_path_join(j->realsrc, rel))) {
+		free(rel);
+		return corral_err_set(j->err, errno, "checkout");
+	}
+	if (lstat(from, &st) < 0) {
+		rc = 0;
+		if (errno != ENOENT && errno != ENOTDIR)
+			rc = corral_err_set(j->err, errno, "cannot stat '%s'",
+			    from);
+		else if (missing && corral_strv_add(missing, part) < 0)
+			rc = corral_err_set(j->err, errno, "checkout");
+		else if (j->list && list_missing(j, part) < 0)
+			rc = -1;
+	} else if (j->list) {
+		rc = copy_entry(j, rel);
+	} else {
+		rc = make_parents(j, rel);
+		if (rc == 0 && *rel == '\0')
+			rc = copy_dir(j, from, j->tmp, rel, &st);
+		else if (rc == 0)
+			rc = copy_entry(j, rel);
+	}
+	free(from);
+	free(rel);
+	return rc;
+}
+
+/* 0 when dest may be replaced: absent, an empty directory, or a clone. */
+static int
+check_dest(const char *dest, struct corral_err *err)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int empty = 1;
+
+	if (lstat(dest, &st) < 0)
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot stat '%s'", dest);
+	if (S_ISDIR(st.st_mode) && is_clone(dest))
+		return 0;
+	if (S_ISDIR(st.st_mode) && (d = opendir(dest))) {
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				empty = 0;
+		closedir(d);
+		if (empty)
+			return 0;
+	}
+	return corral_err_set(err, 0,
+	    "'%s' exists and is not a corral clone; not replacing it", dest);
+}
+
+static char *
+make_tmp(const char *dest, struct corral_err *err)
+{
+	char *tmp, *slash;
+
+	if (!(tmp = malloc(strlen(dest) + sizeof(".tmp.XXXXXX")))) {
+		corral_err_set(err, errno, "checkout");
+		return NULL;
+	}
+	strcpy(tmp, dest);
+	if ((slash = strrchr(tmp, '/')) && slash != tmp) {
+		*slash = '\0';
+		if (corral_mkdir_p(tmp, 0777, err) < 0) {
+			free(tmp);
+			return NULL;
+		}
+		*slash = '/';
+	}
+	strcat(tmp, ".tmp.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		corral_err_set(err, errno, "cannot create '%s'", tmp);
+		free(tmp);
+		return NULL;
+	}
+	/* mkdtemp makes 0700; a clone gets the usual directory mode. */
+	chmod(tmp, 0777 & ~corral_umask());
+	return tmp;
+}
+
+static int
+write_mark(const char *tmp, const char *realsrc, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	char *mark = corral_path_join(tmp, CORRAL_CLONE_MARK);
+	int fd, rc = 0;
+
+	if (!mark || corral_buf_addf(&b, "corral clone of %s\n", realsrc) < 0)
+		rc = corral_err_set(err, errno, "checkout");
+	else if ((fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0644)) < 0 || corral_write_all(fd, b.data, b.len) < 0 ||
+	    close(fd) < 0)
+		rc = corral_err_set(err, errno, "cannot write '%s'", mark);
+	free(mark);
+	corral_buf_release(&b);
+	return rc;
+}
+
+/* Check the parts and normalise the exclusions.  0, or -1 with err. */
+static int
+prepare(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, struct corral_strv *normex,
+    struct corral_err *err)
+{
+	char *rel;
+	size_t i;
+
+	for (i = 0; i < parts->n; i++)
+		if (corral_part_check(src, parts->v[i], err) < 0)
+			return -1;
+	for (i = 0; exclude && i < exclude->n; i++) {
+		if (!(rel = normalise(exclude->v[i])) && errno != EINVAL)
+			return corral_err_set(err, errno, "checkout");
+		if (rel && corral_strv_add(normex, rel) < 0) {
+			free(rel);
+			return corral_err_set(err, errno, "checkout");
+		}
+		free(rel);
+	}
+	return 0;
+}
+
+static int
+install_clone(const char *tmp, const char *dest, struct corral_err *err)
+{
+	if (rmdir(dest) < 0 && errno != ENOENT &&
+	    corral_clone_remove(dest, err) < 0)
+		return -1;
+	if (rename(tmp, dest) < 0)
+		return corral_err_set(err, errno, "cannot rename '%s' to '%s'",
+		    tmp, dest);
+	return 0;
+}
+
+int
+corral_checkout(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_strv *missing, struct corral_err *err)
+{
+	struct corral_strv normex = CORRAL_STRV_INIT;
+	struct job j = { 0 };
+	char *realsrc = NULL, *tmp = NULL;
+	size_t i;
+	int rc = -1;
+
+	if (!(realsrc = realpath(src, NULL))) {
+		corral_err_set(err, errno, "cannot open '%s'", src);
+		goto out;
+	}
+	if (prepare(src, parts, exclude, &normex, err) < 0 ||
+	    check_dest(dest, err) < 0 || !(tmp = make_tmp(dest, err)))
+		goto out;
+	j.realsrc = realsrc;
+	j.exclude = &normex;
+	j.tmp = tmp;
+	j.err = err;
+	if (write_mark(tmp, realsrc, err) < 0)
+		goto fail;
+	for (i = 0; i < parts->n; i++) {
+		j.part = parts->v[i];
+		if (copy_part(&j, parts->v[i], missing) < 0)
+			goto fail;
+	}
+	if (finish_dirs(&j) < 0 || install_clone(tmp, dest, err) < 0)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	finish_dirs(&j);
+	corral_clone_remove(tmp, NULL);
+out:
+	free(tmp);
+	free(realsrc);
+	corral_strv_release(&normex);
+	return rc;
+}
+
+/*
+ * Remove the directory entry name under dirfd and, for a directory,
+ * everything below it.  Symlinks are removed, never followed.  A directory
+ * a unit made unreadable is given u+rwx back first.
+ */
+static int
+remove_at(int dirfd, const char *name, struct corral_err *err)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot stat '%s'", name);
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+			return corral_err_set(err, errno, "cannot remove '%s'",
+			    name);
+		return 0;
+	}
+	if ((st.st_mode & 0700) != 0700)
+		fchmodat(dirfd, name, (st.st_mode & 07777) | 0700, 0);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		rc = corral_err_set(err, errno, "cannot open '%s'", name);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	while (rc == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rc = remove_at(fd, de->d_name, err);
+	closedir(d);
+	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 &&
+	    errno != ENOENT)
+		rc = corral_err_set(err, errno, "cannot remove '%s'", name);
+	return rc;
+}
+
+int
+corral_clone_remove(const char *dest, struct corral_err *err)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (lstat(dest, &st) < 0)
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot stat '%s'", dest);
+	if (!S_ISDIR(st.st_mode) || !is_clone(dest))
+		return corral_err_set(err, 0, "'%s' is not a corral clone; "
+		    "not removing it", dest);
+	if ((st.st_mode & 0700) != 0700)
+		chmod(dest, (st.st_mode & 07777) | 0700);
+	fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		rc = corral_err_set(err, errno, "cannot open '%s'", dest);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	/* The mark goes last, so a clone half removed is still a clone. */
+	while (rc == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, CORRAL_CLONE_MARK))
+			rc = remove_at(fd, de->d_name, err);
+	if (rc == 0)
+		rc = remove_at(fd, CORRAL_CLONE_MARK, err);
+	closedir(d);
+	if (rc == 0 && rmdir(dest) < 0 && errno != ENOENT)
+		rc = corral_err_set(err, errno, "cannot remove '%s'", dest);
+	return rc;
+}
+
+/*
+ * Whatever is at dest was put there by someone else (a unit that removed
+ * or replaced its clone), and dest is a name the caller made its own: it
+ * may go, but a directory mounted there is never entered.
+ */
+int
+corral_clone_renew(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, const char *dest,
+    struct corral_err *err)
+{
+	struct stat st, up;
+	char *parent;
+	int other;
+
+	if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!(parent = corral_path_join(dest, "..")))
+			return corral_err_set(err, errno, "checkout");
+		other = stat(parent, &up) == 0 && up.st_dev != st.st_dev;
+		free(parent);
+		if (other)
+			return corral_err_set(err, 0, "'%s' is a mount point; "
+			    "not removing it", dest);
+	}
+	if (corral_remove_tree(dest, err) < 0)
+		return -1;
+	return corral_checkout(src, parts, exclude, dest, NULL, err);
+}
+
+/* The path of a manifest line: after "- ", or after the four fields. */
+static const char *
+manifest_path(const char *line)
+{
+	int fields = line[0] == '-' ? 1 : 4;
+
+	while (fields-- > 0 && (line = strchr(line, ' ')))
+		line++;
+	return line ? line : "";
+}
+
+static int
+cmp_manifest(const void *a, const void *b)
+{
+	return strcmp(manifest_path(*(char *const *)a),
+	    manifest_path(*(char *const *)b));
+}
+
+int
+corral_checkout_manifest(const char *src, const struct corral_strv *parts,
+    const struct corral_strv *exclude, struct corral_buf *out,
+    struct corral_strv *missing, struct corral_err *err)
+{
+	struct corral_strv normex = CORRAL_STRV_INIT, lines = CORRAL_STRV_INIT;
+	struct job j = { 0 };
+	char *realsrc;
+	size_t i;
+	int rc = -1;
+
+	if (!(realsrc = realpath(src, NULL)))
+		return corral_err_set(err, errno, "cannot open '%s'", src);
+	if (prepare(src, parts, exclude, &normex, err) < 0)
+		goto out;
+	j.realsrc = realsrc;
+	j.exclude = &normex;
+	j.tmp = realsrc;
+	j.err = err;
+	j.list = &lines;
+	for (i = 0; i < parts->n; i++) {
+		j.part = parts->v[i];
+		if (copy_part(&j, parts->v[i], missing) < 0)
+			goto out;
+	}
+	if (lines.n)
+		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_manifest);
+	for (i = 0, rc = 0; i < lines.n && rc == 0; i++)
+		if (corral_buf_addstr(out, lines.v[i]) < 0 ||
+		    corral_buf_addch(out, '\n') < 0)
+			rc = corral_err_set(err, errno, "manifest");
+out:
+	free(realsrc);
+	corral_strv_release(&normex);
+	corral_strv_release(&lines);
+	return rc;
+}
+
+int
+corral_remove_tree(const char *path, struct corral_err *err)
+{
+	return remove_at(AT_FDCWD, path, err);
+}

@@ -1,0 +1,483 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * live.c is what a running agent shows of itself, apart from its results.
+ * In a state directory each agent keeps STATEDIR/agent-ID.status, a file
+ * of its own where it appends one line as it starts and one as each unit
+ * starts, so that "corral status" can tell from another terminal which
+ * unit every agent is on and since when.  The agents of a run also append
+ * one short line per finished unit to STATEDIR/ticks -- the one file
+ * several agents write, always with a single O_APPEND write(2) of a few
+ * bytes, so no line is ever torn or mixed -- from which each agent tallies
+ * the whole run for its progress line, which it hands to the caller to
+ * print.  None of this is a result: the merge never reads it, and a lost
+ * tick costs a wrong count, not a record.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "agent/agent.h"
+#include "agent/agent-private.h"
+
+/* The longest unit name a progress line quotes, in bytes. */
+#define NAME_MAX_SHOWN	160
+/* A terminal is redrawn at most this often by one agent, in ms. */
+#define REDRAW_MS	100
+
+void
+corral_live_init(struct corral_live *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->statusfd = -1;
+	l->tickfd = -1;
+}
+
+/* Append b to fd with one write(2); errors are ignored (advisory). */
+static void
+put(int fd, const struct corral_buf *b)
+{
+	if (fd >= 0 && b->len)
+		(void)!write(fd, b->data, b->len);
+}
+
+static int
+open_in(const char *dir, const char *name, int flags, struct corral_err *err)
+{
+	struct corral_buf path = CORRAL_BUF_INIT;
+	int fd;
+
+	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
+		return corral_err_set(err, ENOMEM, "cannot open '%s'", dir);
+	fd = open(path.data, flags | O_CLOEXEC, 0666);
+	if (fd < 0)
+		corral_err_set(err, errno, "cannot open '%s'", path.data);
+	corral_buf_release(&path);
+	return fd;
+}
+
+int
+corral_live_open(struct corral_live *l, const char *statedir,
+    const char *agent, const char *run, size_t units, long long weight,
+    struct corral_err *err)
+{
+	struct corral_buf name = CORRAL_BUF_INIT;
+	long long now = corral_time_epoch_ms();
+	int rc = -1;
+
+	l->t.total = units;
+	l->t.weight = weight;
+	l->t.start_ms = now;
+	if (!statedir)
+		return 0;
+	if (corral_mkdir_p(statedir, 0777, err) < 0)
+		return -1;
+	if (corral_buf_addf(&name, "agent-%s.status", agent) < 0) {
+		corral_err_set(err, ENOMEM, "cannot start");
+		goto out;
+	}
+	l->statusfd = open_in(statedir, name.data, O_WRONLY | O_CREAT |
+	    O_TRUNC | O_APPEND, err);
+	l->tickfd = open_in(statedir, "ticks", O_RDWR | O_CREAT | O_APPEND,
+	    err);
+	if (l->statusfd < 0 || l->tickfd < 0)
+		goto out;
+	/* This agent's share of the run; its own tally starts from the file. */
+	memset(&l->t, 0, sizeof(l->t));
+	corral_buf_reset(&l->b);
+	if (corral_buf_addf(&l->b, "S %zu %lld %lld\n", units, weight,
+	    now) < 0)
+		goto nomem;
+	put(l->tickfd, &l->b);
+	corral_buf_reset(&l->b);
+	if (corral_buf_addstr(&l->b, "{\"agent\":") < 0 ||
+	    corral_buf_addjson(&l->b, agent, strlen(agent)) < 0 ||
+	    corral_buf_addf(&l->b, ",\"pid\":%ld,\"run\":",
+	    (long)getpid()) < 0 ||
+	    corral_buf_addjson(&l->b, run, strlen(run)) < 0 ||
+	    corral_buf_addf(&l->b, ",\"units\":%zu,\"at_ms\":%lld}\n", units,
+	    now) < 0)
+		goto nomem;
+	put(l->statusfd, &l->b);
+	rc = 0;
+	goto out;
+nomem:
+	corral_err_set(err, ENOMEM, "cannot start");
+out:
+	corral_buf_release(&name);
+	return rc;
+}
+
+void
+corral_live_start(struct corral_live *l, const char *unit, size_t i,
+    int attempt, long long expect_ms)
+{
+	if (l->statusfd < 0)
+		return;
+	corral_buf_reset(&l->b);
+	if (corral_buf_addstr(&l->b, "{\"unit\":") < 0 ||
+	    corral_buf_addjson(&l->b, unit, strlen(unit)) < 0 ||
+	    corral_buf_addf(&l->b, ",\"i\":%zu,\"attempt\":%d,\"at_ms\":%lld",
+	    i, attempt, corral_time_epoch_ms()) < 0 ||
+	    (expect_ms >= 0 && corral_buf_addf(&l->b, ",\"expect_ms\":%lld",
+	    expect_ms) < 0) || corral_buf_addstr(&l->b, "}\n") < 0)
+		return;
+	put(l->statusfd, &l->b);
+}
+
+/* The tick of a finished unit: one letter for its status, its weight. */
+static int
+tick_letter(const char *status)
+{
+	if (!strcmp(status, "pass"))
+		return 'p';
+	if (!strcmp(status, "flaky"))
+		return 'k';
+	if (!strcmp(status, "timeout"))
+		return 't';
+	return 'f';
+}
+
+static void
+tally_tick(struct corral_tally *t, int letter, long long w)
+{
+	t->done++;
+	t->wdone += w;
+	switch (letter) {
+	case 'p': t->pass++; break;
+	case 'k': t->flaky++; break;
+	case 't': t->timeout++; break;
+	default: t->fail++; break;
+	}
+}
+
+/* "S UNITS WEIGHT START_MS": an agent began; "L WEIGHT": a unit ended. */
+static void
+tally_line(struct corral_tally *t, const char *s)
+{
+	size_t units = 0;
+	long long w = 0, start = 0;
+
+	if (s[0] == 'S' && sscanf(s + 1, "%zu %lld %lld", &units, &w,
+	    &start) == 3) {
+		t->total += units;
+		t->weight += w;
+		if (!t->start_ms || start < t->start_ms)
+			t->start_ms = start;
+		return;
+	}
+	if (s[0] && s[1] == ' ' && sscanf(s + 2, "%lld", &w) == 1)
+		tally_tick(t, s[0], w);
+}
+
+/* Fold the ticks written since the last read into t: whole lines only. */
+static void
+tally_read(int fd, off_t *off, struct corral_tally *t)
+{
+	char buf[8192], *p, *nl;
+	ssize_t n;
+	size_t have = 0;
+
+	for (;;) {
+		n = pread(fd, buf + have, sizeof(buf) - 1 - have, *off +
+		    (off_t)have);
+		if (n <= 0)
+			return;
+		have += (size_t)n;
+		buf[have] = '\0';
+		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			*nl = '\0';
+			tally_line(t, p);
+		}
+		*off += (off_t)(p - buf);
+		have -= (size_t)(p - buf);
+		if (have == sizeof(buf) - 1)
+			return;	/* a line longer than any tick: give up */
+		memmove(buf, p, have);
+	}
+}
+
+int
+corral_live_tally(const char *statedir, struct corral_tally *t,
+    struct corral_err *err)
+{
+	off_t off = 0;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	if ((fd = open_in(statedir, "ticks", O_RDONLY, err)) < 0)
+		return errno == ENOENT ? 0 : -1;
+	tally_read(fd, &off, t);
+	close(fd);
+	return 0;
+}
+
+/* The unit's name as a progress line shows it: no control bytes, cut. */
+static int
+add_name(struct corral_buf *b, const char *unit)
+{
+	size_t n = strlen(unit), i, cut = n;
+	int rc = 0;
+
+	if (n > NAME_MAX_SHOWN) {
+		cut = NAME_MAX_SHOWN;
+		while (cut > 0 && ((unsigned char)unit[cut] & 0xc0) == 0x80)
+			cut--;
+	}
+	for (i = 0; i < cut && rc == 0; i++)
+		rc = corral_buf_addch(b, (unsigned char)unit[i] < 0x20 ||
+		    unit[i] == 0x7f ? '?' : unit[i]);
+	if (rc == 0 && cut < n)
+		rc = corral_buf_addstr(b, "...");
+	return rc;
+}
+
+/* "12/40 done (10 pass, 1 fail, 1 flaky, 0 timeout), 3.2s, ETA 9.0s" */
+static int
+add_tally(struct corral_buf *b, const struct corral_tally *t)
+{
+	long long now = corral_time_epoch_ms(), el, eta = -1;
+	char elapsed[32], left[32];
+
+	el = t->start_ms ? now - t->start_ms : 0;
+	if (t->wdone > 0 && t->weight >= t->wdone)
+		eta = (long long)((double)el * (double)(t->weight - t->wdone) /
+		    (double)t->wdone);
+	corral_duration_format(el, elapsed);
+	corral_duration_format(eta, left);
+	return corral_buf_addf(b, "%zu/%zu done (%zu pass, %zu fail, %zu "
+	    "flaky, %zu timeout), %s elapsed, ETA %s", t->done, t->total,
+	    t->pass, t->fail, t->flaky, t->timeout, elapsed, left);
+}
+
+static int
+digits(size_t n)
+{
+	int d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
+/*
+ * One line, one write(2): on a terminal the redrawn tally (a newline once
+ * the run is done), elsewhere the finished unit with the count so far.
+ */
+static void
+draw(struct corral_live *l, const char *unit, const char *status,
+    long long ms, int attempt, int final)
+{
+	struct corral_buf *b = &l->b;
+	long long now = corral_time_ms();
+	char took[32];
+	int rc = 0, last = final && l->t.done >= l->t.total;
+
+	corral_buf_reset(b);
+	if (l->tty) {
+		if (!last && l->drawn_ms && now - l->drawn_ms < REDRAW_MS)
+			return;
+		l->drawn_ms = now;
+		rc |= corral_buf_addstr(b, "\r\033[Kcorral: ");
+		rc |= add_tally(b, &l->t);
+		rc |= corral_buf_addstr(b, last ? "\n" : "");
+	} else {
+		corral_duration_format(ms, took);
+		rc |= corral_buf_addf(b, "corral: [%*zu/%zu] %-7s %6s  ",
+		    digits(l->t.total), l->t.done, l->t.total, status, took);
+		rc |= add_name(b, unit);
+		if (attempt > 1 || !final)
+			rc |= corral_buf_addf(b, " (attempt %d%s)", attempt,
+			    final ? "" : ", retrying");
+		rc |= corral_buf_addch(b, '\n');
+	}
+	if (rc == 0)
+		l->print(l->print_arg, b->data, b->len);
+}
+
+void
+corral_live_end(struct corral_live *l, const char *unit, const char *status,
+    long long ms, int attempt, int final, long long weight)
+{
+	if (final && l->tickfd >= 0) {
+		corral_buf_reset(&l->b);
+		if (corral_buf_addf(&l->b, "%c %lld\n", tick_letter(status),
+		    weight) == 0)
+			put(l->tickfd, &l->b);
+	} else if (final) {
+		tally_tick(&l->t, tick_letter(status), weight);
+	}
+	if (l->tickfd >= 0)
+		tally_read(l->tickfd, &l->tickoff, &l->t);
+	if (l->print)
+		draw(l, unit, status, ms, attempt, final);
+}
+
+void
+corral_live_close(struct corral_live *l, int finished)
+{
+	if (finished && l->statusfd >= 0) {
+		corral_buf_reset(&l->b);
+		if (corral_buf_addf(&l->b, "{\"state\":\"done\",\"at_ms\":%lld}\n",
+		    corral_time_epoch_ms()) == 0)
+			put(l->statusfd, &l->b);
+	}
+	if (l->statusfd >= 0)
+		close(l->statusfd);
+	if (l->tickfd >= 0)
+		close(l->tickfd);
+	corral_buf_release(&l->b);
+	corral_live_init(l);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading the agents' status files (corral-status)                    */
+
+/* The first and the last whole line of the file at path. */
+static int
+first_last(const char *path, struct corral_buf *first, struct corral_buf *last)
+{
+	struct corral_buf all = CORRAL_BUF_INIT;
+	char *nl, *end, *p;
+	int rc;
+
+	if ((rc = corral_read_file(path, &all, NULL)) < 0 || !all.len)
+		goto out;
+	end = all.data + all.len;
+	while (end > all.data && end[-1] != '\n')
+		end--;	/* a line being written: not yet */
+	if (end == all.data)
+		goto out;
+	nl = memchr(all.data, '\n', (size_t)(end - all.data));
+	rc = corral_buf_add(first, all.data, (size_t)(nl - all.data));
+	for (p = end - 1; p > all.data && p[-1] != '\n'; p--)
+		;
+	rc |= corral_buf_add(last, p, (size_t)(end - 1 - p));
+out:
+	corral_buf_release(&all);
+	return rc;
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Fill a from the first line (who) and the last line (what now). */
+static void
+read_agent(struct corral_agent_status *a, const char *first, size_t flen,
+    const char *last, size_t llen)
+{
+	struct corral_json_obj o;
+
+	a->state = CORRAL_AGENT_STARTING;
+	if (corral_json_obj_parse(first, flen, &o, NULL) == 0) {
+		a->pid = corral_json_obj_int(&o, "pid");
+		a->run = dup_or_null(corral_json_obj_str(&o, "run"));
+		a->units = corral_json_obj_int(&o, "units");
+		a->since_ms = corral_json_obj_int(&o, "at_ms");
+		corral_json_obj_release(&o);
+	}
+	if (corral_json_obj_parse(last, llen, &o, NULL) == 0) {
+		if (corral_json_obj_str(&o, "unit")) {
+			a->state = CORRAL_AGENT_RUNNING;
+			a->unit = dup_or_null(corral_json_obj_str(&o, "unit"));
+			a->i = corral_json_obj_int(&o, "i");
+			a->attempt = corral_json_obj_int(&o, "attempt");
+			a->since_ms = corral_json_obj_int(&o, "at_ms");
+			a->expect_ms = corral_json_obj_int(&o, "expect_ms");
+		} else if (corral_json_obj_str(&o, "state")) {
+			a->state = CORRAL_AGENT_DONE;
+			a->since_ms = corral_json_obj_int(&o, "at_ms");
+		}
+		corral_json_obj_release(&o);
+	}
+	if (a->state != CORRAL_AGENT_DONE &&
+	    !corral_pid_alive((pid_t)a->pid))
+		a->state = CORRAL_AGENT_GONE;
+}
+
+static int
+add_agent(struct corral_agent_status **list, size_t *n, const char *dir,
+    const char *name)
+{
+	struct corral_buf path = CORRAL_BUF_INIT, first = CORRAL_BUF_INIT;
+	struct corral_buf last = CORRAL_BUF_INIT;
+	struct corral_agent_status *a;
+	size_t len = strlen(name) - strlen(".status");
+	int rc = -1;
+
+	if (!(a = realloc(*list, (*n + 1) * sizeof(*a))))
+		return -1;
+	*list = a;
+	a += *n;
+	memset(a, 0, sizeof(*a));
+	a->expect_ms = -1;
+	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0 ||
+	    !(a->agent = strdup(name + 6)))
+		goto out;
+	a->agent[len - 6] = '\0';
+	(*n)++;
+	rc = 0;
+	if (first_last(path.data, &first, &last) < 0)
+		a->state = CORRAL_AGENT_GONE;
+	else if (first.len)
+		read_agent(a, first.data, first.len, last.data, last.len);
+out:
+	corral_buf_release(&path);
+	corral_buf_release(&first);
+	corral_buf_release(&last);
+	return rc;
+}
+
+static int
+is_status_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 13 && !strncmp(name, "agent-", 6) &&
+	    !strcmp(name + n - 7, ".status");
+}
+
+int
+corral_live_read(const char *statedir, struct corral_agent_status **listp,
+    size_t *np, struct corral_err *err)
+{
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	*listp = NULL;
+	*np = 0;
+	if (!(d = opendir(statedir)))
+		return corral_err_set(err, errno, "cannot open '%s'", statedir);
+	while (rc == 0 && (de = readdir(d)))
+		if (is_status_file(de->d_name) && add_agent(listp, np,
+		    statedir, de->d_name) < 0)
+			rc = corral_err_set(err, ENOMEM, "reading '%s'",
+			    statedir);
+	closedir(d);
+	return rc;
+}
+
+void
+corral_live_free(struct corral_agent_status *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(list[i].agent);
+		free(list[i].run);
+		free(list[i].unit);
+	}
+	free(list);
+}

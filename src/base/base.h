@@ -1,0 +1,497 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * base.h: what every area of libcorral builds on -- errors and messages,
+ * allocation, buffers, string vectors, hash sets, lines, time, option
+ * values, atomic files, SHA-256, reading a population, running a program,
+ * the run lock and small JSON objects.  The library reports and the tool
+ * decides: nothing declared here prints or exits, except the x* helpers
+ * and the corral_warn/die family, which only tools/ may call.  Functions
+ * that can fail return 0 or a pointer on success and -1 or NULL on
+ * failure, filling a caller-supplied struct corral_err with a one-line
+ * message.
+ */
+#ifndef CORRAL_BASE_H
+#define CORRAL_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CORRAL_VERSION "0.1.0"
+
+/* Exit statuses, the contract of every program (README "Exit status"). */
+enum {
+	CORRAL_EXIT_OK = 0,	/* success */
+	CORRAL_EXIT_NO = 1,	/* ran, and the answer is "no" (failures) */
+	CORRAL_EXIT_ERR = 2	/* usage error, bad input, or I/O failure */
+};
+
+/* ------------------------------------------------------------------ */
+/* err.c: messages, in one format: "progname: what went wrong"         */
+
+/*
+ * A library error: the message, and the errno that caused it (0 if none).
+ * The tool prints it; a message ends without strerror, which the printer
+ * appends when errnum is set.
+ */
+struct corral_err {
+	char msg[1024];
+	int errnum;
+};
+
+/* Set err (if not NULL) and return -1.  errnum 0 means "no errno". */
+int corral_err_set(struct corral_err *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Set the program name printed before every message (argv[0]'s base). */
+void corral_setprogname(const char *argv0);
+const char *corral_progname(void);
+
+/*
+ * Print "progname: message" to stderr.  A format ending in ':' appends
+ * " strerror(errno)".  corral_error returns -1; corral_die exits.
+ */
+void corral_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int corral_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void corral_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* Print a library error as "progname: msg[: strerror]". */
+void corral_warn_err(const struct corral_err *err);
+/*
+ * _exit(2) from a forked child (never a vfork one).  A coverage build
+ * (-DCORRAL_COVERAGE) first writes the child's gcov counters, which
+ * _exit would drop, so the work done in fix workers and the watchdog
+ * counts.
+ */
+void corral_child_exit(int status) __attribute__((noreturn));
+void corral_die_err(int status, const struct corral_err *err)
+	__attribute__((noreturn));
+
+/*
+ * Every program carries CORRAL_VERSION_TAG CORRAL_VERSION, NUL-ended, in
+ * its read-only data (err.c), where corral-doctor and what(1) find it.
+ */
+#define CORRAL_VERSION_TAG "@(#)corral "
+extern const char corral_version_tag[];
+
+/* ------------------------------------------------------------------ */
+/* xalloc.c: allocation that exits on failure (tools only)             */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/*
+ * Parse a decimal integer in [min, max] the way OpenBSD strtonum does.
+ * Returns 0 and sets *out, or -1 with a message in err naming `what`.
+ */
+int corral_strtonum(const char *s, long long min, long long max,
+    long long *out, const char *what, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* parse.c: option values that are durations and sizes                 */
+
+/*
+ * Seconds, with up to three decimals ("2", "0.25"), as milliseconds in
+ * *ms.  0, or -1 with a message naming `what` in err.
+ */
+int corral_seconds_parse(const char *s, long long *ms, const char *what,
+    struct corral_err *err);
+/*
+ * A size in bytes, with an optional K, M or G suffix (powers of 1024).
+ * 0, or -1 with a message naming `what` in err.
+ */
+int corral_size_parse(const char *s, long long *bytes, const char *what,
+    struct corral_err *err);
+/* ms as seconds for a message: "2s", "0.25s", "1.5s". */
+void corral_seconds_format(long long ms, char out[32]);
+
+/* Limits set on each unit with setrlimit(2) before it starts; 0: none. */
+struct corral_limits {
+	long long cpu;		/* RLIMIT_CPU, seconds (hard limit one more) */
+	long long mem;		/* RLIMIT_AS, bytes */
+	long long fsize;	/* RLIMIT_FSIZE, bytes */
+};
+
+/*
+ * One limit as corral-run-slice's -L takes it: cpu=SECS, mem=SIZE or
+ * fsize=SIZE, into l.  0, or -1 with a message in err.
+ */
+int corral_limit_parse(struct corral_limits *l, const char *arg,
+    struct corral_err *err);
+/*
+ * Exit codes separated by commas ("23,66"): codes[c] = 1 for each.  0,
+ * or -1 with a message naming `what` in err.
+ */
+int corral_codes_parse(unsigned char codes[256], const char *arg,
+    const char *what, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* buf.c: a growable byte buffer (sds-like), always NUL-terminated     */
+
+struct corral_buf {
+	char *data;	/* NULL until the first append */
+	size_t len;
+	size_t cap;
+};
+
+#define CORRAL_BUF_INIT { NULL, 0, 0 }
+
+/* Each returns 0, or -1 with errno ENOMEM (the buffer is then unchanged). */
+int corral_buf_add(struct corral_buf *b, const void *p, size_t n);
+int corral_buf_addstr(struct corral_buf *b, const char *s);
+int corral_buf_addch(struct corral_buf *b, int c);
+int corral_buf_addf(struct corral_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Append s (n bytes) as a JSON string literal, quotes included. */
+int corral_buf_addjson(struct corral_buf *b, const char *s, size_t n);
+void corral_buf_reset(struct corral_buf *b);		/* len = 0, keeps memory */
+void corral_buf_release(struct corral_buf *b);		/* frees data */
+
+/* ------------------------------------------------------------------ */
+/* strv.c: a vector of NUL-terminated strings                          */
+
+struct corral_strv {
+	char **v;	/* v[n] is NULL */
+	size_t n;
+	size_t cap;
+};
+
+#define CORRAL_STRV_INIT { NULL, 0, 0 }
+
+/* Append a copy of s (n bytes).  0, or -1 with errno ENOMEM. */
+int corral_strv_addn(struct corral_strv *sv, const char *s, size_t n);
+int corral_strv_add(struct corral_strv *sv, const char *s);
+void corral_strv_release(struct corral_strv *sv);	/* frees every string */
+
+/* ------------------------------------------------------------------ */
+/* line.c: where a line ends                                           */
+
+/*
+ * The length of line[0..len) without its line ending: a final '\n', then
+ * one '\r' just before it (CR LF and LF end a line alike; the last line of
+ * a file may lack the '\n', and its final '\r' is still the ending).  Each
+ * byte cut is made NUL.  Every reader of lines uses this, so a CR means
+ * one thing everywhere.
+ */
+size_t corral_line_chomp(char *line, size_t len);
+/*
+ * 1 when s[0..n) is empty or only spaces, tabs and CRs: a blank line of a
+ * JSON lines file, which readers skip (JSON's whitespace around a value).
+ */
+int corral_line_blank(const char *s, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* set.c: a hash set of strings mapping each to an integer             */
+
+struct corral_set;
+
+/* NULL with errno ENOMEM.  Free with corral_set_free. */
+struct corral_set *corral_set_new(void);
+void corral_set_free(struct corral_set *s);
+/*
+ * Insert the key key[0..len) with value if absent; keys are compared whole,
+ * every byte (a NUL too) and the length.  Returns 1 if inserted, 0 if it
+ * was already there (its value left alone), -1 on ENOMEM.  When vp is not
+ * NULL it is pointed at the stored value (new or old), valid until the
+ * next insertion.  The set keeps its own copy of key.
+ */
+int corral_set_putn(struct corral_set *s, const char *key, size_t len,
+    long value, long **vp);
+/* corral_set_putn of the string key. */
+int corral_set_put(struct corral_set *s, const char *key, long value,
+    long **vp);
+/* The stored value's address, or NULL when key[0..len) is absent. */
+long *corral_set_getn(const struct corral_set *s, const char *key,
+    size_t len);
+long *corral_set_get(const struct corral_set *s, const char *key);
+size_t corral_set_size(const struct corral_set *s);
+
+/* ------------------------------------------------------------------ */
+/* units.c: reading a population                                       */
+
+/*
+ * Read units from fp, one per line (sep '\n': a line ends as
+ * corral_line_chomp says, so CR LF is a line ending) or NUL-terminated
+ * (sep '\0').  Empty entries are skipped.  A unit seen twice (every byte
+ * the same) is kept once, at its first position; each later copy is
+ * appended to dups (if not NULL) so the caller can warn.  A missing final
+ * separator is accepted.  Returns 0, or -1 with err set (read error,
+ * ENOMEM, a line holding a NUL byte: "'NAME' line 3: unit 'c\0zz' holds a
+ * NUL byte").  name is used in messages.
+ */
+int corral_units_read(FILE *fp, int sep, const char *name,
+    struct corral_strv *units, struct corral_strv *dups,
+    struct corral_err *err);
+
+/*
+ * corral_units_read on the file named file ("-" is standard input),
+ * appending to units; with warn, each unit listed twice is named on
+ * stderr.  0, or -1 with err set (naming file).
+ */
+int corral_units_load(const char *file, int sep, struct corral_strv *units,
+    int warn, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* io.c: files, atomically                                             */
+
+/*
+ * "a/b" in fresh memory; a when b is empty, b when a is empty, so a
+ * relative path joins a root without a stray slash.  NULL on ENOMEM.
+ */
+char *corral_path_join(const char *a, const char *b);
+
+/* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
+int corral_write_all(int fd, const void *p, size_t n);
+/*
+ * Open a file to read where a regular file is expected: a FIFO, device,
+ * directory or socket is refused ("'x' is a FIFO, not a regular file")
+ * without blocking on it.  A path that names a descriptor the caller
+ * handed over (/dev/stdin, /dev/fd/N, /proc/self/fd/N) is a stream the
+ * user chose and is read as it is.  The descriptor (close it), or -1
+ * with err set.  fopen_input is the same as a stdio stream (fclose it),
+ * NULL with err set.
+ */
+int corral_open_input(const char *path, struct corral_err *err);
+FILE *corral_fopen_input(const char *path, struct corral_err *err);
+/* Read a whole file into b (appending), by open_input.  0, or -1/err. */
+int corral_read_file(const char *path, struct corral_buf *b,
+    struct corral_err *err);
+/* mkdir -p.  0, or -1 with err set. */
+int corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err);
+/* The process's umask (read without changing it for good). */
+mode_t corral_umask(void);
+/* fsync the directory that holds path.  0, or -1 with err set. */
+int corral_fsync_parent(const char *path, struct corral_err *err);
+
+/*
+ * Atomic replacement of one file (RELIABILITY 4.2): data goes to a
+ * temporary file beside the target, which commit fsyncs and renames over
+ * it, then fsyncs the directory.  A crash leaves the old file or the new
+ * one, never a mix; leftover temporaries are named .NAME.tmp.XXXXXX.
+ */
+struct corral_atomic {
+	int fd;
+	char *path;	/* the target */
+	char *tmp;	/* the temporary beside it */
+};
+
+enum corral_atomic_flags {
+	/* Keep the old file (and its mtime) when the content is the same. */
+	CORRAL_ATOMIC_KEEP_SAME = 1 << 0,
+	/*
+	 * The user named this output: when it is a descriptor's name
+	 * (/dev/stdout, /dev/fd/N), a character device or a FIFO, write
+	 * it in place, with no temporary (tmp stays NULL) and no rename.
+	 */
+	CORRAL_ATOMIC_IN_PLACE = 1 << 1
+};
+
+/*
+ * Open a temporary for path.  A path that exists and is not a regular
+ * file (a symbolic link is followed) is never replaced: it is written in
+ * place under CORRAL_ATOMIC_IN_PLACE (see there), otherwise refused
+ * ("'x' is a FIFO, not a regular file").  0, or -1 with err set.
+ */
+int corral_atomic_open(struct corral_atomic *a, const char *path,
+    struct corral_err *err);
+int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
+    struct corral_err *err);
+/*
+ * fsync, close, rename into place and fsync the directory.  Returns 1 if
+ * the target changed, 0 if it was kept (KEEP_SAME), -1 with err set; the
+ * temporary is removed on failure.  The struct is released either way.
+ */
+int corral_atomic_commit(struct corral_atomic *a, int flags,
+    struct corral_err *err);
+/*
+ * The two halves of a commit, for a caller that renames several files
+ * together (merge.c).  prepare fsyncs and closes the temporary; it returns
+ * 1 when it is ready to rename, 0 when KEEP_SAME found the target equal
+ * (the temporary is then removed and the struct released), -1 with err
+ * set (removed and released too).  rename puts a prepared temporary in
+ * place without syncing the directory: 0, releasing the struct, or -1
+ * with err set, leaving the temporary and the struct for abort.
+ */
+int corral_atomic_prepare(struct corral_atomic *a, int flags,
+    struct corral_err *err);
+int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
+/* Remove the temporary and release the struct; for error paths. */
+void corral_atomic_abort(struct corral_atomic *a);
+/* Write a whole file atomically: open + write + commit; flags for both. */
+int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------ */
+/* time.c                                                              */
+
+/*
+ * Wall-clock time as ISO 8601 UTC with milliseconds,
+ * "2026-11-29T10:32:13.042Z", into out.  Equal-length strings sort by time,
+ * which is how the merge tells the latest attempt of a unit.
+ */
+#define CORRAL_TIME_ISO_SIZE 25
+void corral_time_iso(char out[CORRAL_TIME_ISO_SIZE]);
+/* Monotonic milliseconds, for durations. */
+long long corral_time_ms(void);
+/* Wall-clock milliseconds since the Epoch, for what other processes read. */
+long long corral_time_epoch_ms(void);
+/* ms for people: "3.2s", "1m05s", "2h03m"; "?" when ms < 0. */
+void corral_duration_format(long long ms, char out[32]);
+
+/* ------------------------------------------------------------------ */
+/* lock.c: one run at a time on a CORRAL_OUT                           */
+
+#define CORRAL_MARK_FILE ".corral-out"	/* corral made this directory */
+#define CORRAL_LOCK_FILE ".lock"	/* flocked by the run holding it */
+
+/* A held lock: the descriptor, and whether a parent passed it down. */
+struct corral_lock {
+	int fd;		/* -1 when not held */
+	int inherited;
+};
+
+enum corral_lock_flags {
+	CORRAL_LOCK_CREATE = 1 << 0,	/* make DIR and its mark if need be */
+	CORRAL_LOCK_SHARED = 1 << 1	/* share it (agents started by hand) */
+};
+
+void corral_lock_init(struct corral_lock *l);
+/* Close a lock taken here (an inherited one stays open); l is reset. */
+void corral_lock_release(struct corral_lock *l);
+/*
+ * Take DIR/.lock, waiting up to wait_ms for its holder (0: not at all,
+ * negative: for ever).  With CORRAL_LOCK_CREATE, DIR and its mark are
+ * made; a DIR that holds files but no mark is refused.  0 held; 1 another
+ * process holds it and the wait ran out (*holder its pid, 0 if unknown);
+ * -1 with err set.
+ */
+int corral_lock_take(struct corral_lock *l, const char *dir, int flags,
+    long long wait_ms, pid_t *holder, struct corral_err *err);
+/*
+ * 1 when the environment passes down a descriptor of DIR's lock that
+ * holds it (l then names it), else 0.
+ */
+int corral_lock_inherit(struct corral_lock *l, const char *dir);
+/* Let programs exec'd from here hold l too.  0, or -1 with err set. */
+int corral_lock_pass(struct corral_lock *l, struct corral_err *err);
+/*
+ * Hold l in this process only: no program exec'd from here gets it, nor
+ * a lock the environment passes down when l is not held.
+ */
+void corral_lock_keep(struct corral_lock *l);
+/*
+ * The nearest directory at or above path (which need not exist) that
+ * holds a mark, as a malloc'd absolute path the caller frees; NULL when
+ * there is none.
+ */
+char *corral_lock_find(const char *path);
+/*
+ * For tools: hold DIR's lock (inherited, or taken with flags), waiting as
+ * wait says (seconds; NULL: $CORRAL_WAIT; empty: for ever; 0: refuse at
+ * once), and saying once that it waits for the run holding name.  Exits 2
+ * on refusal, timeout or error.
+ */
+void xlock(struct corral_lock *l, const char *dir, int flags,
+    const char *wait, const char *name);
+/*
+ * For tools that write at or under path: xlock the CORRAL_OUT that holds
+ * path (corral_lock_find), if there is one; else l stays unheld.
+ */
+void xlock_under(struct corral_lock *l, const char *path, int flags);
+/* Whether process pid lives; a zombie, reaped or not, is gone. */
+int corral_pid_alive(pid_t pid);
+
+/* ------------------------------------------------------------------ */
+/* digest.c: SHA-256, from OpenSSL's libcrypto (EVP)                   */
+
+/* A SHA-256 (digest.c) in hex: 64 lowercase hex digits and a NUL. */
+#define CORRAL_SHA256_HEX 65
+
+/*
+ * A SHA-256 fed piece by piece: _init (0, or -1 with err set), then _add
+ * any number of times, _peek for the digest of what was added so far (the
+ * digest can go on growing after it), and _release (always, also after a
+ * failed _init; s->ctx NULL is fine).  _add and _peek: 0, or -1 with err
+ * set if libcrypto failed.
+ */
+struct corral_sha256 {
+	void *ctx;
+};
+
+int corral_sha256_init(struct corral_sha256 *s, struct corral_err *err);
+int corral_sha256_add(struct corral_sha256 *s, const void *p, size_t n,
+    struct corral_err *err);
+int corral_sha256_peek(const struct corral_sha256 *s,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err);
+void corral_sha256_release(struct corral_sha256 *s);
+
+/* hex = SHA-256 of p[0..n).  0, or -1 with err set if libcrypto failed. */
+int corral_sha256_buf(const void *p, size_t n, char hex[CORRAL_SHA256_HEX],
+    struct corral_err *err);
+/*
+ * hex = SHA-256 of everything read from fd to its end; name is used in
+ * messages.  0, or -1 with err set.  The caller closes fd.
+ */
+int corral_sha256_fd(int fd, const char *name, char hex[CORRAL_SHA256_HEX],
+    struct corral_err *err);
+/* 1 when s is exactly 64 lowercase hex digits, else 0. */
+int corral_sha256_valid(const char *s);
+
+/* ------------------------------------------------------------------ */
+/* spawn.c: running a program and waiting for it                       */
+
+/*
+ * A program to run: argv[0] is looked up on PATH (or is a path); dir is
+ * its working directory (NULL: ours); env holds NAME=VALUE settings added
+ * to our environment, NULL-ended, or is NULL; stdin is /dev/null; stdout
+ * and stderr go to the file out (created or truncated), or stdout is read
+ * into capture (stderr inherited), or both are inherited.
+ */
+struct corral_spawn {
+	const char *const *argv;
+	const char *dir;
+	const char *const *env;
+	const char *out;
+	struct corral_buf *capture;
+};
+
+/*
+ * Run s and wait for it.  Returns 0 with its wait status in *wstatus, or
+ * -1 with err set when it could not be started ("cannot run 'make': No
+ * such file or directory") or waited for.
+ */
+int corral_spawn_run(const struct corral_spawn *s, int *wstatus,
+    struct corral_err *err);
+/* Append "exit 3" or "signal 9 (SIGKILL)" for wstatus.  0, or -1 ENOMEM. */
+int corral_wstatus_describe(struct corral_buf *b, int wstatus);
+
+/* ------------------------------------------------------------------ */
+/* json.c: small JSON objects and numbers                             */
+
+/*
+ * Any one-line JSON object (line[len] must be NUL), for the small files
+ * that are not records (a live agent's status).  0, or -1 with err set as
+ * for a record; release o after a 0.
+ */
+struct corral_json_obj {
+	void *doc;
+};
+
+int corral_json_obj_parse(const char *line, size_t len,
+    struct corral_json_obj *o, struct corral_err *err);
+/* The string member key, or NULL when absent or not a string. */
+const char *corral_json_obj_str(const struct corral_json_obj *o,
+    const char *key);
+/* The member key as a non-negative integer, or -1. */
+long long corral_json_obj_int(const struct corral_json_obj *o,
+    const char *key);
+void corral_json_obj_release(struct corral_json_obj *o);
+/* Append d as the shortest JSON number that reads back as d. */
+int corral_json_number(struct corral_buf *b, double d);
+
+#endif /* CORRAL_BASE_H */

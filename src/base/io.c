@@ -1,0 +1,483 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * io.c writes files so that Make and readers never see half of one: the
+ * atomic-replace recipe of RELIABILITY 4.2 (temporary beside the target,
+ * fsync, rename, fsync the directory), plus whole-file reads and mkdir -p.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+int
+corral_write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * The descriptor a path names, as bash's redirections read it:
+ * /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N.
+ * -1 for any other path.
+ */
+static int
+fd_named(const char *path)
+{
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout",
+	    "/dev/stderr" };
+	const char *n = NULL;
+	char *end;
+	long v;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(path, std[i]))
+			return i;
+	if (!strncmp(path, "/dev/fd/", 8))
+		n = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		n = path + 14;
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	v = strtol(n, &end, 10);
+	return *end || errno || v > INT_MAX ? -1 : (int)v;
+}
+
+/* "a FIFO" and so on, for messages about a file that is not regular. */
+static const char *
+kind_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+static int
+not_regular(const char *path, mode_t mode, struct corral_err *err)
+{
+	return corral_err_set(err, 0, "'%s' is %s, not a regular file", path,
+	    kind_of(mode));
+}
+
+int
+corral_open_input(const char *path, struct corral_err *err)
+{
+	struct stat st;
+	int fd, fl;
+
+	/* A stream the caller handed over by name: read it as it is. */
+	if (fd_named(path) >= 0) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return corral_err_set(err, errno, "cannot open '%s'",
+			    path);
+		return fd;
+	}
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENXIO && stat(path, &st) == 0)
+			return not_regular(path, st.st_mode, err);
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	}
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return not_regular(path, st.st_mode, err);
+	}
+	return fd;
+}
+
+FILE *
+corral_fopen_input(const char *path, struct corral_err *err)
+{
+	FILE *fp;
+	int fd;
+
+	if ((fd = corral_open_input(path, err)) < 0)
+		return NULL;
+	if (!(fp = fdopen(fd, "r"))) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		close(fd);
+	}
+	return fp;
+}
+
+int
+corral_read_file(const char *path, struct corral_buf *b,
+    struct corral_err *err)
+{
+	char chunk[65536];
+	ssize_t r;
+	int fd;
+
+	if ((fd = corral_open_input(path, err)) < 0)
+		return -1;
+	for (;;) {
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (corral_buf_add(b, chunk, (size_t)r) < 0) {
+			r = -1;
+			break;
+		}
+	}
+	if (r < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int
+corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
+{
+	struct stat st;
+	char *p, *s;
+
+	if (!(p = strdup(path)))
+		return corral_err_set(err, errno, "cannot create '%s'", path);
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		if (s[-1] != '/') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST)
+				goto fail;
+			if (stat(p, &st) < 0)
+				goto fail;
+			if (!S_ISDIR(st.st_mode)) {
+				errno = ENOTDIR;
+				goto fail;
+			}
+			*s = c;
+		}
+		if (*s == '\0')
+			break;
+	}
+	free(p);
+	return 0;
+fail:
+	corral_err_set(err, errno, "cannot create '%s'", p);
+	free(p);
+	return -1;
+}
+
+/* The directory part of path ("." when there is none), malloc'd. */
+char *
+corral_path_join(const char *a, const char *b)
+{
+	char *p;
+
+	if (!*b)
+		return strdup(a);
+	if (!*a)
+		return strdup(b);
+	if (!(p = malloc(strlen(a) + strlen(b) + 2)))
+		return NULL;
+	sprintf(p, "%s/%s", a, b);
+	return p;
+}
+
+static char *
+dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	if (!(d = malloc((size_t)(slash - path) + 1)))
+		return NULL;
+	memcpy(d, path, (size_t)(slash - path));
+	d[slash - path] = '\0';
+	return d;
+}
+
+int
+corral_fsync_parent(const char *path, struct corral_err *err)
+{
+	char *dir;
+	int fd, rc = 0;
+
+	if (!(dir = dir_of(path)))
+		return corral_err_set(err, errno, "cannot sync '%s'", path);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fsync(fd) < 0)
+		rc = corral_err_set(err, errno, "cannot sync directory '%s'",
+		    dir);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
+mode_t
+corral_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
+/*
+ * The one rule for a target that exists and is not a regular file: it is
+ * never replaced.  With CORRAL_ATOMIC_IN_PLACE, a named descriptor, a
+ * character device or a FIFO is opened and written in place (a->tmp
+ * stays NULL): 1.  Anything else that is there and not a regular file
+ * (a symbolic link is followed) is refused: -1.  0 when the target is
+ * missing or regular, to be replaced.
+ */
+static int
+open_in_place(struct corral_atomic *a, const char *path, int flags,
+    struct corral_err *err)
+{
+	struct stat st;
+	int n = fd_named(path);
+
+	if (n >= 0 && (flags & CORRAL_ATOMIC_IN_PLACE)) {
+		/* dup, not open: /dev/stdout on a file keeps its offset. */
+		if ((a->fd = fcntl(n, F_DUPFD_CLOEXEC, 3)) < 0)
+			return corral_err_set(err, errno, "cannot write '%s'",
+			    path);
+		return 1;
+	}
+	if (stat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	if (!(flags & CORRAL_ATOMIC_IN_PLACE) ||
+	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return not_regular(path, st.st_mode, err);
+	if ((a->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	return 1;
+}
+
+static int
+atomic_open(struct corral_atomic *a, const char *path, int flags,
+    struct corral_err *err)
+{
+	const char *base = strrchr(path, '/');
+	size_t dirlen = base ? (size_t)(base - path) + 1 : 0;
+	int rc;
+
+	base = base ? base + 1 : path;
+	a->fd = -1;
+	a->tmp = NULL;
+	if (!(a->path = strdup(path)))
+		return corral_err_set(err, ENOMEM, "cannot write '%s'", path);
+	if ((rc = open_in_place(a, path, flags, err)) != 0) {
+		if (rc < 0)
+			corral_atomic_abort(a);
+		return rc < 0 ? -1 : 0;
+	}
+	a->tmp = malloc(strlen(path) + sizeof(".tmp.XXXXXX") + 1);
+	if (!a->tmp) {
+		corral_atomic_abort(a);
+		return corral_err_set(err, ENOMEM, "cannot write '%s'", path);
+	}
+	memcpy(a->tmp, path, dirlen);
+	sprintf(a->tmp + dirlen, ".%s.tmp.XXXXXX", base);
+	if ((a->fd = mkstemp(a->tmp)) < 0) {
+		corral_err_set(err, errno, "cannot create '%s'", a->tmp);
+		free(a->tmp);
+		a->tmp = NULL;
+		corral_atomic_abort(a);
+		return -1;
+	}
+	/* mkstemp makes 0600; results are for everyone to read. */
+	if (fcntl(a->fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fchmod(a->fd, 0666 & ~corral_umask()) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		corral_atomic_abort(a);
+		return -1;
+	}
+	return 0;
+}
+
+int
+corral_atomic_open(struct corral_atomic *a, const char *path,
+    struct corral_err *err)
+{
+	return atomic_open(a, path, 0, err);
+}
+
+int
+corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
+    struct corral_err *err)
+{
+	if (corral_write_all(a->fd, p, n) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'",
+		    a->tmp ? a->tmp : a->path);
+	return 0;
+}
+
+/* 1 when the file at path holds exactly the bytes of fd, else 0. */
+static int
+same_content(const char *path, int fd)
+{
+	char x[65536], y[65536];
+	struct stat sa, sb;
+	ssize_t rx, ry;
+	int other, same = 0;
+
+	if ((other = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return 0;
+	if (fstat(other, &sa) < 0 || fstat(fd, &sb) < 0 ||
+	    !S_ISREG(sa.st_mode) || sa.st_size != sb.st_size ||
+	    lseek(fd, 0, SEEK_SET) < 0)
+		goto out;
+	for (;;) {
+		rx = read(other, x, sizeof(x));
+		ry = read(fd, y, sizeof(y));
+		if (rx < 0 || ry < 0 || rx != ry || memcmp(x, y, (size_t)rx))
+			goto out;
+		if (rx == 0)
+			break;
+	}
+	same = 1;
+out:
+	close(other);
+	return same;
+}
+
+int
+corral_atomic_commit(struct corral_atomic *a, int flags,
+    struct corral_err *err)
+{
+	char *path;
+	int rc;
+
+	if ((rc = corral_atomic_prepare(a, flags, err)) <= 0)
+		return rc;
+	if (!a->tmp)	/* written in place: nothing to rename */
+		return corral_atomic_rename(a, err) < 0 ? -1 : 1;
+	if (!(path = strdup(a->path))) {
+		corral_atomic_abort(a);
+		return corral_err_set(err, ENOMEM, "cannot write '%s'",
+		    a->tmp);
+	}
+	if (corral_atomic_rename(a, err) < 0) {
+		corral_atomic_abort(a);
+		rc = -1;
+	} else if (corral_fsync_parent(path, err) < 0) {
+		rc = -1;
+	}
+	free(path);
+	return rc;
+}
+
+int
+corral_atomic_prepare(struct corral_atomic *a, int flags,
+    struct corral_err *err)
+{
+	int fd = a->fd;
+
+	if (!a->tmp) {	/* in place: a device or a FIFO, no temporary */
+		a->fd = -1;
+		if (close(fd) == 0)
+			return 1;
+		corral_err_set(err, errno, "cannot write '%s'", a->path);
+		goto fail;
+	}
+	if (fsync(fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		goto fail;
+	}
+	if ((flags & CORRAL_ATOMIC_KEEP_SAME) && same_content(a->path, fd)) {
+		corral_atomic_abort(a);
+		return 0;
+	}
+	a->fd = -1;
+	if (close(fd) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		goto fail;
+	}
+	return 1;
+fail:
+	corral_atomic_abort(a);
+	return -1;
+}
+
+int
+corral_atomic_rename(struct corral_atomic *a, struct corral_err *err)
+{
+	if (a->tmp && rename(a->tmp, a->path) < 0)
+		return corral_err_set(err, errno, "cannot rename '%s' to '%s'",
+		    a->tmp, a->path);
+	free(a->tmp);
+	a->tmp = NULL;
+	corral_atomic_abort(a);
+	return 0;
+}
+
+void
+corral_atomic_abort(struct corral_atomic *a)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	if (a->tmp)
+		unlink(a->tmp);
+	free(a->tmp);
+	free(a->path);
+	a->fd = -1;
+	a->tmp = a->path = NULL;
+}
+
+int
+corral_atomic_file(const char *path, const void *p, size_t n, int flags,
+    struct corral_err *err)
+{
+	struct corral_atomic a;
+
+	if (atomic_open(&a, path, flags, err) < 0)
+		return -1;
+	if (corral_atomic_write(&a, p, n, err) < 0) {
+		corral_atomic_abort(&a);
+		return -1;
+	}
+	return corral_atomic_commit(&a, flags, err);
+}

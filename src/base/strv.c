@@ -1,0 +1,50 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * strv.c is a NULL-terminated vector of owned strings: populations, slices,
+ * parts.  It owns its strings; corral_strv_release frees them all.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+int
+corral_strv_addn(struct corral_strv *sv, const char *s, size_t n)
+{
+	char **v, *copy;
+	size_t cap;
+
+	if (sv->n + 1 >= sv->cap) {
+		cap = sv->cap ? sv->cap * 2 : 16;
+		if (!(v = realloc(sv->v, cap * sizeof(*v))))
+			return -1;
+		sv->v = v;
+		sv->cap = cap;
+	}
+	if (!(copy = malloc(n + 1)))
+		return -1;
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	sv->v[sv->n++] = copy;
+	sv->v[sv->n] = NULL;
+	return 0;
+}
+
+int
+corral_strv_add(struct corral_strv *sv, const char *s)
+{
+	return corral_strv_addn(sv, s, strlen(s));
+}
+
+void
+corral_strv_release(struct corral_strv *sv)
+{
+	size_t i;
+
+	for (i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}

@@ -1,0 +1,267 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * score.c reads a run's merged results back into a tally by verdict: the
+ * word before the first colon of each note ("CAUGHT: ..." is CAUGHT), or OK
+ * and FAIL by the file a row is in when the note has none.  Membership of
+ * successes.jsonl or failures.jsonl decides success, as in the original.
+ * A line that cannot be read is counted as unreadable, never as a result:
+ * "could not look" and "found nothing" must not read alike.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/base.h"
+#include "record/record.h"
+#include "merge/merge.h"
+
+static const char *const result_files[] = {
+	"successes.jsonl", "failures.jsonl"
+};
+
+int
+corral_verdict(const char *note, char out[CORRAL_VERDICT_SIZE])
+{
+	const char *colon, *head, *end;
+	size_t chars = 0, i, n;
+
+	out[0] = '\0';
+	if (!note || !(colon = strchr(note, ':')))
+		return 0;
+	for (head = note; head < colon && isspace((unsigned char)*head);
+	    head++)
+		;
+	for (end = colon; end > head && isspace((unsigned char)end[-1]); end--)
+		;
+	n = (size_t)(end - head);
+	for (i = 0; i < n; i++) {
+		if (isspace((unsigned char)head[i]))
+			return 0;
+		/* Count code points: every byte but UTF-8 continuations. */
+		if (((unsigned char)head[i] & 0xC0) != 0x80)
+			chars++;
+	}
+	if (n == 0 || chars > CORRAL_VERDICT_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		out[i] = (char)toupper((unsigned char)head[i]);
+	out[n] = '\0';
+	return 1;
+}
+
+int
+corral_score_why(const char *dir, struct corral_buf *why)
+{
+	struct corral_buf path = CORRAL_BUF_INIT;
+	struct stat st;
+	size_t i;
+	int any = 0, rc;
+
+	if (stat(dir, &st) < 0)
+		rc = corral_buf_addf(why, "%s does not exist. I wanted the "
+		    "OUTPUT DIRECTORY of a fan-out run -- the folder holding "
+		    "successes.jsonl and/or failures.jsonl.", dir);
+	else if (!S_ISDIR(st.st_mode))
+		rc = corral_buf_addf(why, "%s is a file, not a directory. I "
+		    "wanted the OUTPUT DIRECTORY of a fan-out run; pass the "
+		    "folder, not one file inside it.", dir);
+	else {
+		for (i = 0; i < 2; i++) {
+			corral_buf_reset(&path);
+			if (corral_buf_addf(&path, "%s/%s", dir,
+			    result_files[i]) == 0 && stat(path.data, &st) == 0)
+				any = 1;
+		}
+		corral_buf_release(&path);
+		if (any)
+			return 0;
+		rc = corral_buf_addf(why, "%s holds neither successes.jsonl "
+		    "nor failures.jsonl, so it is not a fan-out output "
+		    "directory. Run a fan-out first, or point me at the folder "
+		    "its merge wrote.", dir);
+	}
+	return rc < 0 ? -1 : 1;
+}
+
+static int
+count_verdict(struct corral_score *s, const char *verdict)
+{
+	long *count;
+	int put = corral_set_put(s->counts, verdict, 0, &count);
+
+	if (put < 0 || (put == 1 && corral_strv_add(&s->verdicts,
+	    verdict) < 0))
+		return -1;
+	++*count;
+	return 0;
+}
+
+static int
+add_unreadable(struct corral_score *s, const char *file, size_t lineno,
+    const char *why)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc = -1;
+
+	if (corral_buf_addf(&b, "%s line %zu: %s", file, lineno, why) == 0)
+		rc = corral_strv_add(&s->unreadable, b.data);
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
+add_row(struct corral_score *s, const struct corral_json_record *r,
+    int success)
+{
+	char verdict[CORRAL_VERDICT_SIZE];
+
+	s->units++;
+	if (success)
+		s->successes++;
+	else
+		s->failures++;
+	if (!corral_verdict(r->note, verdict))
+		strcpy(verdict, success ? "OK" : "FAIL");
+	if (count_verdict(s, verdict) < 0)
+		return -1;
+	if (success)
+		return 0;
+	if (corral_strv_add(&s->failed_unit, r->unit) < 0 ||
+	    corral_strv_add(&s->failed_note, r->note ? r->note : "") < 0 ||
+	    corral_strv_add(&s->failed_output, r->output ? r->output : "") < 0)
+		return -1;
+	return 0;
+}
+
+/* Score one result file; a missing file is skipped. */
+static int
+read_file(struct corral_score *s, const char *dir, const char *name,
+    int success, struct corral_err *err)
+{
+	struct corral_json_record r;
+	struct corral_buf path = CORRAL_BUF_INIT;
+	struct corral_err lerr;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	FILE *fp;
+	int rc = -1;
+
+	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
+		return corral_err_set(err, errno, "scoreboard");
+	if (!(fp = corral_fopen_input(path.data, &lerr))) {
+		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
+		    lerr.errnum, "%s", lerr.msg);
+		goto out;
+	}
+	if (corral_strv_add(&s->found, name) < 0)
+		goto nomem;
+	while ((len = getline(&line, &cap, fp)) != -1) {
+		lineno++;
+		len = (ssize_t)corral_line_chomp(line, (size_t)len);
+		if (corral_line_blank(line, (size_t)len))
+			continue;
+		if (corral_json_record_parse(line, (size_t)len, &r, &lerr) < 0) {
+			if (add_unreadable(s, name, lineno, lerr.msg) < 0)
+				goto nomem;
+			continue;
+		}
+		if (add_row(s, &r, success) < 0) {
+			corral_json_record_release(&r);
+			goto nomem;
+		}
+		corral_json_record_release(&r);
+	}
+	if (ferror(fp)) {
+		corral_err_set(err, errno, "cannot read '%s'", path.data);
+		goto close;
+	}
+	rc = 0;
+	goto close;
+nomem:
+	corral_err_set(err, errno, "scoreboard");
+close:
+	fclose(fp);
+out:
+	free(line);
+	corral_buf_release(&path);
+	return rc;
+}
+
+int
+corral_score_read(const char *dir, struct corral_score *s,
+    struct corral_err *err)
+{
+	memset(s, 0, sizeof(*s));
+	if (!(s->counts = corral_set_new()))
+		return corral_err_set(err, errno, "scoreboard");
+	if (read_file(s, dir, result_files[0], 1, err) < 0 ||
+	    read_file(s, dir, result_files[1], 0, err) < 0)
+		return -1;
+	return 0;
+}
+
+long
+corral_score_count(const struct corral_score *s, const char *verdict)
+{
+	long *count = corral_set_get(s->counts, verdict);
+
+	return count ? *count : 0;
+}
+
+static const struct corral_score *sort_score;
+
+/* By count, descending; first seen first among equals. */
+static int
+cmp_verdict(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	long cx = corral_score_count(sort_score, sort_score->verdicts.v[x]);
+	long cy = corral_score_count(sort_score, sort_score->verdicts.v[y]);
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int
+corral_score_order(const struct corral_score *s, const char ***orderp)
+{
+	const char **order;
+	size_t *ix, i, n = s->verdicts.n;
+
+	order = malloc((n + 1) * sizeof(*order));
+	ix = malloc((n + 1) * sizeof(*ix));
+	if (!order || !ix) {
+		free(order);
+		free(ix);
+		return -1;
+	}
+	/* qsort is not stable: sort positions, so ties keep their order. */
+	for (i = 0; i < n; i++)
+		ix[i] = i;
+	sort_score = s;
+	qsort(ix, n, sizeof(*ix), cmp_verdict);
+	for (i = 0; i < n; i++)
+		order[i] = s->verdicts.v[ix[i]];
+	order[n] = NULL;
+	free(ix);
+	*orderp = order;
+	return 0;
+}
+
+void
+corral_score_release(struct corral_score *s)
+{
+	corral_set_free(s->counts);
+	corral_strv_release(&s->verdicts);
+	corral_strv_release(&s->found);
+	corral_strv_release(&s->unreadable);
+	corral_strv_release(&s->failed_unit);
+	corral_strv_release(&s->failed_note);
+	corral_strv_release(&s->failed_output);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,158 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * plan.h: cutting a population into slices -- round-robin and weighted
+ * splits, durations learned from history, the plan corral-split writes,
+ * and the briefs of corral-plan.
+ */
+#ifndef CORRAL_PLAN_H
+#define CORRAL_PLAN_H
+
+#include "base/base.h"
+
+/* ------------------------------------------------------------------ */
+/* split.c: cutting a population into disjoint, balanced slices        */
+
+/*
+ * Round-robin split, exactly as the original: unit i goes to slice i mod
+ * n, where n = max(1, min(nslices, nunits)); order is kept inside a slice.
+ * On success *slicesp is an array of n vectors (each holding pointers into
+ * units->v, not copies) and *np is n; 0 units give 0 slices and NULL.
+ * Free the array (not the strings) with corral_split_free.  -1 on ENOMEM.
+ */
+int corral_split_roundrobin(const struct corral_strv *units, long nslices,
+    struct corral_strv **slicesp, size_t *np, struct corral_err *err);
+
+/*
+ * Longest processing time first: units sorted by weight, heaviest first
+ * (ties by name, bytewise), each put on the slice with the least weight
+ * so far (ties: the lower slice).  Slices are then numbered heaviest
+ * first (ties keep their order), so slice 0 is the longest.  w[i] is the
+ * weight of units->v[i].  Same n, results and freeing as round-robin;
+ * *loadsp (may be NULL) gets a malloc'd array of the n slice weights.
+ * The plan depends only on the units and weights, so every host computes
+ * the same one.  -1 on ENOMEM.
+ */
+int corral_split_weighted(const struct corral_strv *units,
+    const long long *w, long nslices, struct corral_strv **slicesp,
+    size_t *np, long long **loadsp, struct corral_err *err);
+void corral_split_free(struct corral_strv *slices, size_t n);
+
+/* What the weights of a population are measured in. */
+enum corral_weights_kind {
+	CORRAL_WEIGHTS_NONE,	/* nothing known: every weight is 0 */
+	CORRAL_WEIGHTS_MS,	/* milliseconds learned from history */
+	CORRAL_WEIGHTS_BYTES	/* file sizes, when there is no history */
+};
+
+/* The smoothing of the learned durations: new = a * x + (1 - a) * old. */
+#define CORRAL_EWMA_ALPHA 0.3
+
+/*
+ * One weight per unit of a population (w[i] for units->v[i]).  known[i]
+ * is 1 when the weight was learned rather than estimated.
+ */
+struct corral_weights {
+	enum corral_weights_kind kind;
+	long long *w;
+	unsigned char *known;
+	size_t n;
+	size_t nknown;
+	long long median;	/* the estimate of an unknown unit (MS) */
+	size_t unreadable;	/* history lines that were not records */
+};
+
+/*
+ * Learn durations from a history.jsonl: per unit of the population, the
+ * exponentially weighted average (CORRAL_EWMA_ALPHA, oldest first) of
+ * "duration_ms" over its records, rounded to whole ms; commit lines and
+ * records without a duration (not-run) are skipped, other unreadable lines
+ * counted.  Units without history get the median of the known ones.  A
+ * missing file, or one without any unit of the population, gives kind
+ * NONE.  0, or -1 with err set (I/O, ENOMEM).  Release wt either way.
+ */
+int corral_weights_history(struct corral_weights *wt,
+    const struct corral_strv *units, const char *history,
+    struct corral_err *err);
+/*
+ * Weigh each unit by the size of the file dir/unit (0 when it is not a
+ * regular file): kind BYTES, every unit estimated.  dir may be NULL (the
+ * current directory).  0, or -1 (ENOMEM).
+ */
+int corral_weights_sizes(struct corral_weights *wt,
+    const struct corral_strv *units, const char *dir,
+    struct corral_err *err);
+void corral_weights_release(struct corral_weights *wt);
+
+/* plan.c: a plan as corral-split makes it                            */
+
+enum corral_strategy {
+	CORRAL_SPLIT_ROUNDROBIN,	/* the original's */
+	CORRAL_SPLIT_WEIGHTED,		/* longest processing time first */
+	CORRAL_SPLIT_AUTO		/* weighted once history knows a unit */
+};
+
+struct corral_plan {
+	const struct corral_strv *units;
+	struct corral_strv *slices;	/* n, of pointers into units->v */
+	size_t n;
+	struct corral_weights wt;	/* of units->v; kind NONE: unknown */
+	long long *loads;		/* the weight of each slice */
+	const char *strategy;		/* what was done: "roundrobin" or
+					   "weighted" */
+	struct corral_set *ix;		/* unit -> its index in units->v */
+};
+
+/*
+ * Cut units into nslices as strategy says, learning weights from the
+ * history file (may be NULL); a weighted plan without any history weighs
+ * the files srcdir/UNIT (srcdir may be NULL).  0, or -1 with err set (I/O,
+ * ENOMEM).  Release p with corral_plan_release either way.
+ */
+int corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
+    enum corral_strategy strategy, const char *history, const char *srcdir,
+    long nslices, struct corral_err *err);
+/* The weight of a unit of the plan (0 for one it does not hold). */
+long long corral_plan_weight(const struct corral_plan *p, const char *unit);
+/*
+ * Append the plan's description as one JSON line: strategy, units,
+ * slices, weights ("none", "ms" or "bytes"), known, estimated, estimate,
+ * total, longest, makespan, lower_bound (max(ceil(total / slices),
+ * longest)) and loads.  0, or -1 (ENOMEM).
+ */
+int corral_plan_json(const struct corral_plan *p, struct corral_buf *b);
+void corral_plan_release(struct corral_plan *p);
+
+/* ------------------------------------------------------------------ */
+/* briefs.c: one brief per agent, for a subagent fan-out               */
+
+/*
+ * What corral_briefs_write needs.  The slices are corral_split_roundrobin's
+ * over units; logdir names where agent K writes LOGDIR/agent-K.jsonl;
+ * parts are cloned by every agent; parts_cmd (may be NULL) is run with
+ * /bin/sh -c for each unit, CORRAL_UNIT in its environment, and prints
+ * that unit's parts, one per line; template is the task text, in which
+ * {agent}, {units}, {parts}, {log} and {n} are replaced (units and parts
+ * joined by single spaces, n the number of units) and every other
+ * character is kept as written.
+ */
+struct corral_briefs_opts {
+	long nslices;
+	const char *logdir;
+	const struct corral_strv *parts;
+	const char *parts_cmd;
+	const char *template;
+};
+
+/*
+ * Append the briefs to out as one JSON array, one brief per line, each
+ * with exactly agent_id, units, clone_parts (sorted bytewise, each once),
+ * log_path and task, in agent order; no unit gives "[]".  Returns 0, or
+ * -1 with err set: a part that is empty, absolute or leaves the tree
+ * through "..", a parts command that could not run or did not exit 0,
+ * ENOMEM.  out may then hold part of the text.
+ */
+int corral_briefs_write(const struct corral_briefs_opts *o,
+    const struct corral_strv *units, struct corral_buf *out,
+    struct corral_err *err);
+
+#endif /* CORRAL_PLAN_H */

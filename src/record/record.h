@@ -1,0 +1,148 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * record.h: the result records, one JSON object per line -- written by an
+ * agent, read by the merge, the reports, the scoreboard and the weights --
+ * the history's commit lines, and the seal that ends an agent's log.
+ */
+#ifndef CORRAL_RECORD_H
+#define CORRAL_RECORD_H
+
+#include "base/base.h"
+
+/* ------------------------------------------------------------------ */
+/* record.c: one result record, one JSON object per line               */
+
+/*
+ * A record keeps the original five fields first (agent_id, unit, ok, note,
+ * at), then what users of test runners expect.  NULL strings, exit < 0 and
+ * attempt < 0 are written as JSON null.  Key order is fixed, so equal
+ * records are equal bytes.
+ */
+struct corral_record {
+	const char *agent_id;
+	const char *unit;
+	int ok;			/* JSON boolean */
+	const char *note;	/* "VERDICT: detail" */
+	const char *at;		/* ISO 8601 UTC */
+	const char *status;	/* pass fail crash error timeout flaky not-run */
+	int exit_code;		/* < 0: null (killed, or never ran) */
+	const char *signal;	/* "SIGSEGV", or NULL */
+	long long duration_ms;
+	int attempt;		/* 1 for the first run; 0 for not-run */
+	const char *run;	/* the run id */
+	const char *output;	/* path of the captured output, or NULL */
+	const char *inputs;	/* digest of what the unit depended on */
+	long stray;		/* processes it left, killed; 0: no such key */
+};
+
+/*
+ * Append r to b as one JSON line ending in '\n'.  0, or -1 (ENOMEM; b may
+ * hold part of the line and should be reset).
+ */
+int corral_record_format(struct corral_buf *b, const struct corral_record *r);
+
+/* ------------------------------------------------------------------ */
+/* record.c: the seal that ends an agent's log                         */
+
+/*
+ * A log's seal in the making: the record lines so far and their SHA-256.
+ * The seal line is {"corral_seal":{"records":N,"sha256":"HEX"}}: N record
+ * lines before it, HEX the digest of their bytes ('\n' included; other
+ * seal lines are not records and are left out).  _init: 0, or -1 with err
+ * set; _add one record line (with its '\n'); _format appends the seal
+ * line (with '\n') that matches the records so far to b; both 0, or -1
+ * with err set.  _release always, also after a failed _init.
+ */
+struct corral_seal {
+	struct corral_sha256 sha;
+	size_t records;
+};
+
+int corral_seal_init(struct corral_seal *s, struct corral_err *err);
+int corral_seal_add(struct corral_seal *s, const char *line, size_t n,
+    struct corral_err *err);
+int corral_seal_format(const struct corral_seal *s, struct corral_buf *b,
+    struct corral_err *err);
+void corral_seal_release(struct corral_seal *s);
+/* 1 when line[0..len) starts as a seal line does (a reader skips it). */
+int corral_seal_is(const char *line, size_t len);
+
+/* What corral_seal_check_fd found in a log. */
+struct corral_seal_check {
+	size_t lines;		/* lines read (up to broken, when set) */
+	size_t seals;		/* good seals */
+	size_t seal_line;	/* line number of the last good seal; 0: none */
+	size_t records;		/* record lines before that seal */
+	off_t end;		/* bytes up to and with that seal */
+	size_t broken;		/* first line that starts as a seal and is
+				   not the one the lines before it call for
+				   (reading stops there); 0: none */
+	int sealed;		/* the last line is a good seal, none broke */
+};
+
+/*
+ * Check the seals of the log open on fd (read with pread from offset 0;
+ * path is for messages).  A finished log is intact when c->sealed and
+ * !c->broken.  When keep is not NULL, the record lines that the last good
+ * seal covers are appended to it, seals left out.  0, or -1 with err set
+ * (read error, ENOMEM, libcrypto); c is filled either way.
+ */
+int corral_seal_check_fd(int fd, const char *path, struct corral_seal_check *c,
+    struct corral_buf *keep, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------ */
+/* record.c: reading a record line                                    */
+
+/*
+ * One record line, parsed.  unit is never NULL or empty; status, run and
+ * at are NULL when absent or not strings.  The strings belong to the
+ * parsed document: release with corral_json_record_release.
+ */
+struct corral_json_record {
+	const char *unit;
+	int ok;
+	const char *status;
+	const char *run;
+	const char *at;
+	const char *note;	/* NULL when absent or not a string */
+	const char *output;
+	const char *inputs;
+	const char *agent_id;	/* NULL when absent or not a string */
+	const char *signal;
+	long long duration_ms;	/* -1 when absent or not a number */
+	long long exit_code;	/* -1 when absent or not a number */
+	long long attempt;	/* -1 when absent or not a number */
+	void *doc;
+};
+
+/*
+ * Parse line[0..len), which must be followed by a NUL at line[len], as
+ * one record: a JSON object and nothing else, with one string "unit" and
+ * one boolean "ok".  Returns 0, or -1 with a message such as "invalid
+ * JSON at byte 41" (bytes of the line, counted from 1) or "\"ok\" is not a
+ * boolean" in err (r is then empty and needs no release).
+ */
+int corral_json_record_parse(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_err *err);
+void corral_json_record_release(struct corral_json_record *r);
+
+/*
+ * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and
+ * the note saying so, re-serialised (a record the merge itself writes),
+ * appended to out without a newline.  0, or -1 (bad line, ENOMEM).
+ */
+int corral_json_record_flaky(const char *line, size_t len,
+    struct corral_buf *out);
+
+/*
+ * Whether line[0..len) (NUL at line[len]) is a history commit line,
+ * {"corral":"history","run":"R","records":N}.  Returns 1 and puts R in
+ * run, 0 when it is not one, -1 on ENOMEM.
+ */
+int corral_json_commit_parse(const char *line, size_t len,
+    struct corral_buf *run);
+
+/* ------------------------------------------------------------------ */
+#endif /* CORRAL_RECORD_H */

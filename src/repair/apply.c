@@ -1,0 +1,286 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * apply.c changes files under a root and nowhere else.  Every path is
+ * checked twice: by its text (relative, canonical, no "..", never into
+ * .git or the journal) and on disk (every directory on the way is a real
+ * directory, not a symlink, and the file itself is a regular file).
+ * Writes are atomic per file (RELIABILITY 4.2).  Blobs are files named by
+ * the SHA-256 of their bytes, and are checked against their names
+ * whenever they are read or stored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "repair/repair.h"
+
+int
+corral_path_check(const char *path, struct corral_err *err)
+{
+	const char *p = path, *end;
+	size_t n;
+
+	if (!*path)
+		return corral_err_set(err, 0, "path '' is empty");
+	if (*path == '/')
+		return corral_err_set(err, 0, "path '%s' is absolute", path);
+	if (strchr(path, '\n'))
+		return corral_err_set(err, 0, "path '%s' holds a newline",
+		    path);
+	for (;;) {
+		end = strchr(p, '/');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (n == 2 && !strncmp(p, "..", 2))
+			return corral_err_set(err, 0, "path '%s' leaves the "
+			    "root", path);
+		if (n == 0 || (n == 1 && *p == '.'))
+			return corral_err_set(err, 0, "path '%s' is not "
+			    "canonical", path);
+		if ((n == 4 && !strncmp(p, ".git", 4)) ||
+		    (n == strlen(CORRAL_JOURNAL_DIR) &&
+		    !strncmp(p, CORRAL_JOURNAL_DIR, n)))
+			return corral_err_set(err, 0, "path '%s' is inside "
+			    "'%.*s', which corral never writes", path, (int)n,
+			    p);
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+
+/*
+ * Check the directories on the way to root/path: each is a real
+ * directory or (from some point on) missing.  0, or -1 with err set.
+ */
+static int
+check_parents(const char *root, const char *path, struct corral_err *err)
+{
+	char *full = corral_path_join(root, path), *p;
+	struct stat st;
+	int rc = 0;
+
+	if (!full)
+		return corral_err_set(err, ENOMEM, "'%s'", path);
+	for (p = strchr(full + strlen(root) + 1, '/'); p && rc == 0;
+	    p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (lstat(full, &st) < 0) {
+			if (errno != ENOENT)
+				rc = corral_err_set(err, errno, "cannot stat "
+				    "'%s'", full);
+			break;
+		}
+		if (S_ISLNK(st.st_mode))
+			rc = corral_err_set(err, 0, "'%s' goes through "
+			    "symlink '%s'", path, full + strlen(root) + 1);
+		else if (!S_ISDIR(st.st_mode))
+			rc = corral_err_set(err, 0, "'%s' goes through '%s', "
+			    "which is not a directory", path,
+			    full + strlen(root) + 1);
+		*p = '/';
+	}
+	free(full);
+	return rc;
+}
+
+int
+corral_path_state(const char *root, const char *path,
+    char sha[CORRAL_SHA256_HEX], struct corral_err *err)
+{
+	struct stat st;
+	char *full;
+	int fd, rc;
+
+	if (corral_path_check(path, err) < 0 ||
+	    check_parents(root, path, err) < 0)
+		return -1;
+	if (!(full = corral_path_join(root, path)))
+		return corral_err_set(err, ENOMEM, "'%s'", path);
+	sha[0] = '\0';
+	if (lstat(full, &st) < 0) {
+		rc = errno == ENOENT || errno == ENOTDIR ? 0 :
+		    corral_err_set(err, errno, "cannot stat '%s'", full);
+	} else if (S_ISLNK(st.st_mode)) {
+		rc = corral_err_set(err, 0, "'%s' is a symlink", path);
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = corral_err_set(err, 0, "'%s' is not a regular file",
+		    path);
+	} else if ((fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		rc = corral_err_set(err, errno, "cannot open '%s'", full);
+	} else {
+		rc = corral_sha256_fd(fd, full, sha, err) < 0 ? -1 : 1;
+		close(fd);
+	}
+	free(full);
+	return rc;
+}
+
+/* mkdir -p of the directories above root/path (root itself exists). */
+static int
+make_parents(const char *root, const char *path, struct corral_err *err)
+{
+	char *full = corral_path_join(root, path), *p;
+	int rc = 0;
+
+	if (!full)
+		return corral_err_set(err, ENOMEM, "'%s'", path);
+	for (p = strchr(full + strlen(root) + 1, '/'); p && rc == 0;
+	    p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(full, 0777) < 0 && errno != EEXIST)
+			rc = corral_err_set(err, errno, "cannot create '%s'",
+			    full);
+		*p = '/';
+	}
+	free(full);
+	return rc;
+}
+
+/* Copy the open fd into the atomic file a.  0 or -1 with err set. */
+static int
+copy_into(int fd, const char *from, struct corral_atomic *a,
+    struct corral_err *err)
+{
+	char chunk[65536];
+	ssize_t r;
+
+	for (;;) {
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return corral_err_set(err, errno, "cannot read '%s'",
+			    from);
+		if (r == 0)
+			return 0;
+		if (corral_atomic_write(a, chunk, (size_t)r, err) < 0)
+			return -1;
+	}
+}
+
+/*
+ * Put the bytes of the file at from at path, atomically, with mode (or
+ * the umask's default when mode is 0).  0, or -1 with err set.
+ */
+static int
+write_from(const char *path, const char *from, mode_t mode,
+    struct corral_err *err)
+{
+	struct corral_atomic a;
+	int fd;
+
+	if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", from);
+	if (corral_atomic_open(&a, path, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (copy_into(fd, from, &a, err) < 0 ||
+	    (mode && fchmod(a.fd, mode) < 0 &&
+	    corral_err_set(err, errno, "cannot write '%s'", path) < 0)) {
+		close(fd);
+		corral_atomic_abort(&a);
+		return -1;
+	}
+	close(fd);
+	return corral_atomic_commit(&a, 0, err) < 0 ? -1 : 0;
+}
+
+static int
+apply_one(const char *root, const struct corral_change *c,
+    const char *blobdir, struct corral_err *err)
+{
+	char sha[CORRAL_SHA256_HEX], *full, *blob = NULL;
+	struct stat st;
+	mode_t mode = 0;
+	int rc;
+
+	if (corral_path_state(root, c->path, sha, err) < 0)
+		return -1;
+	if (!(full = corral_path_join(root, c->path)))
+		return corral_err_set(err, ENOMEM, "'%s'", c->path);
+	if (c->action == CORRAL_ACTION_DELETE) {
+		rc = unlink(full) < 0 && errno != ENOENT ?
+		    corral_err_set(err, errno, "cannot remove '%s'", full) : 0;
+		if (rc == 0)
+			rc = corral_fsync_parent(full, err);
+		goto out;
+	}
+	if (lstat(full, &st) == 0)
+		mode = st.st_mode & 07777;
+	if (!(blob = corral_path_join(blobdir, c->sha256)))
+		rc = corral_err_set(err, ENOMEM, "'%s'", c->path);
+	else if ((rc = make_parents(root, c->path, err)) == 0)
+		rc = write_from(full, blob, mode, err);
+out:
+	free(blob);
+	free(full);
+	return rc;
+}
+
+int
+corral_apply_changes(const char *root, const struct corral_changes *c,
+    const char *blobdir, struct corral_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (apply_one(root, &c->v[i], blobdir, err) < 0)
+			return -1;
+	return 0;
+}
+
+int
+corral_blob_check(const char *blobdir, const char *sha256,
+    struct corral_err *err)
+{
+	char got[CORRAL_SHA256_HEX], *path;
+	struct stat st;
+	int fd, rc;
+
+	if (!corral_sha256_valid(sha256))
+		return corral_err_set(err, 0, "blob name '%s' is not a "
+		    "SHA-256 digest", sha256);
+	if (!(path = corral_path_join(blobdir, sha256)))
+		return corral_err_set(err, ENOMEM, "blob");
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		rc = corral_err_set(err, 0, "the bundle is missing its content "
+		    "blob");
+	else if ((rc = corral_sha256_fd(fd, path, got, err)) == 0 &&
+	    strcmp(got, sha256))
+		rc = corral_err_set(err, 0, "blob does not match its own hash");
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
+int
+corral_blob_put(const char *blobdir, const char *from, const char *sha256,
+    struct corral_err *err)
+{
+	char *path;
+	int rc;
+
+	if (!corral_sha256_valid(sha256))
+		return corral_err_set(err, 0, "blob name '%s' is not a "
+		    "SHA-256 digest", sha256);
+	if (corral_mkdir_p(blobdir, 0777, err) < 0)
+		return -1;
+	if (corral_blob_check(blobdir, sha256, NULL) == 0)
+		return 0;
+	if (!(path = corral_path_join(blobdir, sha256)))
+		return corral_err_set(err, ENOMEM, "blob");
+	rc = write_from(path, from, 0, err);
+	free(path);
+	if (rc == 0 && corral_blob_check(blobdir, sha256, err) < 0)
+		return corral_err_set(err, 0, "'%s' changed while it was "
+		    "copied", from);
+	return rc;
+}
