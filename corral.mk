@@ -191,8 +191,8 @@ $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
 $(call __corral-path,CORRAL_BIN,)
-__corral_srcdir := $(abspath $(CORRAL_SRC))
-__corral_outdir := $(abspath $(CORRAL_OUT))
+__corral_srcdir = $(abspath $(CORRAL_SRC))
+__corral_outdir = $(abspath $(CORRAL_OUT))
 ifeq ($(__corral_outdir),$(__corral_srcdir))
 $(error corral: CORRAL_OUT is CORRAL_SRC; results need a directory of \
 	their own)
@@ -200,7 +200,7 @@ endif
 # CORRAL_OUT relative to CORRAL_SRC when inside it: never a unit, never
 # cloned.  Compared as text (a path may hold '%'): the one space before
 # each is where the text starts.
-__corral_outrel := $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
+__corral_outrel = $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
 	$(__corral_space)$(__corral_outdir)),$(subst \
 	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_outdir)))
 
@@ -209,14 +209,15 @@ __corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
 include $(__corral_dir)mk/common.mk
 
 # Each setting becomes options of the program it is for, here and once,
-# as quoted words that the engine puts in its command lines as they are.
+# as quoted words that the engine puts in its command lines as they are
+# (expanded when a target runs, as the engine's environment is).
 # __corral-opt FLAG,VALUE: the option, or nothing when VALUE is empty.
 __corral-opt = $(if $(strip $(2)),$(call __corral-q,$(1)) $(call \
 	__corral-q,$(strip $(2))))
 # __corral-on TEXT: non-empty when TEXT is exactly 1.
 __corral-on = $(if $(filter 1,$(words $(1))),$(filter 1,$(1)))
 # corral-run-slice's; the run's deadline (-d) is added when it starts.
-__corral_slice_opts := $(strip \
+__corral_slice_opts = $(strip \
 	$(call __corral-opt,-g,$(CORRAL_GRACE)) \
 	$(call __corral-opt,-R,$(CORRAL_RETRIES)) \
 	$(call __corral-opt,-t,$(CORRAL_TIMEOUT)) \
@@ -227,9 +228,13 @@ __corral_slice_opts := $(strip \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
 	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
 	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v'))
-__corral_split_opts := $(call __corral-opt,-s,$(CORRAL_SPLIT))
-__corral_merge_opts := $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
-__corral_report_opts := $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
+# corral-plan -c's (a slice's parts); a command is quoted as written.
+__corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
+	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
+	$(CORRAL_PARTS_CMD)), '-P' $(call __corral-q,$(CORRAL_PARTS_CMD)))
+__corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
+__corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
+__corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
 	$(abspath $(CORRAL_JUNIT))))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
@@ -257,6 +262,7 @@ __corral_env = \
 	CORRAL_PARTS_CMD=$(call __corral-q,$(CORRAL_PARTS_CMD)) \
 	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
 	__corral_slice_opts=$(call __corral-q,$(__corral_slice_opts))"$(__corral_deadline)" \
+	__corral_parts_opts=$(call __corral-q,$(__corral_parts_opts)) \
 	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \

@@ -17,10 +17,12 @@
 #   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
-#   __corral_slice_opts, __corral_split_opts, __corral_merge_opts,
-#   __corral_report_opts     the options of corral-run-slice, corral-split,
-#                            corral-merge and corral-report that come from
-#                            CORRAL_* settings, as quoted words
+#   __corral_slice_opts, __corral_parts_opts, __corral_split_opts,
+#   __corral_merge_opts, __corral_report_opts
+#                            the options of corral-run-slice, corral-plan
+#                            -c, corral-split, corral-merge and
+#                            corral-report that come from CORRAL_*
+#                            settings, as quoted words
 #   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
 #                            no merge starts
@@ -73,6 +75,7 @@ __corral_O := $(value __corral_out)
 __corral_o := $(call __corral-q,$(__corral_O))
 # The option lists corral.mk made, quoted already.
 __corral_slice_opts := $(value __corral_slice_opts)
+__corral_parts_opts := $(value __corral_parts_opts)
 __corral_split_opts := $(value __corral_split_opts)
 __corral_merge_opts := $(value __corral_merge_opts)
 __corral_report_opts := $(value __corral_report_opts)
@@ -104,13 +107,20 @@ agents: FORCE | .corral-out
 	[ -n "$$n" ] || n=$$(nproc); \
 	echo "$$n" > $@.tmp && $(__corral_filechk)
 
+# __corral-unlocked: COMMAND run without the run's lock, which this make
+# and its recipes hold: a daemon that a command of the user's leaves
+# would otherwise hold it, and block every later run, for as long as it
+# lives.
+__corral-unlocked = $(__corral_b)corral-lock -u $(__corral_o) $(1)
+
 # The population, minus anything under CORRAL_OUT.  A unit is literal: the
 # words of CORRAL_UNITS are split (as make splits them) but never globbed,
 # and lines are never re-read by a shell.  A line ends at LF, and a CR just
 # before it is part of the ending (as in every corral program).
 __corral_list = \
 	if [ -n "$$CORRAL_DISCOVER" ]; then \
-		(cd "$$__corral_src" && eval "$$CORRAL_DISCOVER"); \
+		(cd "$$__corral_src" && \
+		$(call __corral-unlocked,sh -c "$$CORRAL_DISCOVER")); \
 	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
@@ -136,21 +146,18 @@ parts-config: FORCE | .corral-out
 __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
 	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $$(cat agents)
 
-# A new plan starts the slices afresh: logs and stamps of slices that no
-# longer exist go, and so do re-run layers, which answered the old plan.
-# corral-split numbers the slices longest first (by history, else by
-# count), so listing them in order makes make start the longest first.
+# A new plan starts the slices afresh: corral-split removes the files and
+# logs of slices that no longer exist, and re-run layers go, which
+# answered the old plan.  corral-split numbers the slices longest first
+# (by history, else by count), so listing them in order makes make start
+# the longest first.
 # Usage: a recipe of just $(__corral_plan_recipe).
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
-$(__corral_Q)$(__corral-split) -o $(__corral_o)/slices $(__corral_o)/units
+$(__corral_Q)$(__corral-split) -o $(__corral_o)/slices -l $(__corral_o)/logs \
+	$(__corral_o)/units
 $(__corral_Q)rm -rf rerun && \
 	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
-	for f in slices/* logs/agent-*; do \
-		k=$${f#*/}; k=$${k#agent-}; k=$${k%%.*}; \
-		case $$k in *[!0-9]*|'') continue ;; esac; \
-		[ "$$k" -lt "$$n" ] || rm -rf "$$f"; \
-	done; \
 	printf '__corral_slices :=' > plan.mk.tmp && \
 	i=0; while [ $$i -lt $$n ]; do printf ' %s' $$i; i=$$((i + 1)); done \
 		>> plan.mk.tmp && echo >> plan.mk.tmp && mv -f plan.mk.tmp plan.mk
@@ -165,19 +172,11 @@ __corral-plan: units agents
 	$(__corral_plan_recipe)
 
 # What a slice clones: CORRAL_PARTS, each unit that is a path, and what
-# CORRAL_PARTS_CMD prints for each unit.
+# CORRAL_PARTS_CMD prints for each unit (corral-plan -c, as the briefs).
 %.parts: %.units parts-config
-	$(__corral_Q){ set -f; for p in $$CORRAL_PARTS; do printf '%s\n' "$$p"; done; \
-	while IFS= read -r u; do \
-		if [ -e "$$__corral_src/$$u" ] || [ -L "$$__corral_src/$$u" ]; then \
-			printf '%s\n' "$$u"; fi; \
-		[ -z "$$CORRAL_PARTS_CMD" ] || (cd "$$__corral_src" && \
-			CORRAL_UNIT=$$u; export CORRAL_UNIT; \
-			eval "$$CORRAL_PARTS_CMD") || { \
-			echo "corral: CORRAL_PARTS_CMD failed for unit '$$u'" >&2; \
-			exit 2; }; \
-	done < $<; } > $@.raw && LC_ALL=C sort -u $@.raw > $@.tmp && \
-	rm -f $@.raw && $(__corral_filechk)
+	$(__corral_Q)$(call __corral-unlocked,$(__corral_b)corral-plan -c \
+		-C "$$__corral_src" $(__corral_parts_opts) $(__corral_o)/$<) \
+		> $@.tmp || { rm -f $@.tmp; exit 2; }; $(__corral_filechk)
 
 # Checked on every run, rewritten only when a part changed.  A part that
 # escapes leaves no manifest; the slice still runs, and reports the refusal

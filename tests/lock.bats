@@ -294,10 +294,21 @@ listing() {
 	assert_file_exists fresh/.corral-out
 	run -0 flock -n fresh/.lock true
 	run -0 corral-lock -h
-	assert_output "usage: corral-lock [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
+	assert_output "usage: corral-lock [-u] [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
 	run -2 --separate-stderr corral-lock fresh
 	run -127 --separate-stderr corral-lock fresh ./no-such-program
 	assert_equal "corral: cannot run './no-such-program': No such file or directory" "$stderr"
+}
+
+@test "lock: corral-lock -u runs COMMAND without the lock passed down, so a daemon it leaves does not hold it; with -G or -w it is refused" {
+	run -0 corral-lock out corral-lock -u out sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >> bg.pids'
+	[ -s bg.pids ] || flunk "nothing left running"
+	run -0 kill -0 $(cat bg.pids)
+	CORRAL_WAIT=0 run -0 --separate-stderr corral-lock out true
+	run -2 --separate-stderr corral-lock -u -w 0 out true
+	assert_stderr "corral: -u takes no -G or -w: it waits for nothing"
+	run -2 --separate-stderr corral-lock -u -G 1 out true
+	assert_stderr "corral: -u takes no -G or -w: it waits for nothing"
 }
 
 @test "lock: corral-lock -G counts a zombie as gone and runs nothing" {

@@ -10,7 +10,8 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-plan [-0h] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]'
+USAGE='usage: corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]
+       corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]'
 
 # units N: u0 .. u(N-1), one per line, in the file units
 units() {
@@ -138,6 +139,24 @@ units() {
 	run -2 --separate-stderr corral-plan -n 2 -P 'test "$CORRAL_UNIT" != u2' units
 	assert_output ""
 	assert_stderr "corral-plan: the parts command failed for unit 'u2' (exit 1)"
+}
+
+@test "plan: -c prints the parts of all the units as one slice; -C counts a unit that names an entry of DIR and runs the parts command there" {
+	mkdir -p tree/sub && touch tree/u1 && ln -s /nowhere tree/u2
+	export HERE=$PWD
+	units 4
+	run -0 --separate-stderr corral-plan -c -p shared -p shared -P 'pwd > "$HERE/where"; echo "x/$CORRAL_UNIT"' units
+	assert_output "$(printf '%s\n' shared x/u0 x/u1 x/u2 x/u3)"
+	assert_equal "$PWD" "$(cat where)"
+	run -0 --separate-stderr corral-plan -c -C tree -p .. -P 'pwd > "$HERE/where"; [ "$CORRAL_UNIT" != u3 ] || echo sub' units
+	assert_output "$(printf '%s\n' .. sub u1 u2)"
+	assert_equal "$PWD/tree" "$(cat where)"
+	run -0 --separate-stderr corral-plan -n 1 -C tree units
+	assert_json '.[0].clone_parts == ["u1", "u2"]'
+	run -2 --separate-stderr corral-plan -c -n 2 units
+	assert_stderr "$USAGE"
+	run -2 --separate-stderr corral-plan -c -P false units
+	assert_stderr "corral-plan: the parts command failed for unit 'u0' (exit 1)"
 }
 
 @test "plan: a part that is absolute or leaves the tree is refused with exit 2" {

@@ -7,7 +7,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] [-o DIR] [-s STRATEGY] [FILE]'
+USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-n N] [-o DIR] [-s STRATEGY] [FILE]'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first
 # (a duration of "null" is a record without one), each run closed by the
@@ -164,6 +164,21 @@ hist() {
 	corral-split -n 2 -o plan < <(seq 1 10)
 	run -0 ls plan
 	assert_output "$(printf '0.units\n1.units\n4.unitsx\nnotes.txt')"
+}
+
+@test "split: -o also removes the parts, manifests and stamps of a larger earlier plan's slices, -l their agents' logs, and nothing else" {
+	mkdir logs
+	corral-split -n 4 -o plan < <(seq 1 10)
+	touch plan/1.pass plan/3.parts plan/3.manifest plan/3.pass plan/3.partsx
+	touch logs/agent-1.jsonl logs/agent-3.jsonl logs/agent-3.jsonl.part logs/agent-x.jsonl logs/notes
+	corral-split -n 2 -o plan -l logs < <(seq 1 10)
+	run -0 ls plan
+	assert_output "$(printf '0.units\n1.pass\n1.units\n3.partsx')"
+	run -0 ls logs
+	assert_output "$(printf 'agent-1.jsonl\nagent-x.jsonl\nnotes')"
+	run -0 corral-split -n 1 -o plan -l no-such-dir < <(seq 1 3)
+	run -2 --separate-stderr corral-split -n 1 -l logs < <(seq 1 3)
+	assert_stderr "$USAGE"
 }
 
 @test "split: an unchanged slice file keeps its mtime, a changed one is replaced" {

@@ -6,7 +6,10 @@
  * made from a template.  The population comes from FILE or standard
  * input, one unit per line (NUL-separated with -0), and is cut exactly as
  * corral-split cuts it, so the logs of the agents fold with one
- * corral-merge.  No unit gives "[]".  Exit 0, or 2 on a usage error, an
+ * corral-merge.  No unit gives "[]".  With -c it prints instead the
+ * parts that the clone of FILE's units, as one slice, holds, one per
+ * line, unchecked: corral.mk's engine makes each slice's parts file so,
+ * and corral-checkout refuses what escapes.  Exit 0, or 2 on a usage error, an
  * unreadable FILE, a part that leaves the tree, or a failing parts
  * command.
  */
@@ -27,8 +30,10 @@
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-plan [-0h] [-l LOGDIR] [-p PART] "
-	    "[-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]\n");
+	fprintf(fp, "usage: corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] "
+	    "[-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]\n"
+	    "       corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] "
+	    "[FILE]\n");
 	exit(status);
 }
 
@@ -41,44 +46,68 @@ read_units(const char *file, int sep, struct corral_strv *units)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
+/* The parts of all units, as one slice, each ended by sep. */
+static void
+print_parts(const struct corral_parts_opts *o, const struct corral_strv *units,
+    int sep, struct corral_buf *out)
+{
+	struct corral_strv parts = CORRAL_STRV_INIT;
+	struct corral_err err;
+	size_t i;
+
+	if (corral_parts_of(o, units, &parts, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < parts.n; i++)
+		if (corral_buf_addstr(out, parts.v[i]) < 0 ||
+		    corral_buf_addch(out, sep) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	corral_strv_release(&parts);
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
-	struct corral_briefs_opts o = { 0, "logs", NULL, NULL, TEMPLATE };
+	struct corral_briefs_opts o = { 0, "logs", { NULL, NULL, NULL },
+	    TEMPLATE };
 	struct corral_err err;
 	const char *nstr = NULL;
 	long long n;
-	int c, sep = '\n';
+	int c, sep = '\n', only_parts = 0, briefs_opts = 0;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "0hl:n:p:P:t:")) != -1) {
+	while ((c = getopt(argc, argv, "0cC:hl:n:p:P:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
+		case 'c': only_parts = 1; break;
+		case 'C': o.parts.srcdir = optarg; break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		case 'l': o.logdir = optarg; break;
+		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'p':
 			if (corral_strv_add(&parts, optarg) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 			break;
-		case 'P': o.parts_cmd = optarg; break;
-		case 't': o.template = optarg; break;
+		case 'P': o.parts.parts_cmd = optarg; break;
+		case 't': o.template = optarg, briefs_opts = 1; break;
 		default: usage(stderr, CORRAL_EXIT_ERR);
 		}
 	}
-	if (!nstr || argc - optind > 1)
+	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts : !nstr))
 		usage(stderr, CORRAL_EXIT_ERR);
 	if (!*o.logdir)
 		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
-	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &n, "-n", &err) < 0)
+	if (nstr && corral_strtonum(nstr, LONG_MIN, LONG_MAX, &n, "-n",
+	    &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	o.nslices = (long)n;
-	o.parts = &parts;
+	o.nslices = nstr ? (long)n : 0;
+	o.parts.parts = &parts;
 
 	read_units(optind < argc ? argv[optind] : "-", sep, &units);
-	if (corral_briefs_write(&o, &units, &out, &err) < 0)
+	if (only_parts)
+		print_parts(&o.parts, &units, sep, &out);
+	else if (corral_briefs_write(&o, &units, &out, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	fwrite(out.data, 1, out.len, stdout);
 	corral_buf_release(&out);

@@ -4,8 +4,11 @@
  * reads units (one per line, or NUL-separated with -0) from FILE or stdin
  * and writes DIR/K.units for K = 0 .. n-1, each atomically and only when
  * its content changed, so Make sees an unchanged slice as up to date.
- * Slice files left from a larger earlier plan are removed.  Without -o, or
- * with -j, the plan is printed as JSON: {"0":[units...],"1":[...]}.
+ * The files of slices left from a larger earlier plan (their units and
+ * estimates, and what corral.mk made of them beside them: DIR/K.units,
+ * .est, .parts, .manifest, .pass) are removed, and with -l the logs their
+ * agents wrote, LOGDIR/agent-K.*: the one place stale slices go.  Without
+ * -o, or with -j, the plan is printed as JSON: {"0":[units...],"1":[...]}.
  *
  * -s picks the strategy: round-robin (the original's, and the default),
  * weighted (longest processing time first over durations learned from the
@@ -27,8 +30,8 @@
 static void
 usage(FILE *fp, int status)
 {
-	fprintf(fp, "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] "
-	    "[-o DIR] [-s STRATEGY] [FILE]\n");
+	fprintf(fp, "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] "
+	    "[-l LOGDIR] [-n N] [-o DIR] [-s STRATEGY] [FILE]\n");
 	exit(status);
 }
 
@@ -59,27 +62,55 @@ write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
 }
 
 /*
- * Remove DIR/K.units and DIR/K.est for every K >= n (slices of an earlier,
- * larger plan), and every DIR/K.est when there are no estimates.
+ * The files of slice K in the slice directory: its units and estimates,
+ * and what corral.mk makes of them beside them.
+ */
+static const char *const slice_files[] = {
+	".units", ".est", ".parts", ".manifest", ".pass", NULL
+};
+
+/* Whether name is one of names (NULL: any name that starts with '.'). */
+static int
+one_of(const char *name, const char *const *names)
+{
+	if (!names)
+		return *name == '.';
+	for (; *names; names++)
+		if (!strcmp(name, *names))
+			return 1;
+	return 0;
+}
+
+/*
+ * Remove every dir/PREFIX K SUFFIX, SUFFIX one of suffixes (NULL: any
+ * ".*"), for K >= n (a slice of an earlier, larger plan), and with
+ * drop_est every dir/K.est too.  A dir that does not exist holds nothing
+ * to remove.
  */
 static void
-remove_stale(const char *dir, size_t n, int estimates)
+remove_stale(const char *dir, const char *prefix,
+    const char *const *suffixes, size_t n, int drop_est)
 {
 	struct corral_buf path = CORRAL_BUF_INIT;
+	size_t plen = strlen(prefix);
 	struct dirent *de;
 	unsigned long k;
 	char *end;
 	DIR *d;
 
-	if (!(d = opendir(dir)))
+	if (!(d = opendir(dir))) {
+		if (errno == ENOENT)
+			return;
 		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", dir);
+	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+		if (strncmp(de->d_name, prefix, plen) ||
+		    de->d_name[plen] < '0' || de->d_name[plen] > '9')
 			continue;
 		errno = 0;
-		k = strtoul(de->d_name, &end, 10);
-		if (errno || (strcmp(end, ".units") && strcmp(end, ".est")) ||
-		    (k < n && (estimates || strcmp(end, ".est"))))
+		k = strtoul(de->d_name + plen, &end, 10);
+		if (errno || !one_of(end, suffixes) ||
+		    (k < n && !(drop_est && !strcmp(end, ".est"))))
 			continue;
 		corral_buf_reset(&path);
 		if (corral_buf_addf(&path, "%s/%s", dir, de->d_name) < 0)
@@ -215,24 +246,26 @@ main(int argc, char *argv[])
 	struct corral_err err;
 	enum corral_strategy strategy = CORRAL_SPLIT_ROUNDROBIN;
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
+	const char *logdir = NULL;
 	int c, sep = '\n', json = 0, chosen = 0;
 	long long nslices;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "0C:hH:jn:o:s:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:hH:jl:n:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
 		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
+		case 'l': logdir = optarg; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
 		case 's': strategy = parse_strategy(optarg), chosen = 1; break;
 		default: usage(stderr, CORRAL_EXIT_ERR);
 		}
 	}
-	if (!nstr || argc - optind > 1)
+	if (!nstr || argc - optind > 1 || (logdir && !dir))
 		usage(stderr, CORRAL_EXIT_ERR);
 	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
@@ -247,7 +280,10 @@ main(int argc, char *argv[])
 		write_slices(dir, p.slices, p.n, sep);
 		if (p.wt.kind == CORRAL_WEIGHTS_MS)
 			write_estimates(dir, &p);
-		remove_stale(dir, p.n, p.wt.kind == CORRAL_WEIGHTS_MS);
+		remove_stale(dir, "", slice_files, p.n,
+		    p.wt.kind != CORRAL_WEIGHTS_MS);
+		if (logdir)
+			remove_stale(logdir, "agent-", NULL, p.n, 0);
 		if (chosen)
 			write_plan_json(dir, &p);
 	}

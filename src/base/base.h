@@ -165,6 +165,8 @@ struct corral_strv {
 int corral_strv_addn(struct corral_strv *sv, const char *s, size_t n);
 int corral_strv_add(struct corral_strv *sv, const char *s);
 void corral_strv_release(struct corral_strv *sv);	/* frees every string */
+/* Sort sv bytewise (strcmp) and free repeats, keeping each string once. */
+void corral_strv_sort_unique(struct corral_strv *sv);
 
 /* ------------------------------------------------------------------ */
 /* line.c: where a line ends                                           */

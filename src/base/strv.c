@@ -48,3 +48,27 @@ corral_strv_release(struct corral_strv *sv)
 	sv->v = NULL;
 	sv->n = sv->cap = 0;
 }
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+corral_strv_sort_unique(struct corral_strv *sv)
+{
+	size_t i, j;
+
+	if (sv->n < 2)
+		return;
+	qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
+	for (i = j = 1; i < sv->n; i++) {
+		if (!strcmp(sv->v[i], sv->v[j - 1]))
+			free(sv->v[i]);
+		else
+			sv->v[j++] = sv->v[i];
+	}
+	sv->n = j;
+	sv->v[j] = NULL;
+}

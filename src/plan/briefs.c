@@ -6,12 +6,12 @@
  * one log it may write, and a task text made from a template.  The
  * slices are the ones corral-split and corral.mk cut, so the agents'
  * logs fold with one corral-merge, and no two briefs share a log path or
- * a unit.  Apart from running the parts command, nothing is touched.
+ * a unit.  The parts are parts.c's, each checked to stay in the tree: an
+ * agent given a brief has nothing else to check them.  Apart from running
+ * the parts command, nothing is touched.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "base/base.h"
 #include "plan/plan.h"
@@ -41,90 +41,18 @@ part_check(const char *part, struct corral_err *err)
 	return 0;
 }
 
-static int
-add_part(struct corral_strv *parts, const char *part, size_t n,
-    struct corral_err *err)
-{
-	size_t before = parts->n;
-
-	if (corral_strv_addn(parts, part, n) < 0)
-		return corral_err_set(err, errno, "planning");
-	if (part_check(parts->v[before], err) < 0)
-		return -1;
-	return 0;
-}
-
-/* Append the parts cmd prints for unit to parts. */
-static int
-unit_parts(const char *cmd, const char *unit, struct corral_strv *parts,
-    struct corral_err *err)
-{
-	struct corral_buf out = CORRAL_BUF_INIT, env = CORRAL_BUF_INIT;
-	struct corral_buf how = CORRAL_BUF_INIT;
-	const char *argv[] = { "/bin/sh", "-c", cmd, NULL }, *envv[2];
-	struct corral_spawn s = { argv, NULL, envv, NULL, &out };
-	char *line, *nl;
-	size_t n;
-	int wstatus, rc = -1;
-
-	if (corral_buf_addf(&env, "CORRAL_UNIT=%s", unit) < 0) {
-		corral_err_set(err, errno, "planning");
-		goto out;
-	}
-	envv[0] = env.data;
-	envv[1] = NULL;
-	if (corral_spawn_run(&s, &wstatus, err) < 0)
-		goto out;
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-		corral_wstatus_describe(&how, wstatus);
-		corral_err_set(err, 0, "the parts command failed for unit "
-		    "'%s' (%s)", unit, how.data ? how.data : "?");
-		goto out;
-	}
-	for (line = out.data, rc = 0; line && *line && rc == 0; line = nl) {
-		nl = strchr(line, '\n');
-		nl = nl ? nl + 1 : line + strlen(line);
-		if ((n = corral_line_chomp(line, (size_t)(nl - line))) > 0)
-			rc = add_part(parts, line, n, err);
-	}
-out:
-	corral_buf_release(&out);
-	corral_buf_release(&env);
-	corral_buf_release(&how);
-	return rc;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The parts of one slice: the fixed ones and each unit's, sorted. */
+/* The parts of one slice, each checked. */
 static int
 slice_parts(const struct corral_briefs_opts *o, const struct corral_strv *slice,
     struct corral_strv *parts, struct corral_err *err)
 {
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; o->parts && i < o->parts->n; i++)
-		if (add_part(parts, o->parts->v[i], strlen(o->parts->v[i]),
-		    err) < 0)
+	if (corral_parts_of(&o->parts, slice, parts, err) < 0)
+		return -1;
+	for (i = 0; i < parts->n; i++)
+		if (part_check(parts->v[i], err) < 0)
 			return -1;
-	for (i = 0; o->parts_cmd && i < slice->n; i++)
-		if (unit_parts(o->parts_cmd, slice->v[i], parts, err) < 0)
-			return -1;
-	if (parts->n < 2)
-		return 0;
-	qsort(parts->v, parts->n, sizeof(*parts->v), cmp_str);
-	for (i = j = 1; i < parts->n; i++) {
-		if (!strcmp(parts->v[i], parts->v[j - 1]))
-			free(parts->v[i]);
-		else
-			parts->v[j++] = parts->v[i];
-	}
-	parts->n = j;
-	parts->v[j] = NULL;
 	return 0;
 }
 

@@ -123,23 +123,47 @@ int corral_plan_json(const struct corral_plan *p, struct corral_buf *b);
 void corral_plan_release(struct corral_plan *p);
 
 /* ------------------------------------------------------------------ */
+/* parts.c: what a slice's clone holds                                 */
+
+/*
+ * parts (may be NULL) are cloned by every agent; with srcdir (may be
+ * NULL), the tree, a unit that names an entry of it (lstat(2)) is one of
+ * its own parts; parts_cmd (may be NULL) is run with /bin/sh -c for each
+ * unit, in srcdir if given, CORRAL_UNIT in its environment, and prints
+ * that unit's parts, one per line (empty lines skipped).
+ */
+struct corral_parts_opts {
+	const struct corral_strv *parts;
+	const char *parts_cmd;
+	const char *srcdir;
+};
+
+/*
+ * Append the parts of the slice units to parts (empty), sorted bytewise,
+ * each once, unchecked: what escapes the tree is for whoever clones to
+ * refuse.  0, or -1 with err set: a parts command that could not run or
+ * did not exit 0, ENOMEM; parts then holds part of them (the caller
+ * releases it either way).
+ */
+int corral_parts_of(const struct corral_parts_opts *o,
+    const struct corral_strv *units, struct corral_strv *parts,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
 /* briefs.c: one brief per agent, for a subagent fan-out               */
 
 /*
  * What corral_briefs_write needs.  The slices are corral_split_roundrobin's
  * over units; logdir names where agent K writes LOGDIR/agent-K.jsonl;
- * parts are cloned by every agent; parts_cmd (may be NULL) is run with
- * /bin/sh -c for each unit, CORRAL_UNIT in its environment, and prints
- * that unit's parts, one per line; template is the task text, in which
- * {agent}, {units}, {parts}, {log} and {n} are replaced (units and parts
- * joined by single spaces, n the number of units) and every other
- * character is kept as written.
+ * parts says what each slice clones (parts.c); template is the task text,
+ * in which {agent}, {units}, {parts}, {log} and {n} are replaced (units
+ * and parts joined by single spaces, n the number of units) and every
+ * other character is kept as written.
  */
 struct corral_briefs_opts {
 	long nslices;
 	const char *logdir;
-	const struct corral_strv *parts;
-	const char *parts_cmd;
+	struct corral_parts_opts parts;
 	const char *template;
 };
 

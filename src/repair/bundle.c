@@ -27,32 +27,6 @@
 #define MANIFEST	"manifest.json"
 #define FILES		"files"
 
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sort sv and drop repeats. */
-static void
-sort_unique(struct corral_strv *sv)
-{
-	size_t i, j;
-
-	if (sv->n < 2)
-		return;
-	qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
-	for (i = 1, j = 1; i < sv->n; i++) {
-		if (!strcmp(sv->v[i], sv->v[j - 1]))
-			free(sv->v[i]);
-		else
-			sv->v[j++] = sv->v[i];
-	}
-	sv->n = j;
-	sv->v[j] = NULL;
-}
-
 /* The areas of c's paths, sorted and distinct, into sv. */
 static int
 areas_of(const struct corral_changes *c, struct corral_strv *sv)
@@ -67,7 +41,7 @@ areas_of(const struct corral_changes *c, struct corral_strv *sv)
 		    (size_t)(slash - c->v[i].path)) :
 		    corral_strv_add(sv, "(root)");
 	}
-	sort_unique(sv);
+	corral_strv_sort_unique(sv);
 	return rc;
 }
 
@@ -138,7 +112,7 @@ format_manifest(struct corral_buf *b, const char *note,
 		if ((rc = corral_bundle_area(&fixes[i].files, &area)) == 0)
 			rc = corral_strv_add(&areas, area.data);
 	}
-	sort_unique(&areas);
+	corral_strv_sort_unique(&areas);
 	rc |= corral_buf_addstr(b, "{\n  \"areas\": [");
 	for (i = 0; i < areas.n; i++)
 		rc |= corral_buf_addstr(b, i ? ",\n    " : "\n    ") |
@@ -333,7 +307,7 @@ corral_bundle_describe(const struct corral_manifest *m, struct corral_buf *b)
 
 	for (i = 0; i < m->nfixes && rc == 0; i++)
 		rc = corral_strv_add(&areas, m->fixes[i].area);
-	sort_unique(&areas);
+	corral_strv_sort_unique(&areas);
 	rc |= corral_buf_addf(b, "%zu fix(es) across %zu area(s): ",
 	    m->nfixes, areas.n);
 	for (i = 0; i < areas.n; i++)
