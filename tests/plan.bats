@@ -153,6 +153,8 @@ units() {
 	assert_equal "$PWD/tree" "$(cat where)"
 	run -0 --separate-stderr corral-plan -n 1 -C tree units
 	assert_json '.[0].clone_parts == ["u1", "u2"]'
+	run -0 --separate-stderr corral-plan -c units
+	assert_output ""
 	run -2 --separate-stderr corral-plan -c -n 2 units
 	assert_stderr "$USAGE"
 	run -2 --separate-stderr corral-plan -c -P false units

@@ -109,7 +109,8 @@ main(int argc, char *argv[])
 		print_parts(&o.parts, &units, sep, &out);
 	else if (corral_briefs_write(&o, &units, &out, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	fwrite(out.data, 1, out.len, stdout);
+	if (out.len)
+		fwrite(out.data, 1, out.len, stdout);
 	corral_buf_release(&out);
 	corral_strv_release(&units);
 	corral_strv_release(&parts);
