@@ -150,10 +150,13 @@ __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
 # logs of slices that no longer exist, and re-run layers go, which
 # answered the old plan.  corral-split numbers the slices longest first
 # (by history, else by count), so listing them in order makes make start
-# the longest first.
+# the longest first.  plan.mk goes first and comes back last: a plan
+# killed half-way, some slice files new and some old, has no plan.mk and
+# is made again whole.
 # Usage: a recipe of just $(__corral_plan_recipe).
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
+$(__corral_Q)rm -f plan.mk
 $(__corral_Q)$(__corral-split) -o $(__corral_o)/slices -l $(__corral_o)/logs \
 	$(__corral_o)/units
 $(__corral_Q)rm -rf rerun && \
