@@ -93,7 +93,7 @@ x = 1  # DEADCANARY"
 	ln -s .. dir/up
 	before=$(tree_digest .)
 	CORRAL_FINDING=$(line x ../outside.py) run -2 --separate-stderr corral-marker-patch dir
-	assert_stderr "corral-marker-patch: path '../outside.py' leaves the root"
+	assert_stderr "corral-marker-patch: path '../outside.py' leaves the tree"
 	CORRAL_FINDING=$(line x up/outside.py) run -2 --separate-stderr corral-marker-patch dir
 	assert_stderr "corral-marker-patch: 'up/outside.py' goes through symlink 'up'"
 	CORRAL_FINDING=$(line x "$PWD/outside.py") run -2 --separate-stderr corral-marker-patch dir

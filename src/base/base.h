@@ -235,13 +235,43 @@ int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
-/* io.c: files, atomically                                             */
+/* path.c: paths as text                                               */
 
 /*
  * "a/b" in fresh memory; a when b is empty, b when a is empty, so a
  * relative path joins a root without a stray slash.  NULL on ENOMEM.
  */
 char *corral_path_join(const char *a, const char *b);
+/* The directory part of path, malloc'd: "." when none, "/" for "/x". */
+char *corral_path_dir(const char *path);
+/* The last component of path: a pointer into it. */
+const char *corral_path_base(const char *path);
+/*
+ * A relative path folded lexically, malloc'd: no empty or "."
+ * components, ".." folded into its parent, "" for the root itself.
+ * NULL with errno EINVAL when ".." climbs above the root, ENOMEM.
+ */
+char *corral_path_normalise(const char *path);
+
+/* For corral_path_lexical: refuse "", "." and ".." components too. */
+#define CORRAL_PATH_CANONICAL	1
+
+/*
+ * The one lexical check of a relative path that must stay inside its
+ * tree; what names it in the refusal ("part", "path").  -1 with err set
+ * to "WHAT '' is empty", "WHAT 'P' is absolute" or "WHAT 'P' leaves the
+ * tree" (a ".." above the start; with CORRAL_PATH_CANONICAL, any ".."),
+ * and with CORRAL_PATH_CANONICAL also "WHAT 'P' is not canonical" and
+ * "WHAT 'P' holds a newline".  0 when it passes.
+ */
+int corral_path_lexical(const char *what, const char *path, int flags,
+    struct corral_err *err);
+/* mkdir -p of the directory that holds path.  0, or -1 with err set. */
+int corral_mkdir_parent(const char *path, mode_t mode,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* io.c: files, atomically                                             */
 
 /* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
 int corral_write_all(int fd, const void *p, size_t n);
@@ -322,6 +352,9 @@ int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 void corral_atomic_abort(struct corral_atomic *a);
 /* Write a whole file atomically: open + write + commit; flags for both. */
 int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
+    struct corral_err *err);
+/* corral_atomic_file of text at dir/rel, making its directories first. */
+int corral_atomic_file_at(const char *dir, const char *rel, const char *text,
     struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
