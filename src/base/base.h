@@ -145,6 +145,9 @@ int corral_buf_addstr(struct corral_buf *b, const char *s);
 int corral_buf_addch(struct corral_buf *b, int c);
 int corral_buf_addf(struct corral_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* corral_buf_addf with a va_list, which it consumes (the caller va_ends). */
+int corral_buf_vaddf(struct corral_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Append s (n bytes) as a JSON string literal, quotes included. */
 int corral_buf_addjson(struct corral_buf *b, const char *s, size_t n);
 void corral_buf_reset(struct corral_buf *b);		/* len = 0, keeps memory */

@@ -27,19 +27,7 @@
 static int
 vsay(struct corral_buf *b, int verdict, const char *fmt, va_list ap)
 {
-	va_list aq;
-	char *text;
-	int n, rc;
-
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || !(text = malloc((size_t)n + 1)))
-		return -1;
-	vsnprintf(text, (size_t)n + 1, fmt, ap);
-	rc = corral_buf_addstr(b, text);
-	free(text);
-	return rc < 0 ? -1 : verdict;
+	return corral_buf_vaddf(b, fmt, ap) < 0 ? -1 : verdict;
 }
 
 /* Say what is wrong: CORRAL_CHECK_FAIL, or -1 on ENOMEM. */
