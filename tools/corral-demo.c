@@ -20,12 +20,11 @@
 #define NUNITS	12
 #define NAGENTS	4
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-demo [-h]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-demo [-h]",
+	NULL,
+	NULL
+};
 
 static void
 xadd(struct corral_strv *sv, const char *s)
@@ -158,17 +157,12 @@ main(int argc, char *argv[])
 	struct corral_buf mk = CORRAL_BUF_INIT, tried = CORRAL_BUF_INIT;
 	struct corral_err err;
 	char *bindir, *tmp;
-	int c, status;
+	int status;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "h")) != -1) {
-		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
+	corral_usage_only_h(&use, argc, argv);
 	if (argc != optind)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (!(bindir = corral_self_dir(argv[0], &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	if (corral_env_isolate(bindir) < 0)

@@ -24,13 +24,18 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] "
-	    "[-o DIR] [-s STRATEGY] [FILE]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-o DIR] [-s "
+	"STRATEGY] -n N [FILE]",
+	"-0\tunits are NUL-separated\n"
+	"-C DIR\tthe tree the units are paths in (weighted)\n"
+	"-H HISTORY\ta history of durations (weighted)\n"
+	"-j\tprint the plan as JSON also with -o\n"
+	"-n N\tthe number of slices (required)\n"
+	"-o DIR\twrite the slice files in DIR\n"
+	"-s STRATEGY\thow to cut: roundrobin, weighted, auto",
+	NULL
+};
 
 static void
 write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
@@ -219,21 +224,22 @@ main(int argc, char *argv[])
 	long long nslices;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "0C:hH:jn:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
 		case 's': strategy = parse_strategy(optarg), chosen = 1; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (!nstr || argc - optind > 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 

@@ -238,6 +238,42 @@ int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
+/* usage.c: what a program says about itself (for tools; it prints)    */
+
+struct corral_usage {
+	/* "corral-x [-h] FILE"; a second form on a line of its own */
+	const char *synopsis;
+	/* "-o DIR\twhat it does", one line per option; NULL for none */
+	const char *options;
+	/* for --help: more text after the options, or NULL */
+	void (*more)(FILE *fp);
+};
+
+/*
+ * Print u and exit status.  CORRAL_EXIT_OK: the synopsis, "-h, --help",
+ * "--version" and u's option lines on stdout (exit 2 if stdout takes no
+ * write); otherwise the synopsis alone on stderr.  Never returns.
+ */
+void corral_usage(const struct corral_usage *u, int status)
+	__attribute__((noreturn));
+/* Print "PROGRAM VERSION" on stdout and exit 0.  Never returns. */
+void corral_usage_version(const struct corral_usage *u)
+	__attribute__((noreturn));
+/*
+ * --help or --version as the first argument: print u or "PROGRAM
+ * VERSION" on stdout and exit 0; anything else returns.  Every program
+ * calls it first, before its option loop.
+ */
+void corral_usage_check(const struct corral_usage *u, int argc,
+    char *argv[]);
+/*
+ * The option loop of a program whose only option is -h (after
+ * corral_usage_check): returns optind; another option is a usage error.
+ */
+int corral_usage_only_h(const struct corral_usage *u, int argc,
+    char *argv[]);
+
+/* ------------------------------------------------------------------ */
 /* path.c: paths as text                                               */
 
 /*
