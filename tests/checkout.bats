@@ -23,7 +23,7 @@ listing() {
 
 @test "checkout: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-checkout -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 }
 
 @test "checkout: missing DEST prints usage to stderr and exits 2" {

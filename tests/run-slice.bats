@@ -84,7 +84,7 @@ ms_since() {
 
 @test "run-slice: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-run-slice -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	assert_stderr ""
 }
 

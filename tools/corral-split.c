@@ -37,8 +37,32 @@ static const struct corral_usage use = {
 	NULL
 };
 
+/* Append one line of a slice file about unit to b: 0, or -1 (ENOMEM). */
+typedef int line_fn(struct corral_buf *b, const struct corral_plan *p,
+    const char *unit, int sep);
+
+/* A line of DIR/K.units: the unit, ended by sep. */
+static int
+unit_line(struct corral_buf *b, const struct corral_plan *p,
+    const char *unit, int sep)
+{
+	(void)p;
+	return corral_buf_addstr(b, unit) < 0 ? -1 : corral_buf_addch(b, sep);
+}
+
+/* A line of DIR/K.est: the unit's expected milliseconds. */
+static int
+estimate_line(struct corral_buf *b, const struct corral_plan *p,
+    const char *unit, int sep)
+{
+	(void)sep;
+	return corral_buf_addf(b, "%lld\n", corral_plan_weight(p, unit));
+}
+
+/* DIR/K.EXT for every slice K of p, a line of each unit in order. */
 static void
-write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
+write_per_slice(const char *dir, const struct corral_plan *p,
+    const char *ext, line_fn *line, int sep)
 {
 	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
 	struct corral_err err;
@@ -46,14 +70,13 @@ write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
 
 	if (corral_mkdir_p(dir, 0777, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < p->n; k++) {
 		corral_buf_reset(&path);
 		corral_buf_reset(&body);
-		if (corral_buf_addf(&path, "%s/%zu.units", dir, k) < 0)
+		if (corral_buf_addf(&path, "%s/%zu.%s", dir, k, ext) < 0)
 			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		for (i = 0; i < slices[k].n; i++)
-			if (corral_buf_addstr(&body, slices[k].v[i]) < 0 ||
-			    corral_buf_addch(&body, sep) < 0)
+		for (i = 0; i < p->slices[k].n; i++)
+			if (line(&body, p, p->slices[k].v[i], sep) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 		if (corral_atomic_file(path.data, body.data, body.len,
 		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
@@ -128,32 +151,6 @@ read_units(const char *file, int sep, struct corral_strv *units)
 
 	if (corral_units_load(file, sep, units, 1, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
-
-/* The weights of units, by name; the index of each in units->v. */
-/* DIR/K.est: the expected milliseconds of each unit of slice K, in order. */
-static void
-write_estimates(const char *dir, const struct corral_plan *p)
-{
-	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
-	struct corral_err err;
-	size_t k, i;
-
-	for (k = 0; k < p->n; k++) {
-		corral_buf_reset(&path);
-		corral_buf_reset(&body);
-		if (corral_buf_addf(&path, "%s/%zu.est", dir, k) < 0)
-			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		for (i = 0; i < p->slices[k].n; i++)
-			if (corral_buf_addf(&body, "%lld\n", corral_plan_weight(p,
-			    p->slices[k].v[i])) < 0)
-				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		if (corral_atomic_file(path.data, body.data, body.len,
-		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
-			corral_die_err(CORRAL_EXIT_ERR, &err);
-	}
-	corral_buf_release(&path);
-	corral_buf_release(&body);
 }
 
 /* DIR/plan.json: what the plan is made of, for people and benchmarks. */
@@ -250,9 +247,9 @@ main(int argc, char *argv[])
 	if (strategy != CORRAL_SPLIT_ROUNDROBIN && units.n)
 		say_plan(&p, history);
 	if (dir) {
-		write_slices(dir, p.slices, p.n, sep);
+		write_per_slice(dir, &p, "units", unit_line, sep);
 		if (p.wt.kind == CORRAL_WEIGHTS_MS)
-			write_estimates(dir, &p);
+			write_per_slice(dir, &p, "est", estimate_line, sep);
 		remove_stale(dir, p.n, p.wt.kind == CORRAL_WEIGHTS_MS);
 		if (chosen)
 			write_plan_json(dir, &p);
