@@ -154,29 +154,22 @@ run_demo(const char *bindir, const char *mk, const char *tmp)
 int
 main(int argc, char *argv[])
 {
-	struct corral_buf mk = CORRAL_BUF_INIT, tried = CORRAL_BUF_INIT;
+	struct corral_buf mk = CORRAL_BUF_INIT;
 	struct corral_err err;
 	char *bindir, *tmp;
 	int status;
 
 	corral_setprogname(argv[0]);
-	corral_usage_only_h(&use, argc, argv);
-	if (argc != optind)
-		corral_usage(&use, CORRAL_EXIT_ERR);
-	if (!(bindir = corral_self_dir(argv[0], &err)))
+	corral_usage_only_h(&use, argc, argv, 0);
+	if (!(bindir = corral_self_isolated(argv[0], &err)) ||
+	    corral_mk_locate(bindir, &mk, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (corral_env_isolate(bindir) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_mk_find(bindir, &mk, &tried) < 0)
-		corral_die(CORRAL_EXIT_ERR, "corral.mk not found; looked for "
-		    "%s", tried.data);
 	if (!(tmp = corral_tour_tmpdir("corral_demo_", &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	status = run_demo(bindir, mk.data, tmp);
 	free(tmp);
 	free(bindir);
 	corral_buf_release(&mk);
-	corral_buf_release(&tried);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return status;

@@ -69,13 +69,9 @@ main(int argc, char *argv[])
 	int status;
 
 	corral_setprogname(argv[0]);
-	corral_usage_only_h(&use, argc, argv);
-	if (argc != optind)
-		corral_usage(&use, CORRAL_EXIT_ERR);
-	if (!(bindir = corral_self_dir(argv[0], &err)))
+	corral_usage_only_h(&use, argc, argv, 0);
+	if (!(bindir = corral_self_isolated(argv[0], &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (corral_env_isolate(bindir) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (!(tmp = corral_tour_tmpdir("corral_doctor_", &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	d.bindir = bindir;

@@ -120,9 +120,7 @@ main(int argc, char *argv[])
 	int rc;
 
 	corral_setprogname(argv[0]);
-	corral_usage_only_h(&use, argc, argv);
-	if (argc - optind > 1)
-		corral_usage(&use, CORRAL_EXIT_ERR);
+	corral_usage_only_h(&use, argc, argv, 1);
 	rc = look(optind < argc ? argv[optind] : ".", "");
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");

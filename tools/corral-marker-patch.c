@@ -100,9 +100,7 @@ main(int argc, char *argv[])
 	int status;
 
 	corral_setprogname(argv[0]);
-	corral_usage_only_h(&use, argc, argv);
-	if (argc - optind > 1)
-		corral_usage(&use, CORRAL_EXIT_ERR);
+	corral_usage_only_h(&use, argc, argv, 1);
 	read_finding(&f);
 	status = run_patch(optind < argc ? argv[optind] : ".",
 	    f.v[0].location);

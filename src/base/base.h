@@ -268,10 +268,11 @@ void corral_usage_check(const struct corral_usage *u, int argc,
     char *argv[]);
 /*
  * The option loop of a program whose only option is -h (after
- * corral_usage_check): returns optind; another option is a usage error.
+ * corral_usage_check): returns optind; another option, or more than
+ * most operands, is a usage error.
  */
 int corral_usage_only_h(const struct corral_usage *u, int argc,
-    char *argv[]);
+    char *argv[], int most);
 
 /* ------------------------------------------------------------------ */
 /* path.c: paths as text                                               */

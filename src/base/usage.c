@@ -89,12 +89,15 @@ corral_usage_check(const struct corral_usage *u, int argc, char *argv[])
 }
 
 int
-corral_usage_only_h(const struct corral_usage *u, int argc, char *argv[])
+corral_usage_only_h(const struct corral_usage *u, int argc, char *argv[],
+    int most)
 {
 	int c;
 
 	corral_usage_check(u, argc, argv);
 	while ((c = getopt(argc, argv, "h")) != -1)
 		corral_usage(u, c == 'h' ? CORRAL_EXIT_OK : CORRAL_EXIT_ERR);
+	if (argc - optind > most)
+		corral_usage(u, CORRAL_EXIT_ERR);
 	return optind;
 }

@@ -253,3 +253,32 @@ out:
 	corral_buf_release(&path);
 	return rc;
 }
+
+char *
+corral_self_isolated(const char *argv0, struct corral_err *err)
+{
+	char *bindir = corral_self_dir(argv0, err);
+
+	if (bindir && corral_env_isolate(bindir) < 0) {
+		corral_err_set(err, errno, "out of memory");
+		free(bindir);
+		return NULL;
+	}
+	return bindir;
+}
+
+int
+corral_mk_locate(const char *bindir, struct corral_buf *path,
+    struct corral_err *err)
+{
+	struct corral_buf tried = CORRAL_BUF_INIT;
+	int rc = corral_mk_find(bindir, path, &tried);
+
+	if (rc < 0 && errno == ENOENT)
+		corral_err_set(err, 0, "corral.mk not found; looked for %s",
+		    tried.data ? tried.data : "nothing");
+	else if (rc < 0)
+		corral_err_set(err, errno, "out of memory");
+	corral_buf_release(&tried);
+	return rc;
+}
