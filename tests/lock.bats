@@ -247,7 +247,9 @@ listing() {
 	mkdir -p proj/.corral/work/corral-0.OLD/tests && echo x > proj/.corral/work/corral-0.OLD/tests/a
 	run -0 ls proj/.corral/work
 	[ "${#lines[@]}" -ge 1 ] || flunk "no clone left"
-	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_WAIT=0
+	# SIGKILL is delivered, not awaited: the killed agents may hold the lock
+	# a moment longer, so the next run waits for them (never for ever).
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_WAIT=20
 	run -0 ls -A proj/.corral/work
 	assert_output ""
 }
@@ -294,7 +296,7 @@ listing() {
 	assert_file_exists fresh/.corral-out
 	run -0 flock -n fresh/.lock true
 	run -0 corral-lock -h
-	assert_output "usage: corral-lock [-u] [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
+	assert_synopsis "usage: corral-lock [-u] [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
 	run -2 --separate-stderr corral-lock fresh
 	run -127 --separate-stderr corral-lock fresh ./no-such-program
 	assert_equal "corral: cannot run './no-such-program': No such file or directory" "$stderr"

@@ -23,6 +23,14 @@
 
 #include "corral.h"
 
+static const struct corral_usage use = {
+	"corral-lock [-u] [-G PID] [-w SECONDS] DIR COMMAND [ARG...]",
+	"-G PID\trun COMMAND while process PID lives\n"
+	"-u\trun COMMAND without the lock passed down\n"
+	"-w SECONDS\twait that long at most for the lock",
+	NULL
+};
+
 static void
 run(char *argv[])
 {
@@ -41,14 +49,6 @@ run_unlocked(const char *dir, char *argv[])
 	run(argv);
 }
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-lock [-u] [-G PID] [-w SECONDS] DIR "
-	    "COMMAND [ARG...]\n");
-	exit(status);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -59,6 +59,7 @@ main(int argc, char *argv[])
 	int c, unlock = 0;
 
 	corral_setprogname("corral");
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "+G:huw:")) != -1) {
 		switch (c) {
 		case 'G':
@@ -66,14 +67,14 @@ main(int argc, char *argv[])
 			    &err) < 0)
 				corral_die_err(CORRAL_EXIT_ERR, &err);
 			break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'u': unlock = 1; break;
 		case 'w': wait = optarg; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind < 2 || !*argv[optind])
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (unlock && (guard || wait))
 		corral_die(CORRAL_EXIT_ERR, "-u takes no -G or -w: it waits "
 		    "for nothing");

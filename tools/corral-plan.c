@@ -27,15 +27,20 @@
 	"ok, note, at) to {log}, and write nothing anywhere else; one " \
 	"merge folds every agent's log afterwards."
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] "
-	    "[-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]\n"
-	    "       corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] "
-	    "[FILE]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] "
+	"[-t TEMPLATE] -n N [FILE]\n"
+	"corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]",
+	"-0\tunits are NUL-separated\n"
+	"-C DIR\tthe tree: units that are paths in it, parts commands run there\n"
+	"-c\tprint the parts of all the units, one per line, not briefs\n"
+	"-l LOGDIR\tthe directory of the logs in the briefs\n"
+	"-n N\tthe number of agents (required for briefs)\n"
+	"-P PARTS_CMD\ta command that prints a unit's parts\n"
+	"-p PART\ta part every agent clones (repeatable)\n"
+	"-t TEMPLATE\tthe task text",
+	NULL
+};
 
 static void
 read_units(const char *file, int sep, struct corral_strv *units)
@@ -77,12 +82,13 @@ main(int argc, char *argv[])
 	int c, sep = '\n', only_parts = 0, briefs_opts = 0;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "0cC:hl:n:p:P:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'c': only_parts = 1; break;
 		case 'C': o.parts.srcdir = optarg; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'p':
@@ -91,11 +97,11 @@ main(int argc, char *argv[])
 			break;
 		case 'P': o.parts.parts_cmd = optarg; break;
 		case 't': o.template = optarg, briefs_opts = 1; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts : !nstr))
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (!*o.logdir)
 		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
 	if (nstr && corral_strtonum(nstr, LONG_MIN, LONG_MAX, &n, "-n",

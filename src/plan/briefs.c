@@ -16,31 +16,6 @@
 #include "base/base.h"
 #include "plan/plan.h"
 
-/* A part must stay inside the tree: not empty, not absolute, no escape. */
-static int
-part_check(const char *part, struct corral_err *err)
-{
-	const char *p = part;
-	long depth = 0;
-	size_t n;
-
-	if (!*part)
-		return corral_err_set(err, 0, "a part is empty");
-	if (*part == '/')
-		return corral_err_set(err, 0, "part '%s' is absolute", part);
-	for (; *p; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (n == 2 && !strncmp(p, "..", 2))
-			depth--;
-		else if (n && !(n == 1 && *p == '.'))
-			depth++;
-		if (depth < 0)
-			return corral_err_set(err, 0, "part '%s' leaves the "
-			    "tree", part);
-	}
-	return 0;
-}
-
 /* The parts of one slice, each checked. */
 static int
 slice_parts(const struct corral_briefs_opts *o, const struct corral_strv *slice,
@@ -51,7 +26,7 @@ slice_parts(const struct corral_briefs_opts *o, const struct corral_strv *slice,
 	if (corral_parts_of(&o->parts, slice, parts, err) < 0)
 		return -1;
 	for (i = 0; i < parts->n; i++)
-		if (part_check(parts->v[i], err) < 0)
+		if (corral_path_lexical("part", parts->v[i], 0, err) < 0)
 			return -1;
 	return 0;
 }
