@@ -24,8 +24,7 @@
  * started it), the agent watches it too: a guard killed outright leaves
  * no agent or unit running on behalf of a run nobody waits for.
  */
-#define _GNU_SOURCE	/* posix_spawn_file_actions_addchdir_np, sigabbrev_np,
-			   pipe2, ppoll, vfork */
+#define _GNU_SOURCE	/* pipe2, ppoll */
 
 #include <ctype.h>
 #include <dirent.h>
@@ -33,7 +32,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,16 +73,11 @@ struct corral_run_state {
 	long long slice_end;	/* monotonic ms when time is up, or 0 */
 	int slice_why;		/* 'T': the slice's limit; 'd': the run's */
 	int nlimits;		/* setrlimit(2) calls each unit gets */
-	int limit_res[3];
-	long long limit_val[3][2];	/* soft, hard */
+	struct corral_proc_limit limits[3];
 	char *iobuf;		/* for the units' output */
 	struct corral_live live;
 };
 
-/* How much of a unit's output is read to find its last line. */
-#define TAIL_MAX	4096
-/* The longest last line quoted in a FAIL note, in bytes. */
-#define QUOTE_MAX	200
 /* The longest note a unit may leave in CORRAL_NOTE, in bytes. */
 #define NOTE_MAX	4096
 /* How much of a unit's output is read from its pipe at once. */
@@ -97,8 +90,6 @@ struct corral_run_state {
 #define INHERITED_MAX	1024
 /* The most children looked at in one pass. */
 #define CHILDREN_MAX	(INHERITED_MAX + STRAY_BATCH)
-
-extern char **environ;
 
 /* What the signal handler shares with the loop. */
 static volatile sig_atomic_t caught;	/* first forwarded signal */
@@ -216,18 +207,6 @@ corral_run_caught(void)
 	return caught;
 }
 
-static const char *
-signal_name(int sig, char out[32])
-{
-	const char *abbrev = sigabbrev_np(sig);
-
-	if (abbrev)
-		snprintf(out, 32, "SIG%s", abbrev);
-	else
-		snprintf(out, 32, "SIG%d", sig);
-	return out;
-}
-
 /* ------------------------------------------------------------------ */
 /* The watchdog                                                         */
 
@@ -313,8 +292,7 @@ watchdog_stop(struct corral_run *r)
 		close(r->st->watchfd);
 	r->st->watchfd = -1;
 	if (r->st->watchdog > 0)
-		while (waitpid(r->st->watchdog, NULL, 0) < 0 && errno == EINTR)
-			;
+		(void)corral_proc_reap(r->st->watchdog, NULL);
 	r->st->watchdog = 0;
 }
 
@@ -487,17 +465,6 @@ become_reaper(struct corral_run *r, struct corral_err *err)
 	return 0;
 }
 
-/* Whether pid has ended already (a zombie), without reaping it. */
-static int
-has_ended(pid_t pid)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
-	    0 && si.si_pid == pid;
-}
-
 /*
  * Kill and reap every process the unit left, over and over, since a
  * dying process's children come back as new orphans and a process can
@@ -521,14 +488,12 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 		if (k == 0)
 			break;
 		for (i = 0; i < k; i++)
-			sent[i] = !has_ended(strays[i]) &&
+			sent[i] = corral_proc_ended(strays[i]) != 1 &&
 			    kill(strays[i], SIGKILL) == 0 &&
 			    !(group_killed && getpgid(strays[i]) == unit);
 		for (i = 0; i < k; i++) {
 			status = 0;
-			while (waitpid(strays[i], &status, 0) < 0 &&
-			    errno == EINTR)
-				;
+			(void)corral_proc_reap(strays[i], &status);
 			killed += sent[i] && WIFSIGNALED(status) &&
 			    WTERMSIG(status) == SIGKILL;
 		}
@@ -812,20 +777,6 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
 }
 
 static int
-is_run_var(const char *entry)
-{
-	static const char *const names[] = { "CORRAL_AGENT=",
-	    "CORRAL_ATTEMPT=", "CORRAL_NOTE=", "CORRAL_RUN=",
-	    "CORRAL_UNIT=", "CORRAL_WORKDIR=" };
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strncmp(entry, names[i], strlen(names[i])))
-			return 1;
-	return 0;
-}
-
-static int
 add_var(struct corral_strv *env, const char *name, const char *value)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
@@ -862,23 +813,21 @@ set_var(struct corral_strv *env, size_t i, const char *name,
 static int
 make_env(struct corral_run *r, struct corral_err *err)
 {
-	char **e;
+	struct corral_strv ours = CORRAL_STRV_INIT;
+	int rc = -1;
 
-	for (e = environ; *e; e++)
-		if (!is_run_var(*e) && corral_strv_add(&r->st->env, *e) < 0)
-			goto nomem;
-	if (add_var(&r->st->env, "CORRAL_AGENT", r->agent) < 0 ||
-	    add_var(&r->st->env, "CORRAL_RUN", r->run) < 0 ||
-	    add_var(&r->st->env, "CORRAL_WORKDIR", r->clone) < 0)
-		goto nomem;
-	r->st->envunit = r->st->env.n;
-	if (add_var(&r->st->env, "CORRAL_UNIT", "") < 0 ||
-	    add_var(&r->st->env, "CORRAL_NOTE", "") < 0 ||
-	    add_var(&r->st->env, "CORRAL_ATTEMPT", "1") < 0)
-		goto nomem;
+	if (add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
+	    add_var(&ours, "CORRAL_RUN", r->run) == 0 &&
+	    add_var(&ours, "CORRAL_WORKDIR", r->clone) == 0 &&
+	    add_var(&ours, "CORRAL_UNIT", "") == 0 &&
+	    add_var(&ours, "CORRAL_NOTE", "") == 0 &&
+	    add_var(&ours, "CORRAL_ATTEMPT", "1") == 0)
+		rc = corral_proc_env(&r->st->env, (const char *const *)ours.v);
+	corral_strv_release(&ours);
+	if (rc < 0)
+		return corral_err_set(err, ENOMEM, "cannot start");
+	r->st->envunit = r->st->env.n - 3;
 	return 0;
-nomem:
-	return corral_err_set(err, ENOMEM, "cannot start");
 }
 
 /* One setrlimit(2) for a unit: value as soft limit, within the hard one. */
@@ -891,9 +840,9 @@ add_limit(struct corral_run *r, int res, long long soft, long long hard)
 	if (getrlimit(res, &old) == 0 && old.rlim_max != RLIM_INFINITY &&
 	    (rlim_t)hard > old.rlim_max)
 		hard = (long long)old.rlim_max;
-	r->st->limit_res[k] = res;
-	r->st->limit_val[k][0] = soft < hard ? soft : hard;
-	r->st->limit_val[k][1] = hard;
+	r->st->limits[k].res = res;
+	r->st->limits[k].soft = soft < hard ? soft : hard;
+	r->st->limits[k].hard = hard;
 }
 
 static void
@@ -930,156 +879,29 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 /* ------------------------------------------------------------------ */
 /* Running a unit                                                       */
 
-static int
-spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
-    int outfd, const char *dir)
-{
-	short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK;
-	sigset_t none, dfl;
-	int e;
-
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	if (!xfsz_ignored_on_entry) {
-		sigaddset(&dfl, SIGXFSZ);
-		flags |= POSIX_SPAWN_SETSIGDEF;
-	}
-	if ((e = posix_spawn_file_actions_addopen(fa, 0, "/dev/null",
-	    O_RDONLY, 0)) || (e = posix_spawn_file_actions_adddup2(fa, outfd,
-	    1)) || (e = posix_spawn_file_actions_adddup2(fa, outfd, 2)) ||
-	    (e = posix_spawn_file_actions_addchdir_np(fa, dir)) ||
-	    (e = posix_spawnattr_setpgroup(at, 0)) ||
-	    (e = posix_spawnattr_setsigmask(at, &none)) ||
-	    (e = posix_spawnattr_setsigdefault(at, &dfl)))
-		return e;
-	return posix_spawnattr_setflags(at, flags);
-}
-
-/* What a unit started with vfork(2) needs before its exec. */
-struct child {
-	char **argv;
-	char **envp;
-	int outfd;
-	const char *dir;
-	const struct corral_run *r;
-	volatile int err;	/* set by the child when it cannot exec */
-};
-
 /*
- * The child's side of vfork: it shares the agent's memory until execve,
- * so it only makes async-signal-safe calls and writes nothing but c->err.
- * The agent's handlers are reset first (the child has its own copy of
- * the table) so that no signal runs them here; then the limits.
- */
-static void __attribute__((noreturn))
-child_exec(struct child *c)
-{
-	static const int reset[] = { SIGHUP, SIGINT, SIGTERM, SIGCHLD };
-	struct sigaction dfl, old;
-	struct rlimit rl;
-	sigset_t none;
-	size_t i;
-	int fd, k;
-
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	for (i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
-		if (sigaction(reset[i], NULL, &old) == 0 &&
-		    old.sa_handler != SIG_IGN)
-			sigaction(reset[i], &dfl, NULL);
-	if (!xfsz_ignored_on_entry)
-		sigaction(SIGXFSZ, &dfl, NULL);
-	if (setpgid(0, 0) < 0 || (fd = open("/dev/null", O_RDONLY)) < 0 ||
-	    (fd != 0 && (dup2(fd, 0) < 0 || close(fd) < 0)) ||
-	    dup2(c->outfd, 1) < 0 || dup2(c->outfd, 2) < 0 ||
-	    fcntl(1, F_SETFD, 0) < 0 || fcntl(2, F_SETFD, 0) < 0 ||
-	    chdir(c->dir) < 0)
-		goto fail;
-	for (k = 0; k < c->r->st->nlimits; k++) {
-		rl.rlim_cur = (rlim_t)c->r->st->limit_val[k][0];
-		rl.rlim_max = (rlim_t)c->r->st->limit_val[k][1];
-		if (setrlimit(c->r->st->limit_res[k], &rl) < 0)
-			goto fail;
-	}
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve("/bin/sh", c->argv, c->envp);
-fail:
-	c->err = errno;
-	_exit(127);
-}
-
-static pid_t
-vfork_child(struct child *c)
-{
-	pid_t pid = vfork();
-
-	if (pid == 0)
-		child_exec(c);
-	return pid;
-}
-
-/*
- * Start a unit with limits: setrlimit must run in the child, which
- * posix_spawn cannot do, so vfork (CLONE_VM, no copy of the agent) with
- * every signal blocked until the child has reset the handlers.  0 with
- * *pid set, or the errno that kept the unit from starting.
- */
-static int
-spawn_limited(struct corral_run *r, char **argv, int outfd, pid_t *pid)
-{
-	struct child c;
-	sigset_t all, old;
-	int e;
-
-	memset(&c, 0, sizeof(c));
-	c.argv = argv;
-	c.envp = r->st->env.v;
-	c.outfd = outfd;
-	c.dir = r->clone;
-	c.r = r;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	*pid = vfork_child(&c);
-	e = *pid < 0 ? errno : 0;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (e)
-		return e;
-	if (c.err) {
-		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return c.err;
-	}
-	return 0;
-}
-
-/*
- * Start /bin/sh -c CMD for one unit, its stdout and stderr on outfd.
- * 0 with *pid set, or the error number of what kept it from starting (as
- * posix_spawn returns it).
+ * Start /bin/sh -c CMD for one unit in the clone, in a process group of
+ * its own, its stdout and stderr on outfd, with the unit's limits.  0
+ * with *pid set, or the error number of what kept it from starting.
  */
 static int
 spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 {
+	struct corral_proc p = CORRAL_PROC_INIT;
 	char *argv[] = { "sh", "-c", NULL, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	int e;
 
 	argv[2] = (char *)r->cmd;
-	if (r->st->nlimits)
-		return spawn_limited(r, argv, outfd, pid);
-	if ((e = posix_spawn_file_actions_init(&fa)))
-		return e;
-	if ((e = posix_spawnattr_init(&at))) {
-		posix_spawn_file_actions_destroy(&fa);
-		return e;
-	}
-	if (!(e = spawn_setup(&fa, &at, outfd, r->clone)))
-		e = posix_spawn(pid, "/bin/sh", &fa, &at, argv, r->st->env.v);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return e;
+	p.path = "/bin/sh";
+	p.argv = argv;
+	p.envp = r->st->env.v;
+	p.dir = r->clone;
+	p.outfd = outfd;
+	p.errfd = outfd;
+	p.group = 1;
+	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
+	p.limits = r->st->limits;
+	p.nlimits = r->st->nlimits;
+	return corral_proc_start(&p, pid);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1347,8 +1169,8 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
     int *status)
 {
 	long long now, wake;
-	siginfo_t si;
 	sigset_t mask;
+	int ended;
 
 	unit_pgid = w->pid;
 	watchdog_tell(r, w->pid);
@@ -1356,16 +1178,7 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 		kill(-w->pid, caught);
 	sigprocmask(SIG_SETMASK, NULL, &mask);
 	sigdelset(&mask, SIGCHLD);
-	for (;;) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG |
-		    WNOWAIT) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (si.si_pid == w->pid)
-			break;
+	while ((ended = corral_proc_ended(w->pid)) == 0) {
 		now = corral_time_ms();
 		stop_for_guard(r, w, now);
 		wake = escalate(w, r->grace_ms, now);
@@ -1373,14 +1186,15 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 			return -1;
 		drain(w, c);
 	}
+	if (ended < 0)
+		return -1;
 	unit_pgid = 0;
 	if (r->st->reaper)
 		w->strays = kill_strays(r, w->pid, w->sent == SIGKILL);
 	kill(-w->pid, SIGKILL);
 	drain_rest(w, c);
-	while (waitpid(w->pid, status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
+	if (corral_proc_reap(w->pid, status) < 0)
+		return -1;
 	watchdog_tell(r, 0);
 	return 0;
 }
@@ -1388,65 +1202,10 @@ wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 /* ------------------------------------------------------------------ */
 /* Describing how a unit ended                                          */
 
-/*
- * Append text[0..n) to b, cut to at most max bytes on a UTF-8 character
- * boundary (with "..." when cut), NUL bytes shown as '?'.
- */
-static int
-add_quote(struct corral_buf *b, const char *text, size_t n, size_t max)
-{
-	size_t i, cut = n;
-	int rc = 0;
-
-	if (n > max) {
-		cut = max;
-		while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
-			cut--;
-	}
-	for (i = 0; i < cut && rc == 0; i++)
-		rc = corral_buf_addch(b, text[i] ? text[i] : '?');
-	if (rc == 0 && cut < n)
-		rc = corral_buf_addstr(b, "...");
-	return rc;
-}
-
 static int
 is_blank(int c)
 {
 	return c != '\0' && isspace((unsigned char)c);
-}
-
-/*
- * Append ": LAST" to b, LAST being the last non-blank line of the output
- * file open at fd, trimmed.  Only the last TAIL_MAX bytes are read,
- * however large the output.
- */
-static int
-add_last_line(struct corral_buf *b, int fd)
-{
-	char tail[TAIL_MAX];
-	struct stat st;
-	size_t start, end;
-	off_t off = 0;
-	ssize_t n;
-
-	if (fstat(fd, &st) < 0 || st.st_size == 0)
-		return 0;
-	if (st.st_size > (off_t)sizeof(tail))
-		off = st.st_size - (off_t)sizeof(tail);
-	if ((n = pread(fd, tail, sizeof(tail), off)) <= 0)
-		return 0;
-	for (end = (size_t)n; end > 0 && is_blank(tail[end - 1]); end--)
-		;
-	for (start = end; start > 0 && tail[start - 1] != '\n'; start--)
-		;
-	while (start < end && is_blank(tail[start]))
-		start++;
-	if (start == end)
-		return 0;
-	if (corral_buf_addstr(b, ": ") < 0)
-		return -1;
-	return add_quote(b, tail + start, end - start, QUOTE_MAX);
 }
 
 /*
@@ -1479,7 +1238,7 @@ read_note(const char *path, struct corral_buf *b)
 	if (end == 0)
 		return 0;
 	corral_buf_reset(b);
-	return add_quote(b, text, end, NOTE_MAX) < 0 ? -1 : 1;
+	return corral_add_excerpt(b, text, end, NOTE_MAX) < 0 ? -1 : 1;
 }
 
 /* "TIMEOUT: after 2s, ended by SIGTERM" and how the time ran out. */
@@ -1492,7 +1251,7 @@ describe_timeout(struct corral_run *r, struct outcome *o,
 
 	o->status = "timeout";
 	o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	o->signal = signal_name(w->sent, o->signame);
+	o->signal = corral_signal_name(w->sent, o->signame);
 	corral_seconds_format(r->timeout_ms, limit);
 	corral_seconds_format(r->slice_ms, took);
 	if (w->why == 't')
@@ -1538,27 +1297,6 @@ describe_limit(struct corral_run *r, struct outcome *o, int status)
 	return 0;
 }
 
-/*
- * The signal a shell's exit status 128 + N reports its child killed by,
- * when that signal means a crash: one whose default action is a core dump
- * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGQUIT,
- * SIGXCPU, SIGXFSZ), or SIGKILL (the OOM killer).  0 otherwise: after
- * SIGTERM, SIGINT, SIGHUP or SIGPIPE a program often exits 128 + N
- * itself, having cleaned up, and that is an exit code like any other.
- */
-static int
-shell_crash(int code)
-{
-	static const int crash[] = { SIGQUIT, SIGILL, SIGTRAP, SIGABRT,
-	    SIGBUS, SIGFPE, SIGKILL, SIGSEGV, SIGSYS, SIGXCPU, SIGXFSZ };
-	size_t i;
-
-	for (i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
-		if (code == 128 + crash[i])
-			return crash[i];
-	return 0;
-}
-
 /* Fill o from how the unit ended; spawn_err != 0: it never started. */
 static int
 describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
@@ -1576,15 +1314,15 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 	}
 	if (w->sent)
 		return describe_timeout(r, o, w, status) < 0 ? -1 :
-		    add_last_line(&o->note, outfd);
+		    corral_proc_add_last_line(&o->note, outfd);
 	if (WIFSIGNALED(status)) {
 		sig = WTERMSIG(status);
 		o->status = "crash";
-		o->signal = signal_name(sig, o->signame);
+		o->signal = corral_signal_name(sig, o->signame);
 		if ((rc = describe_limit(r, o, status)) != 0)
 			return rc < 0 ? -1 : 0;
-		return corral_buf_addf(&o->note, "CRASH: signal %d (%s)", sig,
-		    o->signal);
+		return corral_buf_addstr(&o->note, "CRASH: ") |
+		    corral_proc_describe(&o->note, status, 1);
 	}
 	o->exit_code = WEXITSTATUS(status);
 	if (o->exit_code == 0) {
@@ -1594,17 +1332,17 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 	}
 	o->status = "fail";
 	if ((rc = describe_limit(r, o, status)) != 0)
-		return rc < 0 ? -1 : add_last_line(&o->note, outfd);
-	if ((sig = shell_crash(o->exit_code))) {
+		return rc < 0 ? -1 : corral_proc_add_last_line(&o->note, outfd);
+	if ((sig = corral_proc_shell_crash(o->exit_code))) {
 		o->status = "crash";
-		o->signal = signal_name(sig, o->signame);
-		return corral_buf_addf(&o->note, "CRASH: signal %d (%s), "
-		    "reported by the shell as exit %d", sig, o->signal,
-		    o->exit_code);
+		o->signal = corral_signal_name(sig, o->signame);
+		return corral_buf_addstr(&o->note, "CRASH: ") |
+		    corral_proc_describe(&o->note, status, 1);
 	}
-	if (corral_buf_addf(&o->note, "FAIL: exit %d", o->exit_code) < 0)
+	if ((corral_buf_addstr(&o->note, "FAIL: ") |
+	    corral_proc_describe(&o->note, status, 1)) < 0)
 		return -1;
-	return add_last_line(&o->note, outfd);
+	return corral_proc_add_last_line(&o->note, outfd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1984,7 +1722,7 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 		return -1;
 	if (caught)
 		return corral_err_set(err, 0, "stopped by %s",
-		    signal_name(caught, name));
+		    corral_signal_name(caught, name));
 	return 0;
 }
 
@@ -1998,7 +1736,7 @@ corral_run_commit(struct corral_run *r, struct corral_err *err)
 
 	if (caught)
 		return corral_err_set(err, 0, "stopped by %s",
-		    signal_name(caught, name));
+		    corral_signal_name(caught, name));
 	if (corral_runlog_commit(&r->st->rl, err) < 0)
 		return -1;
 	corral_live_close(&r->st->live, 1);
