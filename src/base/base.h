@@ -308,7 +308,7 @@ int corral_atomic_commit(struct corral_atomic *a, int flags,
     struct corral_err *err);
 /*
  * The two halves of a commit, for a caller that renames several files
- * together (merge.c).  prepare fsyncs and closes the temporary; it returns
+ * together (commit.c).  prepare fsyncs and closes the temporary; it returns
  * 1 when it is ready to rename, 0 when KEEP_SAME found the target equal
  * (the temporary is then removed and the struct released), -1 with err
  * set (removed and released too).  rename puts a prepared temporary in

@@ -87,18 +87,6 @@ void corral_merge_stats_release(struct corral_merge_stats *st);
 /* ------------------------------------------------------------------ */
 /* score.c: a run's merged results, tallied by verdict                 */
 
-/* A verdict is at most this many characters (code points). */
-#define CORRAL_VERDICT_MAX 24
-#define CORRAL_VERDICT_SIZE (CORRAL_VERDICT_MAX * 4 + 1)
-
-/*
- * The verdict of a note, as the original defines it: the text before the
- * first colon, trimmed, when it is not empty, holds no white space and is
- * at most CORRAL_VERDICT_MAX characters; upper-cased (ASCII).  Returns 1
- * and fills out, or 0 (out empty) when the note has none; note may be NULL.
- */
-int corral_verdict(const char *note, char out[CORRAL_VERDICT_SIZE]);
-
 /* The tally of DIR/successes.jsonl and DIR/failures.jsonl. */
 struct corral_score {
 	size_t units, successes, failures;
@@ -137,14 +125,6 @@ void corral_score_release(struct corral_score *s);
 
 /* ------------------------------------------------------------------ */
 /* report.c: merged results as JUnit XML and TAP                       */
-
-/*
- * Append s[0..n) as XML character data that is also safe inside a quoted
- * attribute: & < > " ' escaped, tab and newlines as character references,
- * invalid UTF-8 and characters XML 1.0 forbids as U+FFFD.  0, or -1
- * (ENOMEM).
- */
-int corral_buf_addxml(struct corral_buf *b, const char *s, size_t n);
 
 /* One unit of the merged results. */
 struct corral_report_row {

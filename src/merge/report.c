@@ -93,8 +93,14 @@ xml_char(unsigned long c)
 	    c <= 0x10FFFF);
 }
 
-int
-corral_buf_addxml(struct corral_buf *b, const char *s, size_t n)
+/*
+ * Append s[0..n) as XML character data that is also safe inside a quoted
+ * attribute: & < > " ' escaped, tab and newlines as character references,
+ * invalid UTF-8 and characters XML 1.0 forbids as U+FFFD.  0, or -1
+ * (ENOMEM).
+ */
+static int
+add_xml(struct corral_buf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	unsigned long c;
@@ -347,7 +353,7 @@ add_classname(struct corral_buf *b, const char *unit)
 		if (cls.data[i] == '/')
 			cls.data[i] = '.';
 	if (rc == 0)
-		rc = corral_buf_addxml(b, cls.data, cls.len);
+		rc = add_xml(b, cls.data, cls.len);
 	corral_buf_release(&cls);
 	return rc;
 }
@@ -369,22 +375,22 @@ add_testcase(const struct corral_report *rep,
 	int rc = 0, flaky = !strcmp(r->status, "flaky");
 
 	rc |= corral_buf_addstr(b, "    <testcase name=\"");
-	rc |= corral_buf_addxml(b, r->unit, strlen(r->unit));
+	rc |= add_xml(b, r->unit, strlen(r->unit));
 	rc |= corral_buf_addstr(b, "\" classname=\"");
 	rc |= add_classname(b, r->unit);
 	rc |= corral_buf_addstr(b, "\" file=\"");
-	rc |= corral_buf_addxml(b, r->unit, strlen(r->unit));
+	rc |= add_xml(b, r->unit, strlen(r->unit));
 	rc |= corral_buf_addstr(b, "\" time=\"");
 	rc |= add_seconds(b, r->duration_ms);
 	if (r->ok && !flaky)
 		return rc | corral_buf_addstr(b, "\"/>\n");
 	rc |= corral_buf_addf(b, "\">\n      <%s message=\"", elem);
-	rc |= corral_buf_addxml(b, r->note, strlen(r->note));
+	rc |= add_xml(b, r->note, strlen(r->note));
 	rc |= corral_buf_addstr(b, "\" type=\"");
-	rc |= corral_buf_addxml(b, r->status, strlen(r->status));
+	rc |= add_xml(b, r->status, strlen(r->status));
 	rc |= corral_buf_addstr(b, "\">");
 	read_tail(rep, r->ok ? NULL : r->output, tail);
-	rc |= corral_buf_addxml(b, tail->len ? tail->data : r->note,
+	rc |= add_xml(b, tail->len ? tail->data : r->note,
 	    tail->len ? tail->len : strlen(r->note));
 	rc |= corral_buf_addf(b, "</%s>\n    </testcase>\n", elem);
 	return rc;

@@ -18,12 +18,22 @@
 #include "record/record.h"
 #include "merge/merge.h"
 
+/* A verdict is at most this many characters (code points). */
+#define VERDICT_MAX 24
+#define VERDICT_SIZE (VERDICT_MAX * 4 + 1)
+
 static const char *const result_files[] = {
 	"successes.jsonl", "failures.jsonl"
 };
 
-int
-corral_verdict(const char *note, char out[CORRAL_VERDICT_SIZE])
+/*
+ * The verdict of a note, as the original defines it: the text before the
+ * first colon, trimmed, when it is not empty, holds no white space and is
+ * at most VERDICT_MAX characters; upper-cased (ASCII).  Returns 1
+ * and fills out, or 0 (out empty) when the note has none; note may be NULL.
+ */
+static int
+verdict_of(const char *note, char out[VERDICT_SIZE])
 {
 	const char *colon, *head, *end;
 	size_t chars = 0, i, n;
@@ -44,7 +54,7 @@ corral_verdict(const char *note, char out[CORRAL_VERDICT_SIZE])
 		if (((unsigned char)head[i] & 0xC0) != 0x80)
 			chars++;
 	}
-	if (n == 0 || chars > CORRAL_VERDICT_MAX)
+	if (n == 0 || chars > VERDICT_MAX)
 		return 0;
 	for (i = 0; i < n; i++)
 		out[i] = (char)toupper((unsigned char)head[i]);
@@ -116,14 +126,14 @@ static int
 add_row(struct corral_score *s, const struct corral_json_record *r,
     int success)
 {
-	char verdict[CORRAL_VERDICT_SIZE];
+	char verdict[VERDICT_SIZE];
 
 	s->units++;
 	if (success)
 		s->successes++;
 	else
 		s->failures++;
-	if (!corral_verdict(r->note, verdict))
+	if (!verdict_of(r->note, verdict))
 		strcpy(verdict, success ? "OK" : "FAIL");
 	if (count_verdict(s, verdict) < 0)
 		return -1;

@@ -1,0 +1,273 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * merge-private.h: what the modules of the merge share, and nothing outside
+ * src/merge/ reads.  One struct merge is the state of one corral_merge_run;
+ * merge.c drives it through the others, in the order of the data flow:
+ *
+ *   logs.c        the agents' logs: listed and ordered, seals checked, each
+ *                 line checked, the winning attempt of a unit, lines routed
+ *   population.c  the expected units: unfinished agents, refused logs, the
+ *                 not-run records of units no log holds
+ *   commit.c      the result files: written to temporaries, then put in
+ *                 place together (the commit record, rolled forward)
+ *   summary.c     summary.json
+ *   history.c     history.jsonl: the records of runs not yet committed
+ *   reader.c      a file read one line at a time, for all of them
+ */
+#ifndef CORRAL_MERGE_PRIVATE_H
+#define CORRAL_MERGE_PRIVATE_H
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "base/base.h"
+#include "record/record.h"
+#include "merge/merge.h"
+
+#define MERGE_NONE UINT32_MAX		/* no agent: a not-run record */
+#define MERGE_OUT_CHUNK (256 * 1024)	/* bytes buffered before a write */
+
+/* One agent's finished log. */
+struct agent {
+	char *id;
+	char *path;
+	uint32_t layer;	/* index in logdirs */
+	size_t first;	/* its records are recs[first .. first + n) */
+	size_t n;
+	int redo;	/* a line replaced an earlier one: copy again */
+	int refused;	/* its seal does not hold: none of it is merged */
+	int checked;	/* st is what the seal check read */
+	struct stat st;
+};
+
+/*
+ * One record line: where it is and what the merge needs to know of it.
+ * 32 bytes; with the unit's slot in the set, this is the memory per unit.
+ */
+struct rec {
+	size_t line;		/* line number in its log (from 1) */
+	uint32_t agent;		/* index in agents; MERGE_NONE: not-run */
+	uint32_t dup_agent;	/* last agent reported as a duplicate */
+	uint32_t status;	/* index in statuses */
+	uint32_t run;		/* index in runs */
+	unsigned char ok;
+	unsigned char dropped;	/* a later line of the same log replaced it */
+	unsigned char has_run;	/* the record named its run */
+	unsigned char flaky;	/* written as a flaky record */
+};
+
+/*
+ * With several layers: the attempt of a unit that wins, found by a first
+ * read of every log before anything is written.
+ */
+struct win {
+	size_t line;
+	uint32_t agent;
+	long inputs;		/* index in inputs, or -1 */
+	long long at;		/* ms since the epoch, or -1 */
+	unsigned char ok;
+	unsigned char flaky;	/* the merge writes it as a flaky record */
+	unsigned char self;	/* its agent recorded it as flaky already */
+};
+
+/* A result file being written: a buffered temporary, renamed on commit. */
+struct out {
+	struct corral_atomic a;
+	struct corral_buf b;
+	off_t size;	/* bytes added so far */
+	int open;
+};
+
+/* A log being read one line at a time. */
+struct reader {
+	FILE *fp;
+	const char *path;
+	char *line;
+	size_t cap;
+	size_t len;
+	size_t raw;	/* bytes read, '\n' and '\r' included */
+	size_t lineno;
+	int torn;	/* the line had no '\n' */
+	struct stat st;
+	char *vbuf;	/* stdio's buffer: bigger than its 4 KiB */
+};
+
+struct merge {
+	const struct corral_merge_opts *o;
+	struct corral_merge_stats *st;
+	corral_merge_report_fn *report;
+	void *arg;
+	char *logdir;			/* logdirs[0], for the default outdir */
+	char **logdirs;
+	DIR **dirs;			/* opened before the lock */
+	size_t nlayers;
+	char *outdir;
+	struct agent *agents;
+	size_t nagents;
+	struct corral_strv parts;	/* "LAYER/ID" with a .part */
+	struct corral_strv why;		/* not-run notes, for -2 - k in units */
+	struct corral_strv expected;
+	struct win *wins;		/* NULL with one layer */
+	size_t nwins;
+	struct corral_set *win_ix;	/* unit -> index in wins */
+	struct corral_set *inputs_ix;
+	struct corral_strv inputs;
+	struct corral_buf flaky;	/* a flaky record being written */
+	struct corral_set *units;	/* unit -> rec, or < 0 (not_run) */
+	struct rec *recs;
+	size_t nrecs;
+	size_t caprecs;
+	long status_last, run_last, inputs_last;	/* intern's memos */
+	struct corral_set *status_ix;
+	struct corral_strv statuses;
+	struct corral_set *run_ix;
+	struct corral_strv runs;
+	struct corral_buf at;		/* the latest "at" seen */
+	time_t units_mtime;
+	struct out succ, fail, sum;
+	int lockfd;
+};
+
+/* ------------------------------------------------------------------ */
+/* merge.c: messages, paths, and the run itself                        */
+
+/* A warning, through o's report function: the merge goes on. */
+void merge_say(struct merge *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Bad input, counted in st->bad: nothing will be written. */
+void merge_bad(struct merge *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Set err to ENOMEM; returns -1. */
+int merge_nomem(struct corral_err *err);
+/* dir/name, or just name when dir is ".", malloc'd; NULL on ENOMEM. */
+char *merge_join(const char *dir, const char *name);
+/* For qsort of strings, bytewise: statuses and runs. */
+int merge_bytes_cmp(const void *x, const void *y);
+
+/* ------------------------------------------------------------------ */
+/* reader.c: a file read one line at a time                            */
+
+/*
+ * Open path for reading (corral_fopen_input) with a large buffer, and
+ * fstat it into rd->st.  0, or -1 with err (may be NULL) set.  rd keeps
+ * path; release with merge_reader_close.
+ */
+int merge_reader_open(struct reader *rd, const char *path,
+    struct corral_err *err);
+void merge_reader_close(struct reader *rd);
+/*
+ * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
+ * NUL terminated, in rd->line; rd->raw, rd->torn and rd->lineno follow.
+ * 1: a line; 0: end of file; -1: read error (err set).
+ */
+int merge_reader_next(struct reader *rd, struct corral_err *err);
+/* Back to the first line.  0, or -1 with err set. */
+int merge_reader_rewind(struct reader *rd, struct corral_err *err);
+/* 1 when the file is not the one first opened (size or mtime moved). */
+int merge_reader_changed(struct reader *rd);
+
+/* ------------------------------------------------------------------ */
+/* logs.c: the agents' logs                                            */
+
+/*
+ * Sort the entries of every layer's directory into m->agents (layer,
+ * then agent order) and m->parts ("LAYER/ID" with a .part, sorted).  0, or
+ * -1 with err set.
+ */
+int merge_list_logs(struct merge *m, struct corral_err *err);
+/* 1 when layer holds a finished log of agent id (after list_logs). */
+int merge_has_log(struct merge *m, uint32_t layer, const char *id);
+/*
+ * Check the seal of agent ai's log; a log whose seal does not hold (or,
+ * with o->sealed, that has none) is refused, said and named in
+ * st->refused.  0, or -1 with err set.
+ */
+int merge_check_seal(struct merge *m, uint32_t ai, struct corral_err *err);
+/*
+ * With more than one layer, read every log once to find each unit's
+ * winning attempt, before anything is written.  0, or -1 with err set.
+ */
+int merge_find_winners(struct merge *m, struct corral_err *err);
+/*
+ * Read agent ai's log: check every line, keep one record per unit and
+ * copy the kept lines to m->succ and m->fail while the input is good.
+ * 0, or -1 with err set (I/O, ENOMEM); bad input is counted, not failed.
+ */
+int merge_log(struct merge *m, uint32_t ai, struct corral_err *err);
+/*
+ * Append a record of agent (MERGE_NONE: a not-run record) at line, with
+ * its status and run (NULL: "none"); its index in m->recs, or -1 on ENOMEM.
+ */
+long merge_push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
+    const char *status, const char *run);
+
+/* ------------------------------------------------------------------ */
+/* population.c: expected, unfinished and missing units                */
+
+/* Read o->units into m->expected and m->units.  0, or -1 with err set. */
+int merge_read_units(struct merge *m, struct corral_err *err);
+/*
+ * Say which .part files are ignored or unfinished, name the latter in
+ * st->unfinished, and credit their expected units to them.  -1 on ENOMEM.
+ */
+int merge_check_parts(struct merge *m);
+/* Credit the expected units of refused logs to them.  -1 on ENOMEM. */
+int merge_credit_refused(struct merge *m);
+/* st->run: o->run, else the greatest run named.  -1 on ENOMEM. */
+int merge_pick_run(struct merge *m);
+/*
+ * A not-run record in m->fail for every expected unit no log holds.  0, or
+ * -1 with err set.
+ */
+int merge_write_missing(struct merge *m, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* commit.c: the result files, put in place together                   */
+
+/* Open the temporary of dir/name in o.  0, or -1 with err set. */
+int merge_out_open(struct out *o, const char *dir, const char *name,
+    struct corral_err *err);
+/* Append p[0..n) and, when nl, a newline.  0, or -1 with err set. */
+int merge_out_add(struct out *o, const char *p, size_t n, int nl,
+    struct corral_err *err);
+/* Cut the temporary back to its first size bytes.  0, or -1 (err). */
+int merge_out_truncate(struct out *o, off_t size, struct corral_err *err);
+/* Remove the temporary, if any, and free the buffer. */
+void merge_out_abort(struct out *o);
+/*
+ * Finish the commit of a merge that was killed half-way through it (we
+ * hold the lock).  0, or -1 with err set.
+ */
+int merge_roll_forward(struct merge *m, struct corral_err *err);
+/* Remove the temporaries of a merge that was killed (we hold the lock). */
+void merge_clean_stale(struct merge *m);
+/*
+ * Write summary.json's temporary, then put the three result files in
+ * place together; st->written becomes 1.  0, or -1 with err set.
+ */
+int merge_commit(struct merge *m, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* summary.c: summary.json                                             */
+
+/* Fill st's successes, failures, flaky and units from the kept records. */
+void merge_count_results(struct merge *m);
+/* Append summary.json's text to b.  0, or -1 on ENOMEM. */
+int merge_format_summary(struct merge *m, struct corral_buf *b);
+
+/* ------------------------------------------------------------------ */
+/* history.c: history.jsonl                                            */
+
+/*
+ * Append to outdir/history.jsonl the records of every run of the result
+ * files it has not committed, each run followed by its commit line; a
+ * torn tail is cut and unreadable lines after the last commit line are
+ * moved aside first.  0, or -1 with err set.
+ */
+int merge_append_history(struct merge *m, struct corral_err *err);
+
+#endif /* CORRAL_MERGE_PRIVATE_H */
