@@ -139,9 +139,12 @@ __corral-split = $(__corral_B)corral-split -s "$$__corral_split" \
 # longer exist go, and so do re-run layers, which answered the old plan.
 # corral-split numbers the slices longest first (by history, else by
 # count), so listing them in order makes make start the longest first.
+# plan.mk goes first and comes back last: a plan killed half-way, some
+# slice files new and some old, has no plan.mk and is made again whole.
 # Usage: a recipe of just $(__corral_plan_recipe).
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
+$(__corral_Q)rm -f $(__corral_O)/plan.mk
 $(__corral_Q)$(__corral-split) -o $(__corral_O)/slices $(__corral_O)/units
 $(__corral_Q)cd $(__corral_O) && rm -rf rerun && \
 	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
