@@ -60,9 +60,9 @@ onefix() {
 
 @test "bundle: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-bundle -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	run -0 --separate-stderr corral-bundle apply -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 }
 
 @test "bundle: no subcommand, an unknown one or wrong operands print usage to stderr and exit 2" {

@@ -23,7 +23,7 @@ listing() {
 
 @test "checkout: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-checkout -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 }
 
 @test "checkout: missing DEST prints usage to stderr and exits 2" {
@@ -159,7 +159,7 @@ listing() {
 
 @test "checkout: a part whose '..' leaves SRC is refused, one that stays inside is fine" {
 	run -2 --separate-stderr corral-checkout src clone 'a/../../secret'
-	assert_stderr "corral-checkout: part 'a/../../secret' leaves 'src'"
+	assert_stderr "corral-checkout: part 'a/../../secret' leaves the tree"
 	run -0 ls
 	assert_output "src"
 	run -0 corral-checkout src clone 'a/../b'

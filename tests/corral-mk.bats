@@ -176,7 +176,7 @@ EOF
 	assert_output "$(printf 'a\nb')"
 	assert_json '.units == 4 and .successes == 2 and .failures == 2 and .missing == 0 and .by_status == {"error": 2, "pass": 2}' proj/.corral/summary.json
 	run -0 jq -r '[.unit, .status, .note] | @tsv' proj/.corral/failures.jsonl
-	assert_output "$(printf '%s\t%s\t%s\n' .. error "ERROR: not checked out: part '..' leaves '$PWD/proj'" \
+	assert_output "$(printf '%s\t%s\t%s\n' .. error "ERROR: not checked out: part '..' leaves the tree" \
 		out error "ERROR: not checked out: part 'out': symlink 'out' leads outside '$PWD/proj'")"
 	refute_contains "$stderr" "No such file"
 }

@@ -180,7 +180,7 @@ stub() {
 
 @test "mk-path: -h prints usage; an operand is a usage error" {
 	run -0 --separate-stderr corral-mk-path -h
-	assert_output "usage: corral-mk-path [-h]"
+	assert_synopsis "usage: corral-mk-path [-h]"
 	run -2 --separate-stderr corral mk-path x
 	assert_stderr "usage: corral-mk-path [-h]"
 }

@@ -27,7 +27,7 @@ EOF
 
 @test "demo: -h prints usage; an operand is a usage error" {
 	run -0 --separate-stderr corral-demo -h
-	assert_output "usage: corral-demo [-h]"
+	assert_synopsis "usage: corral-demo [-h]"
 	run -2 --separate-stderr corral demo extra
 	assert_output ""
 	assert_stderr "usage: corral-demo [-h]"

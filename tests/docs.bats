@@ -12,7 +12,9 @@ setup() {
 	for prog in "$CORRAL_TEST_BIN"/corral-*; do
 		run -0 --separate-stderr "$prog" -h
 		while IFS= read -r line; do
-			# the continuation lines of a synopsis are indented already
+			# the synopsis: "usage: " and its indented continuations;
+			# the option lines after it are man(1)'s business
+			case $line in "usage: "* | "       "*) ;; *) break ;; esac
 			line=${line#       }
 			line=${line#usage: }
 			grep -qF -- "$line" "$CORRAL_ROOT/README.md" ||

@@ -47,7 +47,7 @@ line() {
 
 @test "doctor: -h prints usage; an operand is a usage error" {
 	run -0 --separate-stderr corral-doctor -h
-	assert_output "usage: corral-doctor [-h]"
+	assert_synopsis "usage: corral-doctor [-h]"
 	run -2 --separate-stderr corral doctor now
 	assert_output ""
 	assert_stderr "usage: corral-doctor [-h]"

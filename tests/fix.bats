@@ -59,9 +59,9 @@ no_leftovers() {
 
 @test "fix: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-fix -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	run -0 --separate-stderr corral-fix --help
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 }
 
 @test "fix: no ROOT, or two, prints usage to stderr and exits 2" {

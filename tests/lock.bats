@@ -294,7 +294,7 @@ listing() {
 	assert_file_exists fresh/.corral-out
 	run -0 flock -n fresh/.lock true
 	run -0 corral-lock -h
-	assert_output "usage: corral-lock [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
+	assert_synopsis "usage: corral-lock [-G PID] [-w SECONDS] DIR COMMAND [ARG...]"
 	run -2 --separate-stderr corral-lock fresh
 	run -127 --separate-stderr corral-lock fresh ./no-such-program
 	assert_equal "corral: cannot run './no-such-program': No such file or directory" "$stderr"

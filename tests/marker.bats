@@ -57,11 +57,11 @@ $(line dc:pkg/a.py pkg/a.py)"
 
 @test "marker-find and marker-patch: -h prints usage; two operands exit 2" {
 	run -0 --separate-stderr corral-marker-find -h
-	assert_output "usage: corral-marker-find [DIR]"
+	assert_synopsis "usage: corral-marker-find [DIR]"
 	run -2 --separate-stderr corral-marker-find a b
 	assert_stderr "usage: corral-marker-find [DIR]"
 	run -0 --separate-stderr corral-marker-patch -h
-	assert_output "usage: corral-marker-patch [DIR]"
+	assert_synopsis "usage: corral-marker-patch [DIR]"
 	run -2 --separate-stderr corral-marker-patch a b
 	assert_stderr "usage: corral-marker-patch [DIR]"
 }
@@ -93,7 +93,7 @@ x = 1  # DEADCANARY"
 	ln -s .. dir/up
 	before=$(tree_digest .)
 	CORRAL_FINDING=$(line x ../outside.py) run -2 --separate-stderr corral-marker-patch dir
-	assert_stderr "corral-marker-patch: path '../outside.py' leaves the root"
+	assert_stderr "corral-marker-patch: path '../outside.py' leaves the tree"
 	CORRAL_FINDING=$(line x up/outside.py) run -2 --separate-stderr corral-marker-patch dir
 	assert_stderr "corral-marker-patch: 'up/outside.py' goes through symlink 'up'"
 	CORRAL_FINDING=$(line x "$PWD/outside.py") run -2 --separate-stderr corral-marker-patch dir

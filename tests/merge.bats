@@ -53,7 +53,7 @@ no_temps() {
 
 @test "merge: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-merge -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	assert_stderr ""
 }
 

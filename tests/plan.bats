@@ -19,7 +19,7 @@ units() {
 
 @test "plan: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-plan -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 }
 
 @test "plan: no -n, two files or an unknown option print usage to stderr and exit 2" {

@@ -23,7 +23,7 @@ results() {
 
 @test "report: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-report -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	assert_stderr ""
 }
 

@@ -84,7 +84,7 @@ ms_since() {
 
 @test "run-slice: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-run-slice -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	assert_stderr ""
 }
 
@@ -467,10 +467,10 @@ ms_since() {
 	real=$(realpath src)
 	run -0 jq -c '[.unit, .ok, .status, .exit, .attempt, .note]' <(records logs/agent-K.jsonl)
 	assert_output "$(printf '%s\n' '["a.txt",true,"pass",0,1,"PASS: exit 0"]' \
-		"[\"..\",false,\"error\",null,1,\"ERROR: not checked out: part '..' leaves 'src'\"]" \
+		"[\"..\",false,\"error\",null,1,\"ERROR: not checked out: part '..' leaves the tree\"]" \
 		"[\"out\",false,\"error\",null,1,\"ERROR: not checked out: part 'out': symlink 'out' leads outside '$real'\"]" \
 		'["dir/b.txt",true,"pass",0,1,"PASS: exit 0"]')"
-	assert_stderr "$(printf '%s\n' "corral-run-slice: unit '..' not run: part '..' leaves 'src'" \
+	assert_stderr "$(printf '%s\n' "corral-run-slice: unit '..' not run: part '..' leaves the tree" \
 		"corral-run-slice: unit 'out' not run: part 'out': symlink 'out' leads outside '$real'")"
 	run -0 ls -A "$TMPDIR"
 	assert_output ""
@@ -516,7 +516,7 @@ ms_since() {
 	echo stale > logs/agent-K.jsonl
 	units a
 	run -2 --separate-stderr corral-run-slice -C src -p ../outside -c true -l logs K slice
-	assert_stderr "corral-run-slice: part '../outside' leaves 'src'"
+	assert_stderr "corral-run-slice: part '../outside' leaves the tree"
 	assert_no_file logs/agent-K.jsonl
 	assert_no_file logs/agent-K.jsonl.part
 	run -0 ls -A "$TMPDIR"

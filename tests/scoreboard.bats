@@ -18,7 +18,7 @@ row() {
 
 @test "scoreboard: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-scoreboard -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 }
 
 @test "scoreboard: no DIR prints usage to stderr and exits 2" {

@@ -7,7 +7,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] [-o DIR] [-s STRATEGY] [FILE]'
+USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-o DIR] [-s STRATEGY] -n N [FILE]'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first
 # (a duration of "null" is a record without one), each run closed by the
@@ -23,7 +23,7 @@ hist() {
 
 @test "split: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-split -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	assert_stderr ""
 }
 

@@ -41,7 +41,7 @@ agent() {
 
 @test "status: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-status -h
-	assert_output "$USAGE"
+	assert_synopsis "$USAGE"
 	assert_stderr ""
 }
 

@@ -49,6 +49,15 @@ assert_output() {
 	flunk "-- output differs --" "expected : $1" "actual   : $output" "--"
 }
 
+# assert_synopsis TEXT: the synopsis $output begins with (the "usage: "
+# line and its indented continuations, before -h's option lines) is TEXT
+assert_synopsis() {
+	local syn
+	syn=$(printf '%s\n' "$output" | sed -n '1{/^usage: /p;d;};/^       /!q;p')
+	[ "$syn" = "$1" ] && return 0
+	flunk "-- synopsis differs --" "expected : $1" "actual   : $output" "--"
+}
+
 # assert_stderr TEXT: $stderr is exactly TEXT (run --separate-stderr)
 assert_stderr() {
 	[ "$stderr" = "$1" ] && return 0

@@ -18,14 +18,18 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-bundle apply [-aJnp] [-A AREA] BUNDLE ROOT\n"
-	    "       corral-bundle describe BUNDLE\n"
-	    "       corral-bundle write [-A AREA] [-m NOTE] FROM TO\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-bundle apply [-aJnp] [-A AREA] BUNDLE ROOT\n"
+	"corral-bundle describe BUNDLE\n"
+	"corral-bundle write [-A AREA] [-m NOTE] FROM TO",
+	"-A, --area AREA\tonly fixes in AREA (repeatable)\n"
+	"-a, --apply\twrite the fixes to ROOT\n"
+	"-J, --json\tprint the outcome as JSON\n"
+	"-m, --note NOTE\tthe new bundle's note\n"
+	"-n, --dry-run\tcheck only, write nothing (the default)\n"
+	"-p, --per-fix\ta refused fix holds back only itself",
+	NULL
+};
 
 static const struct option longopts[] = {
 	{ "area", required_argument, NULL, 'A' },
@@ -118,7 +122,7 @@ dispatch(const char *cmd, int argc, char *argv[], struct corral_bundle_opts *o,
 		return run_describe(argv[optind]);
 	if (!strcmp(cmd, "write") && ops == 2)
 		return run_write(argv[optind], argv[optind + 1], o->areas, note);
-	usage(stderr, CORRAL_EXIT_ERR);
+	corral_usage(&use, CORRAL_EXIT_ERR);
 	return CORRAL_EXIT_ERR;
 }
 
@@ -131,11 +135,12 @@ main(int argc, char *argv[])
 	int c, json = 0, apply = 0, dry = 0, status;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	corral_bundle_opts_init(&o);
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		usage(stdout, CORRAL_EXIT_OK);
+		corral_usage(&use, CORRAL_EXIT_OK);
 	if (argc < 2 || argv[1][0] == '-')
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	cmd = argv[1];
 	argv[1] = argv[0];	/* getopt names the program in its messages */
 	argc--;
@@ -149,21 +154,21 @@ main(int argc, char *argv[])
 			o.areas = &areas;
 			break;
 		case 'a': apply = 1; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'J': json = 1; break;
 		case 'm': note = optarg; break;
 		case 'n': dry = 1; break;
 		case 'p': o.per_fix = 1; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (apply && dry)
 		corral_die(CORRAL_EXIT_ERR, "-a and -n may not be specified "
 		    "together");
 	if (strcmp(cmd, "apply") && (apply || dry || json || o.per_fix))
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (strcmp(cmd, "write") && note)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (apply)
 		o.dry_run = 0;
 	status = dispatch(cmd, argc, argv, &o, note, json);

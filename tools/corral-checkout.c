@@ -18,16 +18,18 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-checkout [-p PARTSFILE] [-x EXCLUDE] "
-	    "SRC DEST [PART...]\n"
-	    "       corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] "
-	    "SRC [PART...]\n"
-	    "       corral-checkout -d DEST\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-checkout [-p PARTSFILE] [-x EXCLUDE] SRC DEST "
+	"[PART...]\n"
+	"corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] "
+	"SRC [PART...]\n"
+	"corral-checkout -d DEST",
+	"-d DEST\tremove the clone DEST\n"
+	"-m MANIFEST\twrite what a clone would hold, not a clone\n"
+	"-p PARTSFILE\tread parts from PARTSFILE, one a line\n"
+	"-x EXCLUDE\ta path under SRC left out (repeatable)",
+	NULL
+};
 
 static void
 read_parts(const char *file, struct corral_strv *parts)
@@ -79,28 +81,29 @@ main(int argc, char *argv[])
 	int c, i, status;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "d:hm:p:x:")) != -1) {
 		switch (c) {
 		case 'd': remove = optarg; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'm': manifest = optarg; break;
 		case 'p': read_parts(optarg, &parts); break;
 		case 'x':
 			if (corral_strv_add(&exclude, optarg) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 			break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (remove) {
 		if (optind != argc || parts.n || exclude.n || manifest)
-			usage(stderr, CORRAL_EXIT_ERR);
+			corral_usage(&use, CORRAL_EXIT_ERR);
 		if (corral_clone_remove(remove, &err) < 0)
 			corral_die_err(CORRAL_EXIT_ERR, &err);
 		return CORRAL_EXIT_OK;
 	}
 	if (argc - optind < (manifest ? 1 : 2))
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	for (i = optind + (manifest ? 1 : 2); i < argc; i++)
 		if (corral_strv_add(&parts, argv[i]) < 0)
 			corral_die(CORRAL_EXIT_ERR, "out of memory:");

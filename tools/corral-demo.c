@@ -20,12 +20,11 @@
 #define NUNITS	12
 #define NAGENTS	4
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-demo [-h]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-demo [-h]",
+	NULL,
+	NULL
+};
 
 static void
 xadd(struct corral_strv *sv, const char *s)
@@ -155,34 +154,22 @@ run_demo(const char *bindir, const char *mk, const char *tmp)
 int
 main(int argc, char *argv[])
 {
-	struct corral_buf mk = CORRAL_BUF_INIT, tried = CORRAL_BUF_INIT;
+	struct corral_buf mk = CORRAL_BUF_INIT;
 	struct corral_err err;
 	char *bindir, *tmp;
-	int c, status;
+	int status;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "h")) != -1) {
-		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
-	if (argc != optind)
-		usage(stderr, CORRAL_EXIT_ERR);
-	if (!(bindir = corral_self_dir(argv[0], &err)))
+	corral_usage_only_h(&use, argc, argv, 0);
+	if (!(bindir = corral_self_isolated(argv[0], &err)) ||
+	    corral_mk_locate(bindir, &mk, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (corral_env_isolate(bindir) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_mk_find(bindir, &mk, &tried) < 0)
-		corral_die(CORRAL_EXIT_ERR, "corral.mk not found; looked for "
-		    "%s", tried.data);
 	if (!(tmp = corral_tour_tmpdir("corral_demo_", &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	status = run_demo(bindir, mk.data, tmp);
 	free(tmp);
 	free(bindir);
 	corral_buf_release(&mk);
-	corral_buf_release(&tried);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return status;

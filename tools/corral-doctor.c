@@ -17,12 +17,11 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-doctor [-h]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-doctor [-h]",
+	NULL,
+	NULL
+};
 
 static const char *
 plural(size_t n, const char *word, const char *words)
@@ -67,21 +66,12 @@ main(int argc, char *argv[])
 	struct corral_doctor d = { 0 };
 	struct corral_err err;
 	char *bindir, *tmp;
-	int c, status;
+	int status;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "h")) != -1) {
-		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
-	if (argc != optind)
-		usage(stderr, CORRAL_EXIT_ERR);
-	if (!(bindir = corral_self_dir(argv[0], &err)))
+	corral_usage_only_h(&use, argc, argv, 0);
+	if (!(bindir = corral_self_isolated(argv[0], &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (corral_env_isolate(bindir) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (!(tmp = corral_tour_tmpdir("corral_doctor_", &err)))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	d.bindir = bindir;

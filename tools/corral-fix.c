@@ -17,16 +17,29 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-fix [-aJnT] [-b BUNDLE] [-c CONFIDENCE] "
-	    "[-F FINDINGS] [-f FINDER] [-j JOBS] [-m NOTE] [-p PATCHER] "
-	    "[-t SECONDS] [-w WORKDIR] ROOT\n"
-	    "       corral-fix -R ROOT\n"
-	    "       corral-fix -d\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-fix [-aJnT] [-b BUNDLE] [-c CONFIDENCE] [-F "
+	"FINDINGS] [-f FINDER] [-j JOBS] [-m NOTE] [-p PATCHER] "
+	"[-t SECONDS] [-w WORKDIR] ROOT\n"
+	"corral-fix -R ROOT\n"
+	"corral-fix -d",
+	"-a, --apply\twrite the verified fixes to ROOT\n"
+	"-b, --bundle BUNDLE\twrite the verified fixes as a bundle\n"
+	"-c, --min-confidence C\tattempt findings of at least confidence C\n"
+	"-d, --demo\tthe guided tour of the repair half\n"
+	"-F, --findings FILE\ttake the findings from FILE\n"
+	"-f, --finder CMD\tthe finder command\n"
+	"-J, --json\tprint the report as JSON\n"
+	"-j, --jobs JOBS\tattempts run at once, 1 to 1024\n"
+	"-m, --note NOTE\tthe bundle's note\n"
+	"-n, --dry-run\tverify only, write nothing (the default)\n"
+	"-p, --patcher CMD\tthe patcher command\n"
+	"-R, --recover\troll back an apply a crash interrupted\n"
+	"-T, --any-trust\tattempt findings of any trust\n"
+	"-t, --timeout SECONDS\tthe limit of each finder or patcher run\n"
+	"-w, --workdir DIR\twhere the clones go",
+	NULL
+};
 
 static const struct option longopts[] = {
 	{ "apply", no_argument, NULL, 'a' },
@@ -141,6 +154,7 @@ main(int argc, char *argv[])
 	int c, apply = 0, demo = 0, dry = 0, json = 0, recover = 0, nopt = 0;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	corral_fix_opts_init(&o);
 	while ((c = getopt_long(argc, argv, "ab:c:dF:f:hJj:m:np:RTt:w:",
 	    longopts, NULL)) != -1) {
@@ -152,7 +166,7 @@ main(int argc, char *argv[])
 		case 'd': demo = 1; break;
 		case 'F': o.findings = optarg; break;
 		case 'f': o.finder = optarg; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'J': json = 1; break;
 		case 'j': o.jobs = number(optarg, 1, 1024, "jobs"); break;
 		case 'm': o.note = optarg; break;
@@ -162,18 +176,18 @@ main(int argc, char *argv[])
 		case 'T': o.any_trust = 1; break;
 		case 't': o.timeout = number(optarg, 0, 86400, "timeout"); break;
 		case 'w': o.workroot = optarg; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (apply && dry)
 		corral_die(CORRAL_EXIT_ERR, "-a and -n may not be specified "
 		    "together");
 	if (demo && (nopt > 1 || optind != argc))
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (demo)
 		return run_demo();
 	if (argc - optind != 1 || (recover && nopt > 1))
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (recover)
 		return run_recover(argv[optind]);
 	if (apply)

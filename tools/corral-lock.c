@@ -20,13 +20,12 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-lock [-G PID] [-w SECONDS] DIR COMMAND "
-	    "[ARG...]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-lock [-G PID] [-w SECONDS] DIR COMMAND [ARG...]",
+	"-G PID\trun COMMAND while process PID lives\n"
+	"-w SECONDS\twait that long at most for the lock",
+	NULL
+};
 
 int
 main(int argc, char *argv[])
@@ -38,6 +37,7 @@ main(int argc, char *argv[])
 	int c;
 
 	corral_setprogname("corral");
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "+G:hw:")) != -1) {
 		switch (c) {
 		case 'G':
@@ -45,13 +45,13 @@ main(int argc, char *argv[])
 			    &err) < 0)
 				corral_die_err(CORRAL_EXIT_ERR, &err);
 			break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'w': wait = optarg; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind < 2 || !*argv[optind])
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	xlock(&l, argv[optind], CORRAL_LOCK_CREATE, wait, "CORRAL_OUT");
 	if (guard && !corral_pid_alive((pid_t)guard))
 		corral_die(CORRAL_EXIT_ERR, "process %lld, which the run hangs "

@@ -21,12 +21,11 @@
 
 #define MARKER "DEADCANARY"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-marker-find [DIR]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-marker-find [DIR]",
+	NULL,
+	NULL
+};
 
 static int
 skipped(const char *name)
@@ -118,17 +117,10 @@ look(const char *path, const char *rel)
 int
 main(int argc, char *argv[])
 {
-	int c, rc;
+	int rc;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "h")) != -1) {
-		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
-	if (argc - optind > 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+	corral_usage_only_h(&use, argc, argv, 1);
 	rc = look(optind < argc ? argv[optind] : ".", "");
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");

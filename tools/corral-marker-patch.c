@@ -18,12 +18,11 @@
 #define MARKER	"DEADCANARY"
 #define REPAIR	"real_assert()"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-marker-patch [DIR]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-marker-patch [DIR]",
+	NULL,
+	NULL
+};
 
 /* The finding: from the environment, else standard input. */
 static void
@@ -98,17 +97,10 @@ int
 main(int argc, char *argv[])
 {
 	struct corral_findings f = CORRAL_FINDINGS_INIT;
-	int c, status;
+	int status;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "h")) != -1) {
-		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
-	if (argc - optind > 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+	corral_usage_only_h(&use, argc, argv, 1);
 	read_finding(&f);
 	status = run_patch(optind < argc ? argv[optind] : ".",
 	    f.v[0].location);

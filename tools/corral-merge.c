@@ -18,13 +18,17 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-merge [-fqs] [-o OUTDIR] [-r RUN] [-u UNITS] "
-	    "LOGDIR...\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-merge [-fqs] [-o OUTDIR] [-r RUN] [-u UNITS] "
+	"LOGDIR...",
+	"-f\ta flaky unit makes the answer no\n"
+	"-o OUTDIR\twrite the results there\n"
+	"-q\tprint no summary line\n"
+	"-r RUN\tthe run id of the merge's own records\n"
+	"-s\tevery log must end in a seal\n"
+	"-u UNITS\tthe expected population, one unit a line",
+	NULL
+};
 
 /* An option value, refused when empty. */
 static const char *
@@ -107,26 +111,27 @@ main(int argc, char *argv[])
 	int c, quiet = 0, fail_on_flaky = 0, status;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	/* A file size limit must be a write error (EFBIG), not a death. */
 	signal(SIGXFSZ, SIG_IGN);
 	memset(&o, 0, sizeof(o));
 	while ((c = getopt(argc, argv, "fho:qr:su:")) != -1) {
 		switch (c) {
 		case 'f': fail_on_flaky = 1; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'o': o.outdir = value(c, optarg); break;
 		case 'q': quiet = 1; break;
 		case 'r': o.run = value(c, optarg); break;
 		case 's': o.sealed = 1; break;
 		case 'u': o.units = value(c, optarg); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind < 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	for (c = optind; c < argc; c++)
 		if (!*argv[c])
-			usage(stderr, CORRAL_EXIT_ERR);
+			corral_usage(&use, CORRAL_EXIT_ERR);
 	o.logdirs = (const char *const *)argv + optind;
 	o.nlogdirs = (size_t)(argc - optind);
 

@@ -13,42 +13,27 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-mk-path [-h]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-mk-path [-h]",
+	NULL,
+	NULL
+};
 
 int
 main(int argc, char *argv[])
 {
-	struct corral_buf path = CORRAL_BUF_INIT, tried = CORRAL_BUF_INIT;
+	struct corral_buf path = CORRAL_BUF_INIT;
 	struct corral_err err;
 	char *bindir;
-	int c;
 
 	corral_setprogname(argv[0]);
-	while ((c = getopt(argc, argv, "h")) != -1) {
-		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
-		}
-	}
-	if (argc != optind)
-		usage(stderr, CORRAL_EXIT_ERR);
-	if (!(bindir = corral_self_dir(argv[0], &err)))
+	corral_usage_only_h(&use, argc, argv, 0);
+	if (!(bindir = corral_self_dir(argv[0], &err)) ||
+	    corral_mk_locate(bindir, &path, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (corral_mk_find(bindir, &path, &tried) < 0) {
-		if (errno != ENOENT)
-			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		corral_die(CORRAL_EXIT_ERR, "corral.mk not found; looked for "
-		    "%s", tried.data);
-	}
 	printf("%s\n", path.data);
 	free(bindir);
 	corral_buf_release(&path);
-	corral_buf_release(&tried);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return CORRAL_EXIT_OK;

@@ -24,13 +24,17 @@
 	"ok, note, at) to {log}, and write nothing anywhere else; one " \
 	"merge folds every agent's log afterwards."
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-plan [-0h] [-l LOGDIR] [-p PART] "
-	    "[-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-plan [-0h] [-l LOGDIR] [-p PART] [-P PARTS_CMD] "
+	"[-t TEMPLATE] -n N [FILE]",
+	"-0\tunits are NUL-separated\n"
+	"-l LOGDIR\tthe directory of the logs in the briefs\n"
+	"-n N\tthe number of agents (required)\n"
+	"-P PARTS_CMD\ta command that prints a unit's parts\n"
+	"-p PART\ta part every agent clones (repeatable)\n"
+	"-t TEMPLATE\tthe task text",
+	NULL
+};
 
 static void
 read_units(const char *file, int sep, struct corral_strv *units)
@@ -53,10 +57,11 @@ main(int argc, char *argv[])
 	int c, sep = '\n';
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "0hl:n:p:P:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'l': o.logdir = optarg; break;
 		case 'n': nstr = optarg; break;
 		case 'p':
@@ -65,11 +70,11 @@ main(int argc, char *argv[])
 			break;
 		case 'P': o.parts_cmd = optarg; break;
 		case 't': o.template = optarg; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (!nstr || argc - optind > 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (!*o.logdir)
 		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
 	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &n, "-n", &err) < 0)

@@ -15,12 +15,12 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-report [-ht] [-j FILE] DIR\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-report [-ht] [-j FILE] DIR",
+	"-j, --junit FILE\twrite JUnit XML to FILE\n"
+	"-t, --tap\twrite TAP version 13 on standard output",
+	NULL
+};
 
 /* Write b to file (made with its directory), or to stdout for "-". */
 static void
@@ -92,16 +92,17 @@ main(int argc, char *argv[])
 	int c, tap = 0, status;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt_long(argc, argv, "hj:t", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'j': junit = optarg; break;
 		case 't': tap = 1; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind != 1 || (!junit && !tap))
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (tap && junit && !strcmp(junit, "-"))
 		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
 		    "to standard output");

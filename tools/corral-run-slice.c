@@ -31,16 +31,37 @@ struct opts {
 	int sep;
 };
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] "
-	    "[-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] "
-	    "[-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] "
-	    "[-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] "
-	    "-c CMD -l LOGDIR AGENT SLICE\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
+	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
+	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
+	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
+	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
+	"-0\tSLICE is NUL-separated\n"
+	"-C SRC\tthe tree to check out from\n"
+	"-c CMD\tthe command run for every unit (required)\n"
+	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
+	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
+	"-G PID\tstop when process PID is gone\n"
+	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
+	"-i INPUTS\ta digest recorded as inputs\n"
+	"-k\tkeep the clone and print its path\n"
+	"-L LIMIT\ta limit on each process of a unit\n"
+	"-l LOGDIR\twhere the log and outputs go (required)\n"
+	"-N CODES\texit codes never retried, comma-separated\n"
+	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
+	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
+	"-p PART\ta path to check out (repeatable)\n"
+	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
+	"-r RUN\tthe run id\n"
+	"-S STATEDIR\tkeep live state there for corral-status\n"
+	"-T SECS\tthe whole slice may take SECS\n"
+	"-t SECS\teach attempt of a unit may take SECS\n"
+	"-v\ta progress line as each unit finishes\n"
+	"-w WORKROOT\twhere the clone goes\n"
+	"-x EXCLUDE\ta path under SRC left out (repeatable)",
+	NULL
+};
 
 static void
 xadd(struct corral_strv *sv, const char *s)
@@ -228,7 +249,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
 		case 'g': r->grace_ms = seconds(c, optarg); break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
@@ -245,7 +266,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'v': r->progress = print_progress; break;
 		case 'w': r->workroot = optarg; break;
 		case 'x': xadd(&o->exclude, optarg); break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 }
@@ -264,6 +285,7 @@ main(int argc, char *argv[])
 	size_t i;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	corral_run_init(&r);
 	memset(&o, 0, sizeof(o));
 	o.sep = '\n';
@@ -271,7 +293,7 @@ main(int argc, char *argv[])
 	r.grace_ms = 5000;
 	parse_options(argc, argv, &r, &o);
 	if (!r.cmd || !r.logdir || argc - optind != 2)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_agent_check(argv[optind], &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < o.files.n; i++)

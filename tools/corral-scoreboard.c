@@ -17,12 +17,13 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-scoreboard [-fhju] DIR\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-scoreboard [-fhju] DIR",
+	"-f\tadd the failed units, with notes and outputs\n"
+	"-j, --json\tprint the tally as JSON\n"
+	"-u\tprint only the names of the failed units",
+	NULL
+};
 
 static void
 print_json(const char *dir, const struct corral_score *s, const char *why)
@@ -199,10 +200,11 @@ main(int argc, char *argv[])
 	int c, mode = 0, failed = 0, status;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt_long(argc, argv, "fhju", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': failed = 1; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'j':
 		case 'u':
 			if (mode && mode != c)
@@ -210,11 +212,11 @@ main(int argc, char *argv[])
 				    "given together");
 			mode = c;
 			break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind != 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	status = run_scoreboard(argv[optind], mode, failed);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");

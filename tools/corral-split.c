@@ -24,16 +24,45 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
+static const struct corral_usage use = {
+	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-o DIR] [-s "
+	"STRATEGY] -n N [FILE]",
+	"-0\tunits are NUL-separated\n"
+	"-C DIR\tthe tree the units are paths in (weighted)\n"
+	"-H HISTORY\ta history of durations (weighted)\n"
+	"-j\tprint the plan as JSON also with -o\n"
+	"-n N\tthe number of slices (required)\n"
+	"-o DIR\twrite the slice files in DIR\n"
+	"-s STRATEGY\thow to cut: roundrobin, weighted, auto",
+	NULL
+};
+
+/* Append one line of a slice file about unit to b: 0, or -1 (ENOMEM). */
+typedef int line_fn(struct corral_buf *b, const struct corral_plan *p,
+    const char *unit, int sep);
+
+/* A line of DIR/K.units: the unit, ended by sep. */
+static int
+unit_line(struct corral_buf *b, const struct corral_plan *p,
+    const char *unit, int sep)
 {
-	fprintf(fp, "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-n N] "
-	    "[-o DIR] [-s STRATEGY] [FILE]\n");
-	exit(status);
+	(void)p;
+	return corral_buf_addstr(b, unit) < 0 ? -1 : corral_buf_addch(b, sep);
 }
 
+/* A line of DIR/K.est: the unit's expected milliseconds. */
+static int
+estimate_line(struct corral_buf *b, const struct corral_plan *p,
+    const char *unit, int sep)
+{
+	(void)sep;
+	return corral_buf_addf(b, "%lld\n", corral_plan_weight(p, unit));
+}
+
+/* DIR/K.EXT for every slice K of p, a line of each unit in order. */
 static void
-write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
+write_per_slice(const char *dir, const struct corral_plan *p,
+    const char *ext, line_fn *line, int sep)
 {
 	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
 	struct corral_err err;
@@ -41,14 +70,13 @@ write_slices(const char *dir, struct corral_strv *slices, size_t n, int sep)
 
 	if (corral_mkdir_p(dir, 0777, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < p->n; k++) {
 		corral_buf_reset(&path);
 		corral_buf_reset(&body);
-		if (corral_buf_addf(&path, "%s/%zu.units", dir, k) < 0)
+		if (corral_buf_addf(&path, "%s/%zu.%s", dir, k, ext) < 0)
 			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		for (i = 0; i < slices[k].n; i++)
-			if (corral_buf_addstr(&body, slices[k].v[i]) < 0 ||
-			    corral_buf_addch(&body, sep) < 0)
+		for (i = 0; i < p->slices[k].n; i++)
+			if (line(&body, p, p->slices[k].v[i], sep) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 		if (corral_atomic_file(path.data, body.data, body.len,
 		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
@@ -125,32 +153,6 @@ read_units(const char *file, int sep, struct corral_strv *units)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
-/* The weights of units, by name; the index of each in units->v. */
-/* DIR/K.est: the expected milliseconds of each unit of slice K, in order. */
-static void
-write_estimates(const char *dir, const struct corral_plan *p)
-{
-	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
-	struct corral_err err;
-	size_t k, i;
-
-	for (k = 0; k < p->n; k++) {
-		corral_buf_reset(&path);
-		corral_buf_reset(&body);
-		if (corral_buf_addf(&path, "%s/%zu.est", dir, k) < 0)
-			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		for (i = 0; i < p->slices[k].n; i++)
-			if (corral_buf_addf(&body, "%lld\n", corral_plan_weight(p,
-			    p->slices[k].v[i])) < 0)
-				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		if (corral_atomic_file(path.data, body.data, body.len,
-		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
-			corral_die_err(CORRAL_EXIT_ERR, &err);
-	}
-	corral_buf_release(&path);
-	corral_buf_release(&body);
-}
-
 /* DIR/plan.json: what the plan is made of, for people and benchmarks. */
 static void
 write_plan_json(const char *dir, const struct corral_plan *p)
@@ -219,21 +221,22 @@ main(int argc, char *argv[])
 	long long nslices;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "0C:hH:jn:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
 		case 's': strategy = parse_strategy(optarg), chosen = 1; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (!nstr || argc - optind > 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 
@@ -244,9 +247,9 @@ main(int argc, char *argv[])
 	if (strategy != CORRAL_SPLIT_ROUNDROBIN && units.n)
 		say_plan(&p, history);
 	if (dir) {
-		write_slices(dir, p.slices, p.n, sep);
+		write_per_slice(dir, &p, "units", unit_line, sep);
 		if (p.wt.kind == CORRAL_WEIGHTS_MS)
-			write_estimates(dir, &p);
+			write_per_slice(dir, &p, "est", estimate_line, sep);
 		remove_stale(dir, p.n, p.wt.kind == CORRAL_WEIGHTS_MS);
 		if (chosen)
 			write_plan_json(dir, &p);

@@ -15,12 +15,11 @@
 
 #include "corral.h"
 
-static void
-usage(FILE *fp, int status)
-{
-	fprintf(fp, "usage: corral-status [-hj] [OUT]\n");
-	exit(status);
-}
+static const struct corral_usage use = {
+	"corral-status [-hj] [OUT]",
+	"-j\tprint the same as JSON",
+	NULL
+};
 
 static const char *const states[] = { "starting", "running", "done",
     "gone" };
@@ -192,15 +191,16 @@ main(int argc, char *argv[])
 	int c, json = 0, status;
 
 	corral_setprogname(argv[0]);
+	corral_usage_check(&use, argc, argv);
 	while ((c = getopt(argc, argv, "hj")) != -1) {
 		switch (c) {
-		case 'h': usage(stdout, CORRAL_EXIT_OK); break;
+		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'j': json = 1; break;
-		default: usage(stderr, CORRAL_EXIT_ERR);
+		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind > 1)
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	status = run_status(optind < argc ? argv[optind] : ".corral", json);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");

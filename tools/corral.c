@@ -18,21 +18,24 @@
 
 static const char *argv0;
 
+/* After the options of --help: the commands, one a line. */
 static void
-usage(FILE *fp, int status)
+commands(FILE *fp)
 {
 	const struct corral_command *c;
 
-	fprintf(fp, "usage: corral [-hV] [COMMAND [ARG...]]\n");
-	if (fp == stdout) {
-		fprintf(fp, "\nCommands (\"corral help COMMAND\" for "
-		    "one's usage):\n");
-		for (c = corral_commands; c->name; c++)
-			fprintf(fp, "   %-13s %s\n", c->name, c->summary);
-		fprintf(fp, "\nWith no command, corral runs the demo.\n");
-	}
-	exit(status);
+	fprintf(fp, "\nCommands (\"corral help COMMAND\" for one's "
+	    "usage):\n");
+	for (c = corral_commands; c->name; c++)
+		fprintf(fp, "   %-13s %s\n", c->name, c->summary);
+	fprintf(fp, "\nWith no command, corral runs the demo.\n");
 }
+
+static const struct corral_usage use = {
+	"corral [-hV] [COMMAND [ARG...]]",
+	"-V\tprint the version and exit",
+	commands
+};
 
 /* Exec corral-NAME with args (args[0] is replaced); never returns. */
 static void
@@ -72,23 +75,18 @@ main(int argc, char *argv[])
 	argv0 = argv[0];
 	if (argc < 2)
 		run("demo", none);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    (!strcmp(argv[1], "help") && argc == 2))
-		usage(stdout, CORRAL_EXIT_OK);
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("corral %s\n", CORRAL_VERSION);
-		if (fflush(stdout) == EOF || ferror(stdout))
-			corral_die(CORRAL_EXIT_ERR, "cannot write standard "
-			    "output:");
-		return CORRAL_EXIT_OK;
-	}
+	corral_usage_check(&use, argc, argv);
+	if (!strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2))
+		corral_usage(&use, CORRAL_EXIT_OK);
+	if (!strcmp(argv[1], "-V"))
+		corral_usage_version(&use);
 	if (!strcmp(argv[1], "help")) {
 		if (argc > 3)
-			usage(stderr, CORRAL_EXIT_ERR);
+			corral_usage(&use, CORRAL_EXIT_ERR);
 		run(argv[2], help);
 	}
 	if (argv[1][0] == '-')
-		usage(stderr, CORRAL_EXIT_ERR);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	run(argv[1], argv + 1);
 	return CORRAL_EXIT_ERR;
 }

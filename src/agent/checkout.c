@@ -46,45 +46,6 @@ struct job {
 static int copy_entry(struct job *j, const char *rel);
 static int is_clone(const char *path);
 
-/*
- * Normalise a relative path lexically: no empty or "." components, ".."
- * folded into its parent.  "" stands for the root itself.  Returns NULL
- * (errno EINVAL) when ".." climbs above the root.
- */
-static char *
-normalise(const char *path)
-{
-	char *out, *copy, *tok, *save = NULL;
-	size_t len = 0;
-
-	if (!(out = malloc(strlen(path) + 1)) || !(copy = strdup(path))) {
-		free(out);
-		return NULL;
-	}
-	out[0] = '\0';
-	for (tok = strtok_r(copy, "/", &save); tok;
-	    tok = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(tok, "."))
-			continue;
-		if (!strcmp(tok, "..")) {
-			if (len == 0) {
-				free(out);
-				free(copy);
-				errno = EINVAL;
-				return NULL;
-			}
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			len = len > 0 ? len - 1 : 0;
-			out[len] = '\0';
-			continue;
-		}
-		len += (size_t)sprintf(out + len, "%s%s", len ? "/" : "", tok);
-	}
-	free(copy);
-	return out;
-}
-
 /* 1 when path is root or lies below it. */
 static int
 is_within(const char *path, const char *root)
@@ -105,7 +66,7 @@ is_within(const char *path, const char *root)
 static char *
 link_target(const char *link)
 {
-	char buf[PATH_MAX], *dir, *slash, *lexical, *real;
+	char buf[PATH_MAX], *dir, *lexical, *real;
 	ssize_t n;
 
 	if ((real = realpath(link, NULL)) || errno != ENOENT)
@@ -115,10 +76,8 @@ link_target(const char *link)
 	buf[n] = '\0';
 	if (buf[0] == '/')
 		return strdup(buf);
-	if (!(dir = strdup(link)))
+	if (!(dir = corral_path_dir(link)))
 		return NULL;
-	if ((slash = strrchr(dir, '/')))
-		*slash = '\0';
 	real = realpath(dir, NULL);
 	free(dir);
 	if (!real)
@@ -127,7 +86,8 @@ link_target(const char *link)
 	free(real);
 	if (!lexical)
 		return NULL;
-	real = normalise(lexical + 1);	/* absolute: normalise below "/" */
+	/* absolute: normalise below "/" */
+	real = corral_path_normalise(lexical + 1);
 	free(lexical);
 	if (!real)
 		return NULL;
@@ -197,14 +157,10 @@ corral_part_check(const char *src, const char *part, struct corral_err *err)
 	char *realsrc, *rel;
 	int rc;
 
-	if (!*part)
-		return corral_err_set(err, 0, "part '' is empty");
-	if (part[0] == '/')
-		return corral_err_set(err, 0, "part '%s' is absolute", part);
-	if (!(rel = normalise(part)))
-		return errno == EINVAL ? corral_err_set(err, 0,
-		    "part '%s' leaves '%s'", part, src) :
-		    corral_err_set(err, errno, "part '%s'", part);
+	if (corral_path_lexical("part", part, 0, err) < 0)
+		return -1;
+	if (!(rel = corral_path_normalise(part)))
+		return corral_err_set(err, errno, "part '%s'", part);
 	if (!(realsrc = realpath(src, NULL))) {
 		free(rel);
 		return corral_err_set(err, errno, "cannot open '%s'", src);
@@ -536,7 +492,7 @@ list_missing(struct job *j, const char *part)
 static int
 copy_part(struct job *j, const char *part, struct corral_strv *missing)
 {
-	char *rel = normalise(part), *from;
+	char *rel = corral_path_normalise(part), *from;
 	struct stat st;
 	int rc;
 
@@ -598,22 +554,15 @@ check_dest(const char *dest, struct corral_err *err)
 static char *
 make_tmp(const char *dest, struct corral_err *err)
 {
-	char *tmp, *slash;
+	char *tmp;
 
+	if (corral_mkdir_parent(dest, 0777, err) < 0)
+		return NULL;
 	if (!(tmp = malloc(strlen(dest) + sizeof(".tmp.XXXXXX")))) {
 		corral_err_set(err, errno, "checkout");
 		return NULL;
 	}
-	strcpy(tmp, dest);
-	if ((slash = strrchr(tmp, '/')) && slash != tmp) {
-		*slash = '\0';
-		if (corral_mkdir_p(tmp, 0777, err) < 0) {
-			free(tmp);
-			return NULL;
-		}
-		*slash = '/';
-	}
-	strcat(tmp, ".tmp.XXXXXX");
+	sprintf(tmp, "%s.tmp.XXXXXX", dest);
 	if (!mkdtemp(tmp)) {
 		corral_err_set(err, errno, "cannot create '%s'", tmp);
 		free(tmp);
@@ -655,7 +604,7 @@ prepare(const char *src, const struct corral_strv *parts,
 		if (corral_part_check(src, parts->v[i], err) < 0)
 			return -1;
 	for (i = 0; exclude && i < exclude->n; i++) {
-		if (!(rel = normalise(exclude->v[i])) && errno != EINVAL)
+		if (!(rel = corral_path_normalise(exclude->v[i])) && errno != EINVAL)
 			return corral_err_set(err, errno, "checkout");
 		if (rel && corral_strv_add(normex, rel) < 0) {
 			free(rel);

@@ -145,6 +145,9 @@ int corral_buf_addstr(struct corral_buf *b, const char *s);
 int corral_buf_addch(struct corral_buf *b, int c);
 int corral_buf_addf(struct corral_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* corral_buf_addf with a va_list, which it consumes (the caller va_ends). */
+int corral_buf_vaddf(struct corral_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Append s (n bytes) as a JSON string literal, quotes included. */
 int corral_buf_addjson(struct corral_buf *b, const char *s, size_t n);
 void corral_buf_reset(struct corral_buf *b);		/* len = 0, keeps memory */
@@ -235,13 +238,80 @@ int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
-/* io.c: files, atomically                                             */
+/* usage.c: what a program says about itself (for tools; it prints)    */
+
+struct corral_usage {
+	/* "corral-x [-h] FILE"; a second form on a line of its own */
+	const char *synopsis;
+	/* "-o DIR\twhat it does", one line per option; NULL for none */
+	const char *options;
+	/* for --help: more text after the options, or NULL */
+	void (*more)(FILE *fp);
+};
+
+/*
+ * Print u and exit status.  CORRAL_EXIT_OK: the synopsis, "-h, --help",
+ * "--version" and u's option lines on stdout (exit 2 if stdout takes no
+ * write); otherwise the synopsis alone on stderr.  Never returns.
+ */
+void corral_usage(const struct corral_usage *u, int status)
+	__attribute__((noreturn));
+/* Print "PROGRAM VERSION" on stdout and exit 0.  Never returns. */
+void corral_usage_version(const struct corral_usage *u)
+	__attribute__((noreturn));
+/*
+ * --help or --version as the first argument: print u or "PROGRAM
+ * VERSION" on stdout and exit 0; anything else returns.  Every program
+ * calls it first, before its option loop.
+ */
+void corral_usage_check(const struct corral_usage *u, int argc,
+    char *argv[]);
+/*
+ * The option loop of a program whose only option is -h (after
+ * corral_usage_check): returns optind; another option, or more than
+ * most operands, is a usage error.
+ */
+int corral_usage_only_h(const struct corral_usage *u, int argc,
+    char *argv[], int most);
+
+/* ------------------------------------------------------------------ */
+/* path.c: paths as text                                               */
 
 /*
  * "a/b" in fresh memory; a when b is empty, b when a is empty, so a
  * relative path joins a root without a stray slash.  NULL on ENOMEM.
  */
 char *corral_path_join(const char *a, const char *b);
+/* The directory part of path, malloc'd: "." when none, "/" for "/x". */
+char *corral_path_dir(const char *path);
+/* The last component of path: a pointer into it. */
+const char *corral_path_base(const char *path);
+/*
+ * A relative path folded lexically, malloc'd: no empty or "."
+ * components, ".." folded into its parent, "" for the root itself.
+ * NULL with errno EINVAL when ".." climbs above the root, ENOMEM.
+ */
+char *corral_path_normalise(const char *path);
+
+/* For corral_path_lexical: refuse "", "." and ".." components too. */
+#define CORRAL_PATH_CANONICAL	1
+
+/*
+ * The one lexical check of a relative path that must stay inside its
+ * tree; what names it in the refusal ("part", "path").  -1 with err set
+ * to "WHAT '' is empty", "WHAT 'P' is absolute" or "WHAT 'P' leaves the
+ * tree" (a ".." above the start; with CORRAL_PATH_CANONICAL, any ".."),
+ * and with CORRAL_PATH_CANONICAL also "WHAT 'P' is not canonical" and
+ * "WHAT 'P' holds a newline".  0 when it passes.
+ */
+int corral_path_lexical(const char *what, const char *path, int flags,
+    struct corral_err *err);
+/* mkdir -p of the directory that holds path.  0, or -1 with err set. */
+int corral_mkdir_parent(const char *path, mode_t mode,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* io.c: files, atomically                                             */
 
 /* Write all n bytes, retrying on EINTR and short writes.  0 or -1/errno. */
 int corral_write_all(int fd, const void *p, size_t n);
@@ -322,6 +392,9 @@ int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 void corral_atomic_abort(struct corral_atomic *a);
 /* Write a whole file atomically: open + write + commit; flags for both. */
 int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
+    struct corral_err *err);
+/* corral_atomic_file of text at dir/rel, making its directories first. */
+int corral_atomic_file_at(const char *dir, const char *rel, const char *text,
     struct corral_err *err);
 
 /* ------------------------------------------------------------------ */

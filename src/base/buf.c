@@ -62,21 +62,31 @@ corral_buf_addch(struct corral_buf *b, int c)
 }
 
 int
+corral_buf_vaddf(struct corral_buf *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0 || grow(b, (size_t)n) < 0)
+		return -1;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int
 corral_buf_addf(struct corral_buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int rc;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	rc = corral_buf_vaddf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0 || grow(b, (size_t)n) < 0)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-	return 0;
+	return rc;
 }
 
 /* The short escape of c, or NULL when it needs \u00XX. */

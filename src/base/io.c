@@ -204,46 +204,13 @@ fail:
 	return -1;
 }
 
-/* The directory part of path ("." when there is none), malloc'd. */
-char *
-corral_path_join(const char *a, const char *b)
-{
-	char *p;
-
-	if (!*b)
-		return strdup(a);
-	if (!*a)
-		return strdup(b);
-	if (!(p = malloc(strlen(a) + strlen(b) + 2)))
-		return NULL;
-	sprintf(p, "%s/%s", a, b);
-	return p;
-}
-
-static char *
-dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *d;
-
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	if (!(d = malloc((size_t)(slash - path) + 1)))
-		return NULL;
-	memcpy(d, path, (size_t)(slash - path));
-	d[slash - path] = '\0';
-	return d;
-}
-
 int
 corral_fsync_parent(const char *path, struct corral_err *err)
 {
 	char *dir;
 	int fd, rc = 0;
 
-	if (!(dir = dir_of(path)))
+	if (!(dir = corral_path_dir(path)))
 		return corral_err_set(err, errno, "cannot sync '%s'", path);
 	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    fsync(fd) < 0)
@@ -480,4 +447,20 @@ corral_atomic_file(const char *path, const void *p, size_t n, int flags,
 		return -1;
 	}
 	return corral_atomic_commit(&a, flags, err);
+}
+
+int
+corral_atomic_file_at(const char *dir, const char *rel, const char *text,
+    struct corral_err *err)
+{
+	char *path = corral_path_join(dir, rel);
+	int rc = -1;
+
+	if (!path)
+		return corral_err_set(err, errno, "cannot write '%s'", rel);
+	if (corral_mkdir_parent(path, 0777, err) == 0 &&
+	    corral_atomic_file(path, text, strlen(text), 0, err) >= 0)
+		rc = 0;
+	free(path);
+	return rc;
 }

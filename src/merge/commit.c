@@ -232,14 +232,6 @@ out:
 	return rc;
 }
 
-static const char *
-base_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* Write the commit record, rename every prepared temporary, sync. */
 static int
 rename_all(struct merge *m, struct corral_err *err)
@@ -253,7 +245,7 @@ rename_all(struct merge *m, struct corral_err *err)
 		return merge_nomem(err);
 	for (o = outs; *o; o++)
 		if ((*o)->open && (corral_buf_addstr(&rec,
-		    base_of((*o)->a.tmp)) < 0 || corral_buf_addch(&rec,
+		    corral_path_base((*o)->a.tmp)) < 0 || corral_buf_addch(&rec,
 		    '\n') < 0)) {
 			merge_nomem(err);
 			goto out;

@@ -38,19 +38,11 @@
 static void
 vsay(struct merge *m, const char *fmt, va_list ap)
 {
-	va_list aq;
-	char *msg;
-	int n;
+	struct corral_buf msg = CORRAL_BUF_INIT;
 
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || !(msg = malloc((size_t)n + 1)))
-		return;
-	vsnprintf(msg, (size_t)n + 1, fmt, ap);
-	if (m->report)
-		m->report(m->arg, msg);
-	free(msg);
+	if (corral_buf_vaddf(&msg, fmt, ap) == 0 && m->report)
+		m->report(m->arg, msg.data);
+	corral_buf_release(&msg);
 }
 
 /* A warning: said, and the merge goes on as if nothing happened. */

@@ -16,31 +16,6 @@
 #include "base/base.h"
 #include "plan/plan.h"
 
-/* A part must stay inside the tree: not empty, not absolute, no escape. */
-static int
-part_check(const char *part, struct corral_err *err)
-{
-	const char *p = part;
-	long depth = 0;
-	size_t n;
-
-	if (!*part)
-		return corral_err_set(err, 0, "a part is empty");
-	if (*part == '/')
-		return corral_err_set(err, 0, "part '%s' is absolute", part);
-	for (; *p; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (n == 2 && !strncmp(p, "..", 2))
-			depth--;
-		else if (n && !(n == 1 && *p == '.'))
-			depth++;
-		if (depth < 0)
-			return corral_err_set(err, 0, "part '%s' leaves the "
-			    "tree", part);
-	}
-	return 0;
-}
-
 static int
 add_part(struct corral_strv *parts, const char *part, size_t n,
     struct corral_err *err)
@@ -49,7 +24,7 @@ add_part(struct corral_strv *parts, const char *part, size_t n,
 
 	if (corral_strv_addn(parts, part, n) < 0)
 		return corral_err_set(err, errno, "planning");
-	if (part_check(parts->v[before], err) < 0)
+	if (corral_path_lexical("part", parts->v[before], 0, err) < 0)
 		return -1;
 	return 0;
 }

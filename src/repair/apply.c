@@ -21,37 +21,23 @@
 int
 corral_path_check(const char *path, struct corral_err *err)
 {
-	const char *p = path, *end;
+	const char *p = path;
 	size_t n;
 
-	if (!*path)
-		return corral_err_set(err, 0, "path '' is empty");
-	if (*path == '/')
-		return corral_err_set(err, 0, "path '%s' is absolute", path);
-	if (strchr(path, '\n'))
-		return corral_err_set(err, 0, "path '%s' holds a newline",
-		    path);
-	for (;;) {
-		end = strchr(p, '/');
-		n = end ? (size_t)(end - p) : strlen(p);
-		if (n == 2 && !strncmp(p, "..", 2))
-			return corral_err_set(err, 0, "path '%s' leaves the "
-			    "root", path);
-		if (n == 0 || (n == 1 && *p == '.'))
-			return corral_err_set(err, 0, "path '%s' is not "
-			    "canonical", path);
+	if (corral_path_lexical("path", path, CORRAL_PATH_CANONICAL, err) < 0)
+		return -1;
+	for (;; p += n + 1) {
+		n = strcspn(p, "/");
 		if ((n == 4 && !strncmp(p, ".git", 4)) ||
 		    (n == strlen(CORRAL_JOURNAL_DIR) &&
 		    !strncmp(p, CORRAL_JOURNAL_DIR, n)))
 			return corral_err_set(err, 0, "path '%s' is inside "
 			    "'%.*s', which corral never writes", path, (int)n,
 			    p);
-		if (!end)
+		if (!p[n])
 			return 0;
-		p = end + 1;
 	}
 }
-
 
 /*
  * Check the directories on the way to root/path: each is a real

@@ -121,7 +121,7 @@ corral_fix_default_cmd(const char *name, struct corral_buf *b)
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')))
 			*slash = '\0';
-		if (!(path = pathf("%s/%s", self, name)))
+		if (!(path = corral_path_join(self, name)))
 			return -1;
 		if (access(path, X_OK) == 0) {
 			rc = corral_cmd_quote(b, path);
@@ -238,7 +238,7 @@ static int
 look_at_root(struct ctx *c, const char *name, struct corral_findings *out,
     struct corral_err *err)
 {
-	char *dest = pathf("%s/%s", c->work, name);
+	char *dest = corral_path_join(c->work, name);
 	int rc;
 
 	if (!dest)
@@ -299,7 +299,7 @@ make_work(struct ctx *c, struct corral_err *err)
 
 	if (!base && (!(base = getenv("TMPDIR")) || !*base))
 		base = "/tmp";
-	if (!(c->work = pathf("%s/%s", base, "corral-fix.XXXXXX")))
+	if (!(c->work = corral_path_join(base, "corral-fix.XXXXXX")))
 		return corral_err_set(err, ENOMEM, "setup");
 	if (!mkdtemp(c->work)) {
 		corral_err_set(err, errno, "cannot create '%s'", c->work);
@@ -308,7 +308,7 @@ make_work(struct ctx *c, struct corral_err *err)
 		return -1;
 	}
 	/* Marked as a clone: removed by corral_clone_remove, never cloned. */
-	if (!(mark = pathf("%s/%s", c->work, CORRAL_CLONE_MARK)) ||
+	if (!(mark = corral_path_join(c->work, CORRAL_CLONE_MARK)) ||
 	    (fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    0644)) < 0) {
 		corral_err_set(err, errno, "cannot create '%s'", c->work);
@@ -317,7 +317,7 @@ make_work(struct ctx *c, struct corral_err *err)
 	}
 	close(fd);
 	free(mark);
-	if (!(c->staged = pathf("%s/%s", c->work, "staged")))
+	if (!(c->staged = corral_path_join(c->work, "staged")))
 		return corral_err_set(err, ENOMEM, "setup");
 	return 0;
 }
@@ -517,7 +517,7 @@ try_clone_and_look(struct try *t, struct corral_err *err)
 		return corral_err_set(err, errno, "cannot create '%s'", t->dir);
 	if (clone_root(t->c, t->clone, err) < 0)
 		return -1;
-	if (!(tag = pathf("%s/%s", t->dir + strlen(t->c->work) + 1,
+	if (!(tag = corral_path_join(t->dir + strlen(t->c->work) + 1,
 	    "before")))
 		return corral_err_set(err, ENOMEM, "attempt");
 	rc = look(t->c, t->clone, tag, &t->before, err);
@@ -543,9 +543,9 @@ try_patch(struct try *t, struct corral_err *err)
 	const char *envv[] = { NULL, NULL };
 	struct corral_cmd cmd = { 0 };
 	struct corral_cmd_status st;
-	char *in = pathf("%s/%s", t->dir, "finding.json");
-	char *out = pathf("%s/%s", t->dir, "patch.out");
-	char *errf = pathf("%s/%s", t->dir, "patch.err");
+	char *in = corral_path_join(t->dir, "finding.json");
+	char *out = corral_path_join(t->dir, "patch.out");
+	char *errf = corral_path_join(t->dir, "patch.err");
 	int rc = -1;
 
 	if (!in || !out || !errf || corral_buf_addf(&env,
@@ -602,7 +602,7 @@ try_diff(struct try *t, struct corral_err *err)
 	for (i = 0; i < t->changes.n && rc == 0; i++) {
 		if (t->changes.v[i].action != CORRAL_ACTION_WRITE)
 			continue;
-		if (!(from = pathf("%s/%s", t->clone, t->changes.v[i].path)))
+		if (!(from = corral_path_join(t->clone, t->changes.v[i].path)))
 			return corral_err_set(err, ENOMEM, "attempt");
 		rc = corral_blob_put(t->blobs, from, t->changes.v[i].sha256,
 		    err);
@@ -620,7 +620,7 @@ try_verify(struct try *t, struct corral_err *err)
 	char *tag;
 	int rc;
 
-	if (!(tag = pathf("%s/%s", t->dir + strlen(t->c->work) + 1, "after")))
+	if (!(tag = corral_path_join(t->dir + strlen(t->c->work) + 1, "after")))
 		return corral_err_set(err, ENOMEM, "attempt");
 	rc = look(t->c, t->clone, tag, &t->after, err);
 	free(tag);
@@ -717,15 +717,15 @@ attempt(struct ctx *c, size_t i)
 	t.res = &c->r->results[i];
 	t.n = i + 1;
 	t.dir = attempt_dir(c, t.n);
-	t.clone = t.dir ? pathf("%s/%s", t.dir, "clone") : NULL;
-	t.blobs = t.dir ? pathf("%s/%s", t.dir, "files") : NULL;
+	t.clone = t.dir ? corral_path_join(t.dir, "clone") : NULL;
+	t.blobs = t.dir ? corral_path_join(t.dir, "files") : NULL;
 	if (!t.dir || !t.clone || !t.blobs)
 		rc = corral_err_set(&err, ENOMEM, "attempt");
 	else
 		rc = try_run(&t, &err);
 	if (rc < 0)
 		verdict(&t, "error", "%s", err.msg);
-	file = t.dir ? pathf("%s/%s", t.dir, "result.json") : NULL;
+	file = t.dir ? corral_path_join(t.dir, "result.json") : NULL;
 	rc = file && format_verdict(&t, &b) == 0 &&
 	    corral_atomic_file(file, b.data, b.len, 0, &err) >= 0 ? 0 : -1;
 	corral_buf_release(&b);
@@ -791,7 +791,7 @@ collect(struct ctx *c, size_t i, struct corral_fix_result *res,
 	struct corral_err e;
 	int cnl = 0, rc;
 
-	file = dir ? pathf("%s/%s", dir, "result.json") : NULL;
+	file = dir ? corral_path_join(dir, "result.json") : NULL;
 	if (!file)
 		rc = corral_err_set(err, ENOMEM, "attempt");
 	else if (corral_read_file(file, &text, &e) < 0)
@@ -1089,7 +1089,7 @@ combined_check(struct ctx *c, struct corral_err *err)
 	r->combined = -1;
 	if (!c->accepted.n)
 		return 0;
-	if (!(dest = pathf("%s/%s", c->work, "combined")))
+	if (!(dest = corral_path_join(c->work, "combined")))
 		return corral_err_set(err, ENOMEM, "combined");
 	rc = clone_root(c, dest, err);
 	if (rc == 0 && (rc = check_before(c, dest, err)) == 0)
@@ -1162,7 +1162,7 @@ apply_journaled(struct ctx *c, struct corral_journal *j,
 	if (corral_journal_seal(j, err) < 0 ||
 	    corral_apply_changes(c->root, &c->accepted, c->staged, err) < 0)
 		return -1;
-	if (!(dest = pathf("%s/%s", c->work, "remeasured")))
+	if (!(dest = corral_path_join(c->work, "remeasured")))
 		return corral_err_set(err, ENOMEM, "apply");
 	rc = clone_root(c, dest, err);
 	if (rc == 0)

@@ -27,19 +27,7 @@
 static int
 vsay(struct corral_buf *b, int verdict, const char *fmt, va_list ap)
 {
-	va_list aq;
-	char *text;
-	int n, rc;
-
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || !(text = malloc((size_t)n + 1)))
-		return -1;
-	vsnprintf(text, (size_t)n + 1, fmt, ap);
-	rc = corral_buf_addstr(b, text);
-	free(text);
-	return rc < 0 ? -1 : verdict;
+	return corral_buf_vaddf(b, fmt, ap) < 0 ? -1 : verdict;
 }
 
 /* Say what is wrong: CORRAL_CHECK_FAIL, or -1 on ENOMEM. */
@@ -90,24 +78,7 @@ static int
 put(const struct corral_doctor *d, const char *rel, const char *text,
     struct corral_err *err)
 {
-	struct corral_buf path = CORRAL_BUF_INIT;
-	char *slash;
-	int rc = -1;
-
-	if (corral_buf_addf(&path, "%s/%s", d->scratch, rel) < 0) {
-		corral_err_set(err, errno, "writing '%s'", rel);
-		goto out;
-	}
-	slash = strrchr(path.data, '/');
-	*slash = '\0';
-	if (corral_mkdir_p(path.data, 0777, err) < 0)
-		goto out;
-	*slash = '/';
-	if (corral_atomic_file(path.data, text, strlen(text), 0, err) >= 0)
-		rc = 0;
-out:
-	corral_buf_release(&path);
-	return rc;
+	return corral_atomic_file_at(d->scratch, rel, text, err);
 }
 
 /* The bytes of d->scratch/rel into b (reset first).  0 or -1. */

@@ -29,16 +29,6 @@ struct demo {
 	struct corral_err *err;
 };
 
-static char *
-path_in(const struct demo *d, const char *rel)
-{
-	char *p = malloc(strlen(d->tmp) + strlen(rel) + 2);
-
-	if (p)
-		sprintf(p, "%s/%s", d->tmp, rel);
-	return p;
-}
-
 static void
 say(struct demo *d, const char *text)
 {
@@ -61,20 +51,7 @@ claim(struct demo *d, const char *label, int ok, const char *good,
 static int
 put(struct demo *d, const char *rel, const char *text)
 {
-	char *p = path_in(d, rel), *slash;
-	int rc = -1;
-
-	if (!p)
-		return corral_err_set(d->err, ENOMEM, "demo");
-	slash = strrchr(p, '/');
-	*slash = '\0';
-	if (corral_mkdir_p(p, 0777, d->err) == 0) {
-		*slash = '/';
-		rc = corral_atomic_file(p, text, strlen(text), 0, d->err) < 0 ?
-		    -1 : 0;
-	}
-	free(p);
-	return rc;
+	return corral_atomic_file_at(d->tmp, rel, text, d->err);
 }
 
 /* 1 when the file at rel holds exactly text. */
@@ -82,7 +59,7 @@ static int
 holds(struct demo *d, const char *rel, const char *text)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
-	char *p = path_in(d, rel);
+	char *p = corral_path_join(d->tmp, rel);
 	int yes;
 
 	yes = p && corral_read_file(p, &b, NULL) == 0 &&
@@ -97,8 +74,8 @@ fix(struct demo *d, const char *root, int dry_run, const char *patcher,
     const char *bundle, struct corral_fix_report *r)
 {
 	struct corral_fix_opts o;
-	char *rootp = path_in(d, root), *bundlep = bundle ?
-	    path_in(d, bundle) : NULL;
+	char *rootp = corral_path_join(d->tmp, root), *bundlep = bundle ?
+	    corral_path_join(d->tmp, bundle) : NULL;
 	int rc;
 
 	corral_fix_opts_init(&o);
@@ -159,7 +136,7 @@ digest(struct demo *d, const char *rel, char out[CORRAL_SHA256_HEX])
 {
 	struct corral_snap s = CORRAL_SNAP_INIT;
 	struct corral_buf b = CORRAL_BUF_INIT;
-	char *p = path_in(d, rel);
+	char *p = corral_path_join(d->tmp, rel);
 	size_t i;
 	int rc = p ? corral_snap_take(&s, p, NULL, d->err) : -1;
 
@@ -181,7 +158,7 @@ part_two(struct demo *d)
 	char before[CORRAL_SHA256_HEX], after[CORRAL_SHA256_HEX];
 	struct corral_buf cmd = CORRAL_BUF_INIT;
 	struct corral_fix_report r;
-	char *script = path_in(d, "regress.sh");
+	char *script = corral_path_join(d->tmp, "regress.sh");
 	int rc = -1;
 
 	if (!script || put(d, "regress.sh", "printf 'real_check()\\n' > "
@@ -215,7 +192,7 @@ describe(struct demo *d)
 {
 	struct corral_buf text = CORRAL_BUF_INIT;
 	struct corral_manifest m;
-	char *bundle = path_in(d, "bundle"), *line, *nl;
+	char *bundle = corral_path_join(d->tmp, "bundle"), *line, *nl;
 	int rc = -1;
 
 	if (bundle && corral_bundle_read(bundle, &m, d->err) == 0) {
@@ -252,8 +229,8 @@ apply(struct demo *d, const char *area, struct outcome *out)
 
 	memset(&r, 0, sizeof(r));
 	corral_bundle_opts_init(&o);
-	o.bundle = path_in(d, "bundle");
-	o.root = path_in(d, "target");
+	o.bundle = corral_path_join(d->tmp, "bundle");
+	o.root = corral_path_join(d->tmp, "target");
 	o.areas = &areas;
 	o.dry_run = 0;
 	rc = corral_strv_add(&areas, area) < 0 || !o.bundle || !o.root ?
@@ -350,7 +327,8 @@ make_tmp(struct demo *d)
 		    "directory in '%s'", base);
 	}
 	/* Marked as a clone, so corral_clone_remove may remove it. */
-	if (!(mark = path_in(d, CORRAL_CLONE_MARK)) || (fd = open(mark,
+	if (!(mark = corral_path_join(d->tmp, CORRAL_CLONE_MARK)) ||
+	    (fd = open(mark,
 	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		free(mark);
 		return corral_err_set(d->err, errno, "cannot create '%s'",

@@ -51,27 +51,6 @@ corral_command_find(const char *name)
 	return NULL;
 }
 
-/* The directory part of path, malloc'd; "/" for "/x". */
-static char *
-parent_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-	char *dir;
-
-	if (slash && n == 0)
-		n = 1;
-	if (!(dir = malloc(n + 2)))
-		return NULL;
-	if (!slash)
-		strcpy(dir, ".");
-	else {
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
-	return dir;
-}
-
 static int
 is_file(const char *path)
 {
@@ -130,19 +109,10 @@ corral_self_dir(const char *argv0, struct corral_err *err)
 		    argv0 ? argv0 : "this program");
 		return NULL;
 	}
-	if (!(dir = parent_of(exe)))
+	if (!(dir = corral_path_dir(exe)))
 		corral_err_set(err, errno, "cannot tell where '%s' is", exe);
 	free(exe);
 	return dir;
-}
-
-/* 1 when path's last component is name. */
-static int
-base_is(const char *path, const char *name)
-{
-	const char *slash = strrchr(path, '/');
-
-	return !strcmp(slash ? slash + 1 : path, name);
 }
 
 /* 1 when bindir looks like a checkout's build/FLAVOR/bin. */
@@ -152,10 +122,11 @@ is_build_bin(const char *bindir)
 	char *flavor, *build;
 	int rc = 0;
 
-	if (!base_is(bindir, "bin") || !(flavor = parent_of(bindir)))
+	if (strcmp(corral_path_base(bindir), "bin") ||
+	    !(flavor = corral_path_dir(bindir)))
 		return 0;
-	if ((build = parent_of(flavor)))
-		rc = base_is(build, "build");
+	if ((build = corral_path_dir(flavor)))
+		rc = !strcmp(corral_path_base(build), "build");
 	free(flavor);
 	free(build);
 	return rc;
@@ -280,5 +251,34 @@ corral_env_isolate(const char *bindir)
 out:
 	corral_strv_release(&drop);
 	corral_buf_release(&path);
+	return rc;
+}
+
+char *
+corral_self_isolated(const char *argv0, struct corral_err *err)
+{
+	char *bindir = corral_self_dir(argv0, err);
+
+	if (bindir && corral_env_isolate(bindir) < 0) {
+		corral_err_set(err, errno, "out of memory");
+		free(bindir);
+		return NULL;
+	}
+	return bindir;
+}
+
+int
+corral_mk_locate(const char *bindir, struct corral_buf *path,
+    struct corral_err *err)
+{
+	struct corral_buf tried = CORRAL_BUF_INIT;
+	int rc = corral_mk_find(bindir, path, &tried);
+
+	if (rc < 0 && errno == ENOENT)
+		corral_err_set(err, 0, "corral.mk not found; looked for %s",
+		    tried.data ? tried.data : "nothing");
+	else if (rc < 0)
+		corral_err_set(err, errno, "out of memory");
+	corral_buf_release(&tried);
 	return rc;
 }

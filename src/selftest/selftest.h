@@ -48,6 +48,12 @@ int corral_program_find(const char *dir, const char *name,
  * with CORRAL_AGENTS exported).  0, or -1 on ENOMEM.
  */
 int corral_env_isolate(const char *bindir);
+/*
+ * The start of a program that runs the install it is part of: its
+ * directory (corral_self_dir), with the environment isolated to it
+ * (corral_env_isolate).  malloc'd, or NULL with err set.
+ */
+char *corral_self_isolated(const char *argv0, struct corral_err *err);
 
 /*
  * Find corral.mk for the programs in bindir: ../share/corral/corral.mk
@@ -59,6 +65,12 @@ int corral_env_isolate(const char *bindir);
  */
 int corral_mk_find(const char *bindir, struct corral_buf *path,
     struct corral_buf *tried);
+/*
+ * corral_mk_find with its failure as one error: "corral.mk not found;
+ * looked for A, B, C" (or ENOMEM).  0, or -1 with err set.
+ */
+int corral_mk_locate(const char *bindir, struct corral_buf *path,
+    struct corral_err *err);
 
 /*
  * The version the file at path carries, from its CORRAL_VERSION_TAG.

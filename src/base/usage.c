@@ -1,0 +1,103 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * usage.c is what every program says about itself: the synopsis and one
+ * line per option for -h and --help (on stdout, exit 0), the synopsis
+ * alone for a usage error (on stderr, exit 2), and "PROGRAM VERSION" for
+ * --version.  Like err.c it prints, for the tools; the library never
+ * calls it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+/* Each form of the synopsis on a line: "usage: " first, then indented. */
+static void
+print_synopsis(FILE *fp, const char *synopsis)
+{
+	const char *p = synopsis, *nl;
+	const char *lead = "usage: ";
+
+	for (; *p; p = nl + (*nl == '\n'), lead = "       ") {
+		nl = p + strcspn(p, "\n");
+		fprintf(fp, "%s%.*s\n", lead, (int)(nl - p), p);
+	}
+}
+
+/* Each "OPTION\tWHAT" line of options as "  OPTION      WHAT". */
+static void
+print_options(FILE *fp, const char *options)
+{
+	const char *p = options, *nl, *tab;
+
+	for (; *p; p = nl + (*nl == '\n')) {
+		nl = p + strcspn(p, "\n");
+		tab = memchr(p, '\t', (size_t)(nl - p));
+		if (!tab)
+			tab = nl;
+		fprintf(fp, "  %-14.*s %.*s\n", (int)(tab - p), p,
+		    (int)(nl - tab - (tab < nl)), tab + (tab < nl));
+	}
+}
+
+/* Flush stdout and exit status, or 2 when standard output took no write. */
+static void __attribute__((noreturn))
+finish(int status)
+{
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	exit(status);
+}
+
+void
+corral_usage(const struct corral_usage *u, int status)
+{
+	FILE *fp = status == CORRAL_EXIT_OK ? stdout : stderr;
+
+	print_synopsis(fp, u->synopsis);
+	if (fp == stdout) {
+		print_options(stdout, "-h, --help\tprint this help and exit");
+		print_options(stdout, "--version\tprint the version and exit");
+		if (u->options)
+			print_options(stdout, u->options);
+		if (u->more)
+			u->more(stdout);
+	}
+	finish(status);
+}
+
+void
+corral_usage_version(const struct corral_usage *u)
+{
+	/* the synopsis's first word: corral-lock names itself corral */
+	printf("%.*s %s\n", (int)strcspn(u->synopsis, " \n"), u->synopsis,
+	    CORRAL_VERSION);
+	finish(CORRAL_EXIT_OK);
+}
+
+void
+corral_usage_check(const struct corral_usage *u, int argc, char *argv[])
+{
+	if (argc < 2)
+		return;
+	if (!strcmp(argv[1], "--help"))
+		corral_usage(u, CORRAL_EXIT_OK);
+	if (!strcmp(argv[1], "--version"))
+		corral_usage_version(u);
+}
+
+int
+corral_usage_only_h(const struct corral_usage *u, int argc, char *argv[],
+    int most)
+{
+	int c;
+
+	corral_usage_check(u, argc, argv);
+	while ((c = getopt(argc, argv, "h")) != -1)
+		corral_usage(u, c == 'h' ? CORRAL_EXIT_OK : CORRAL_EXIT_ERR);
+	if (argc - optind > most)
+		corral_usage(u, CORRAL_EXIT_ERR);
+	return optind;
+}

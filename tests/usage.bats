@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# usage.bats -- every program says what it is: -h and --help print the
+# synopsis and a line per option, --version its name and version.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+}
+
+# version: CORRAL_VERSION as the library defines it.
+version() {
+	sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h"
+}
+
+@test "usage: every program answers -h and --help with its synopsis on stdout, exit 0 and nothing on stderr" {
+	local prog name opt n=0
+	for prog in "$CORRAL_TEST_BIN"/corral*; do
+		name=$(basename "$prog")
+		for opt in -h --help; do
+			run -0 --separate-stderr "$prog" "$opt"
+			[ -z "$stderr" ] || flunk "$name $opt wrote to stderr: $stderr"
+			[[ ${lines[0]} == "usage: $name"* ]] ||
+				flunk "$name $opt: first line is '${lines[0]}'"
+		done
+		n=$((n + 1))
+	done
+	[ "$n" -ge 17 ] || flunk "only $n programs checked"
+}
+
+@test "usage: every program's --help has one line for each option of its synopsis, -h and --version too" {
+	local prog name letter
+	for prog in "$CORRAL_TEST_BIN"/corral*; do
+		name=$(basename "$prog")
+		run -0 --separate-stderr "$prog" --help
+		grep -qE '^  -h, --help ' <<<"$output" || flunk "$name: no -h line"
+		grep -qE '^  --version ' <<<"$output" || flunk "$name: no --version line"
+		for letter in $(printf '%s\n' "$output" |
+		    sed -n '1{/^usage: /p;};/^       /p' |
+		    grep -oE '(^|[][ |])-[A-Za-z0-9]+' | sed 's/^[][ |]*-//' |
+		    fold -w1 | sort -u); do
+			grep -qE -- "^  -$letter[ ,]" <<<"$output" ||
+				flunk "$name --help has no line for -$letter"
+		done
+	done
+}
+
+@test "usage: every program prints its name and version for --version, exit 0" {
+	local prog name
+	for prog in "$CORRAL_TEST_BIN"/corral*; do
+		name=$(basename "$prog")
+		run -0 --separate-stderr "$prog" --version
+		[ "$output" = "$name $(version)" ] ||
+			flunk "$name --version printed '$output'"
+		[ -z "$stderr" ] || flunk "$name --version wrote to stderr"
+	done
+}
+
+@test "usage: a usage error prints the synopsis alone on stderr and exits 2" {
+	run -2 --separate-stderr corral-split
+	[ -z "$output" ] || flunk "stdout: $output"
+	[ "$stderr" = "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-o DIR] [-s STRATEGY] -n N [FILE]" ] ||
+		flunk "stderr: $stderr"
+}
+
+@test "usage: corral-split's synopsis shows -n as required, as its parser makes it" {
+	run -0 --separate-stderr corral-split -h
+	[[ ${lines[0]} == *" -n N [FILE]" ]] || flunk "${lines[0]}"
+	[[ ${lines[0]} != *"[-n N]"* ]] || flunk "${lines[0]}"
+	run -2 --separate-stderr corral-split </dev/null
+}
+
+@test "usage: --help on a full standard output exits 2 with one line" {
+	run -2 --separate-stderr sh -c 'corral-split --help >/dev/full'
+	[ "$stderr" = "corral-split: cannot write standard output: No space left on device" ] ||
+		flunk "$stderr"
+}
