@@ -247,7 +247,9 @@ listing() {
 	mkdir -p proj/.corral/work/corral-0.OLD/tests && echo x > proj/.corral/work/corral-0.OLD/tests/a
 	run -0 ls proj/.corral/work
 	[ "${#lines[@]}" -ge 1 ] || flunk "no clone left"
-	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_WAIT=0
+	# SIGKILL is delivered, not awaited: the killed agents may hold the lock
+	# a moment longer, so the next run waits for them (never for ever).
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_WAIT=20
 	run -0 ls -A proj/.corral/work
 	assert_output ""
 }
