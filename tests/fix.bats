@@ -669,7 +669,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 	wait "$first" || status=$?
 	assert_equal 2 "$status"
 	run -0 cat first.err
-	assert_output "corral-fix: could not look: the finder ended with signal 9"
+	assert_output "corral-fix: could not look: the finder ended with signal 9 (SIGKILL)"
 	assert_equal "$before" "$(tree_digest root)"
 	no_leftovers
 }

@@ -2,7 +2,7 @@
 /*
  * base.h: what every area of libcorral builds on -- errors and messages,
  * allocation, buffers, string vectors, hash sets, lines, time, option
- * values, atomic files, SHA-256, reading a population, running a program,
+ * values, atomic files, SHA-256, reading a population, starting children,
  * the run lock and small JSON objects.  The library reports and the tool
  * decides: nothing declared here prints or exits, except the x* helpers
  * and the corral_warn/die family, which only tools/ may call.  Functions
@@ -518,14 +518,75 @@ int corral_sha256_fd(int fd, const char *name, char hex[CORRAL_SHA256_HEX],
 int corral_sha256_valid(const char *s);
 
 /* ------------------------------------------------------------------ */
-/* spawn.c: running a program and waiting for it                       */
+/* proc.c: starting a child, waiting for it, saying how it ended       */
+
+/* One setrlimit(2) a child gets before its exec. */
+struct corral_proc_limit {
+	int res;		/* RLIMIT_CPU, ... */
+	long long soft, hard;
+};
 
 /*
- * A program to run: argv[0] is looked up on PATH (or is a path); dir is
- * its working directory (NULL: ours); env holds NAME=VALUE settings added
- * to our environment, NULL-ended, or is NULL; stdin is /dev/null; stdout
- * and stderr go to the file out (created or truncated), or stdout is read
- * into capture (stderr inherited), or both are inherited.
+ * A child to start: path (looked up on PATH when it holds no '/') with
+ * argv and envp (NULL: our environment).  stdin is the file in, or
+ * /dev/null; stdout is the file out (created or truncated), else the
+ * descriptor outfd, else ours; stderr the same from err and errfd, or a
+ * copy of stdout when err_is_out.  The files are opened before the
+ * change to dir (NULL: ours).  group: a process group of its own;
+ * sigdfl: a signal (0: none) set back to its default action, one the
+ * parent ignores; limits[0..nlimits): set in the child, which then
+ * starts by vfork, not posix_spawn.  Every signal is unblocked in the
+ * child.  Start from CORRAL_PROC_INIT; nothing here is freed.
+ */
+struct corral_proc {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	const char *dir;
+	const char *in;
+	const char *out;
+	const char *err;
+	int outfd;
+	int errfd;
+	int err_is_out;
+	int group;
+	int sigdfl;
+	const struct corral_proc_limit *limits;
+	int nlimits;
+};
+
+#define CORRAL_PROC_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+	-1, -1, 0, 0, 0, NULL, 0 }
+
+/*
+ * Start p.  0 with *pid set, or the errno that kept it from starting, a
+ * failed exec included (then there is no child to wait for).
+ */
+int corral_proc_start(const struct corral_proc *p, pid_t *pid);
+/*
+ * Our environment less every NAME that extra (NAME=VALUE, NULL-ended,
+ * may be NULL) sets, then extra, appended to env.  0, or -1 on ENOMEM
+ * (env holds a part; the caller releases it either way).
+ */
+int corral_proc_env(struct corral_strv *env, const char *const *extra);
+/* 1 when child pid has ended (not reaped yet), 0 when not, -1 with errno. */
+int corral_proc_ended(pid_t pid);
+/*
+ * Wait until child pid ends or the monotonic ms deadline passes (0:
+ * none), without reaping it.  1 when it ended, 0 at the deadline, -1
+ * with errno.
+ */
+int corral_proc_await(pid_t pid, long long deadline);
+/* Reap child pid, its wait status in *wstatus (may be NULL).  0, or -1. */
+int corral_proc_reap(pid_t pid, int *wstatus);
+
+/*
+ * A program to run to its end: argv[0] is looked up on PATH (or is a
+ * path); dir is its working directory (NULL: ours); env holds NAME=VALUE
+ * settings added to our environment, NULL-ended, or is NULL; stdin is
+ * /dev/null; stdout and stderr go to the file out (created or truncated),
+ * or stdout is read into capture (stderr inherited), or both are
+ * inherited.
  */
 struct corral_spawn {
 	const char *const *argv;
@@ -542,8 +603,36 @@ struct corral_spawn {
  */
 int corral_spawn_run(const struct corral_spawn *s, int *wstatus,
     struct corral_err *err);
-/* Append "exit 3" or "signal 9 (SIGKILL)" for wstatus.  0, or -1 ENOMEM. */
-int corral_wstatus_describe(struct corral_buf *b, int wstatus);
+
+/* "SIGSEGV" for sig into out (or "SIG70" for one without a name). */
+const char *corral_signal_name(int sig, char out[32]);
+/*
+ * The signal a shell's exit status 128 + N reports its child killed by,
+ * when that signal means a crash: one whose default action is a core dump
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGQUIT,
+ * SIGXCPU, SIGXFSZ), or SIGKILL (the OOM killer).  0 otherwise: after
+ * SIGTERM, SIGINT, SIGHUP or SIGPIPE a program often exits 128 + N
+ * itself, having cleaned up, and that is an exit code like any other.
+ */
+int corral_proc_shell_crash(int code);
+/*
+ * Append how a child ended: "exit 3", "signal 9 (SIGKILL)", or, when the
+ * child is a shell (shell != 0) that reports a crash, "signal 11
+ * (SIGSEGV), reported by the shell as exit 139".  0, or -1 on ENOMEM.
+ */
+int corral_proc_describe(struct corral_buf *b, int wstatus, int shell);
+/*
+ * Append ": LAST", LAST being the last non-blank line of the file open at
+ * fd (< 0: none), trimmed and cut to 200 bytes; only its last 4096
+ * bytes are read.  Nothing when there is none.  0, or -1 on ENOMEM.
+ */
+int corral_proc_add_last_line(struct corral_buf *b, int fd);
+/*
+ * Append text[0..n) cut to at most max bytes on a UTF-8 character
+ * boundary (with "..." when cut), NUL bytes shown as '?'.  0, or -1.
+ */
+int corral_add_excerpt(struct corral_buf *b, const char *text, size_t n,
+    size_t max);
 
 /* ------------------------------------------------------------------ */
 /* json.c: small JSON objects and numbers                             */

@@ -46,7 +46,7 @@ unit_parts(const char *cmd, const char *dir, const char *unit,
 	if (corral_spawn_run(&s, &wstatus, err) < 0)
 		goto out;
 	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-		corral_wstatus_describe(&how, wstatus);
+		corral_proc_describe(&how, wstatus, 1);
 		corral_err_set(err, 0, "the parts command failed for unit "
 		    "'%s' (%s)", unit, how.data ? how.data : "?");
 		goto out;

@@ -103,7 +103,7 @@ struct corral_cmd_status {
 	int timed_out;
 	int exited;		/* 1: exit_code is valid */
 	int exit_code;
-	int signal;		/* the signal that killed it, or 0 */
+	int wstatus;		/* as waitpid(2) gave it */
 };
 
 /*
@@ -113,9 +113,10 @@ struct corral_cmd_status {
 int corral_cmd_run(const struct corral_cmd *c, struct corral_cmd_status *st,
     struct corral_err *err);
 /*
- * Append how it ended to b ("exit 3", "signal 9", "timed out after 30
- * s") and, when errfile (may be NULL) has a non-blank line, ": LAST"
- * for the last one (cut to 200 bytes).  0, or -1 on ENOMEM.
+ * Append how it ended to b ("exit 3", "signal 9 (SIGKILL)", "timed out
+ * after 30 s", as corral_proc_describe says it for a shell) and, when
+ * errfile (may be NULL) has a non-blank line, ": LAST" for the last one
+ * (cut to 200 bytes).  0, or -1 on ENOMEM.
  */
 int corral_cmd_describe(struct corral_buf *b,
     const struct corral_cmd_status *st, long timeout_ms, const char *errfile);

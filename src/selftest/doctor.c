@@ -128,7 +128,7 @@ run(const struct corral_doctor *d, const char *const *argv,
 	if (WIFEXITED(wstatus))
 		return WEXITSTATUS(wstatus);
 	fail(detail, "'%s' died of ", argv[0]);
-	corral_wstatus_describe(detail, wstatus);
+	corral_proc_describe(detail, wstatus, 0);
 	return -1;
 }
 

@@ -1,0 +1,133 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * run-private.h: what the four files of running a slice share (run.c,
+ * slice.c, supervise.c, capture.c), and nothing else reads: a run's own
+ * state, a unit's output being captured, a unit being waited for.
+ */
+#ifndef CORRAL_RUN_PRIVATE_H
+#define CORRAL_RUN_PRIVATE_H
+
+#include <sys/types.h>
+
+#include "agent/agent.h"
+#include "agent/agent-private.h"
+
+/* How much of a unit's output is read from its pipe at once. */
+#define IOBUF_SIZE	65536
+
+/* What a run keeps for itself: struct corral_run's st. */
+struct corral_run_state {
+	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
+	char *noteroot;		/* the same directory, absolute */
+	char *logsdir;		/* LOGDIR less its trailing slashes */
+	char *log;		/* LOGDIR/agent-ID.jsonl */
+	char *part;		/* LOGDIR/agent-ID.jsonl.part, the checkpoint */
+	struct corral_runlog rl;	/* the log itself */
+	int watchfd;		/* to the watchdog */
+	int guardfd;		/* a pidfd of guard, or -1 */
+	pid_t watchdog;
+	struct corral_strv env;	/* the units' environment */
+	struct corral_strv cloned;	/* the parts checked out */
+	dev_t clone_dev;	/* the clone as checked out, to tell when a */
+	ino_t clone_ino;	/* unit removed or replaced it */
+	int reaper;		/* orphans of units come to this process */
+	pid_t *inherited;	/* children it had before any unit ran */
+	size_t ninherited;
+	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */
+	struct corral_buf line;	/* the record being written */
+	long long slice_end;	/* monotonic ms when time is up, or 0 */
+	int slice_why;		/* 'T': the slice's limit; 'd': the run's */
+	int nlimits;		/* setrlimit(2) calls each unit gets */
+	struct corral_proc_limit limits[3];
+	char *iobuf;		/* for the units' output */
+	struct corral_live live;
+};
+
+/*
+ * A unit's output arrives through a pipe and goes to its N.out file.
+ * Past max bytes, the first max/2 stay where they are and the latest
+ * max - max/2 are kept in a window after them, which is moved back
+ * whenever it has grown to twice that; at the end the window's last part
+ * goes after a marker saying how much was left out.  Disk use stays
+ * below twice max, memory at one chunk.
+ */
+struct capture {
+	int fd;			/* the N.out file */
+	long long max;		/* 0: keep everything */
+	long long head, tail;	/* what is kept of a longer output */
+	long long size;		/* bytes in the file, until it overflows */
+	long long total;	/* bytes the unit wrote */
+	long long win;		/* overflowing: window bytes after head */
+	int over;
+	int err;		/* errno of a failed write; 0 */
+	char *buf;		/* IOBUF_SIZE bytes */
+};
+
+/* How one attempt is waited for. */
+struct waiting {
+	pid_t pid;
+	int pipefd;		/* the read end, or -1 after EOF */
+	long long deadline;	/* monotonic ms; 0: none */
+	int why;		/* 't': its timeout, 'T': the slice's, 'd': the run's */
+	long long kill_at;	/* after SIGTERM, when SIGKILL follows */
+	int sent;		/* 0, SIGTERM or SIGKILL */
+	long strays;		/* processes left running, killed at its end */
+};
+
+/* ------------------------------------------------------------------ */
+/* run.c: getting ready                                                */
+
+/*
+ * Before the next unit: when this one removed or replaced its clone,
+ * check it out again at the same path.  1 when it did, 0 when the clone
+ * is the one checked out, -1 with err.
+ */
+int corral_run_clone_check(struct corral_run *r, struct corral_err *err);
+/* Why unit was not checked out, or NULL when it was. */
+const char *corral_run_refusal_of(const struct corral_run *r,
+    const char *unit);
+/*
+ * Set the units' CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT for an
+ * attempt.  0, or -1 on ENOMEM.
+ */
+int corral_run_unit_env(struct corral_run *r, const char *unit,
+    const char *note, int attempt);
+
+/* ------------------------------------------------------------------ */
+/* supervise.c: a unit's supervision                                   */
+
+/* Open a pidfd of r->guard, when there is one and the kernel has them. */
+void corral_run_guard_open(struct corral_run *r);
+/* Whether the guard has ended; the first time, the run stops as on TERM. */
+int corral_run_guard_check(struct corral_run *r);
+/* Fork the watchdog.  0, or -1 with err set. */
+int corral_run_watchdog_start(struct corral_run *r, struct corral_err *err);
+/* Tell the watchdog the slice is done, and reap it. */
+void corral_run_watchdog_stop(struct corral_run *r);
+/*
+ * Become a child subreaper (where Linux can) and remember the children
+ * that are no unit's.  0, or -1 with err set (ENOMEM).
+ */
+int corral_run_become_reaper(struct corral_run *r, struct corral_err *err);
+/*
+ * Start /bin/sh -c CMD for one unit, its stdout and stderr on outfd.  0
+ * with *pid set, or the error number of what kept it from starting.
+ */
+int corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid);
+/*
+ * Wait for the unit w->pid, its output from w->pipefd into c, enforcing
+ * w's deadline; then kill what it left running and reap it into
+ * *status.  0, or -1 with errno.
+ */
+int corral_run_wait_unit(struct corral_run *r, struct waiting *w,
+    struct capture *c, int *status);
+
+/* ------------------------------------------------------------------ */
+/* capture.c: a unit's output                                          */
+
+/* Add p[0..n) to c; a write error is kept in c->err, the rest dropped. */
+void corral_run_capture_add(struct capture *c, const char *p, size_t n);
+/* Put the kept tail after the marker, and cut the file there. */
+void corral_run_capture_finish(struct capture *c);
+
+#endif /* CORRAL_RUN_PRIVATE_H */

@@ -1,0 +1,608 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * slice.c is the slice's loop: after the units a checkpoint vouches for,
+ * each unit runs once and again up to its retries, each attempt with its
+ * own N.out and CORRAL_NOTE, and its record goes to the log as soon as
+ * it is final; units the slice's time or a refused part keeps from
+ * running get a record too.  How an attempt ended becomes its status
+ * and its note here.
+ */
+#define _GNU_SOURCE	/* pipe2 */
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "record/record.h"
+#include "agent/agent.h"
+#include "agent/agent-private.h"
+#include "agent/run-private.h"
+
+/* The longest note a unit may leave in CORRAL_NOTE, in bytes. */
+#define NOTE_MAX	4096
+
+/* How one attempt of a unit ended, as the record will say. */
+struct outcome {
+	struct corral_buf out;	/* the output file's path */
+	int why;		/* of a timeout: 't', 'T' or 'd' (struct waiting) */
+	int ok;
+	const char *status;
+	int exit_code;		/* -1: null */
+	const char *signal;	/* NULL, or points into signame */
+	char signame[32];
+	long long ms;
+	struct corral_buf note;
+	long strays;		/* processes left running, killed after it */
+	int renewed;		/* it removed or replaced its clone */
+};
+
+/* ------------------------------------------------------------------ */
+/* Outputs of an earlier run                                            */
+
+/*
+ * "N.out", "N.note", "N.A.out", "N.A.note" with N > keep: what an earlier
+ * run left, less what the units resumed from it point to.
+ */
+static int
+is_output(const char *name, size_t keep)
+{
+	size_t n = strspn(name, "0123456789"), a;
+
+	if (n > 0 && strtoull(name, NULL, 10) <= keep)
+		return 0;
+	if (n > 0 && name[n] == '.' &&
+	    (a = strspn(name + n + 1, "0123456789")) > 0)
+		n += 1 + a;
+	return n > 0 && (!strcmp(name + n, ".out") ||
+	    !strcmp(name + n, ".note"));
+}
+
+static int
+clear_outputs(const char *dir, size_t keep, struct corral_err *err)
+{
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (!(d = opendir(dir)))
+		return corral_err_set(err, errno, "cannot open '%s'", dir);
+	while (rc == 0 && (de = readdir(d)))
+		if (is_output(de->d_name, keep) &&
+		    unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
+			rc = corral_err_set(err, errno, "cannot remove '%s/%s'",
+			    dir, de->d_name);
+	closedir(d);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Describing how a unit ended                                          */
+
+static int
+is_blank(int c)
+{
+	return c != '\0' && isspace((unsigned char)c);
+}
+
+/*
+ * The first line the unit wrote to its CORRAL_NOTE file, into b (reset
+ * first).  1 if there is one, 0 if not (no file, not a regular file, or
+ * a blank first line), -1 on ENOMEM.  O_NONBLOCK so a FIFO cannot hang
+ * the agent; O_NOFOLLOW so a symlink cannot make it read other files.
+ */
+static int
+read_note(const char *path, struct corral_buf *b)
+{
+	char text[NOTE_MAX + 1];
+	struct stat st;
+	size_t len = 0, end;
+	ssize_t n = 1;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		while (len < sizeof(text) && !memchr(text, '\n', len) &&
+		    (n = read(fd, text + len, sizeof(text) - len)) > 0)
+			len += (size_t)n;
+	close(fd);
+	for (end = 0; end < len && text[end] != '\n'; end++)
+		;
+	while (end > 0 && is_blank(text[end - 1]))
+		end--;
+	if (end == 0)
+		return 0;
+	corral_buf_reset(b);
+	return corral_add_excerpt(b, text, end, NOTE_MAX) < 0 ? -1 : 1;
+}
+
+/* "TIMEOUT: after 2s, ended by SIGTERM" and how the time ran out. */
+static int
+describe_timeout(struct corral_run *r, struct outcome *o,
+    const struct waiting *w, int status)
+{
+	char limit[32], took[32], grace[32];
+	int rc;
+
+	o->status = "timeout";
+	o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	o->signal = corral_signal_name(w->sent, o->signame);
+	corral_seconds_format(r->timeout_ms, limit);
+	corral_seconds_format(r->slice_ms, took);
+	if (w->why == 't')
+		rc = corral_buf_addf(&o->note, "TIMEOUT: after %s", limit);
+	else if (w->why == 'T')
+		rc = corral_buf_addf(&o->note, "TIMEOUT: the slice's time "
+		    "limit (%s) ran out", took);
+	else
+		rc = corral_buf_addstr(&o->note, "TIMEOUT: the run's deadline "
+		    "passed");
+	corral_duration_format(o->ms, took);
+	if (w->why != 't')
+		rc |= corral_buf_addf(&o->note, " after %s", took);
+	rc |= corral_buf_addf(&o->note, ", ended by %s", o->signal);
+	corral_seconds_format(r->grace_ms, grace);
+	if (w->sent == SIGKILL)
+		rc |= corral_buf_addf(&o->note, " (SIGTERM did not end it "
+		    "within %s)", grace);
+	return rc;
+}
+
+/*
+ * A unit that a CPU time or file size limit stopped says so: the signal
+ * ended it, or its shell reported it as 128 + the signal.
+ */
+static int
+describe_limit(struct corral_run *r, struct outcome *o, int status)
+{
+	int sig = 0;
+
+	if (WIFSIGNALED(status))
+		sig = WTERMSIG(status);
+	else if (WEXITSTATUS(status) > 128)
+		sig = WEXITSTATUS(status) - 128;
+	corral_buf_reset(&o->note);
+	if (sig == SIGXCPU && r->limits.cpu)
+		return corral_buf_addf(&o->note, "LIMIT: CPU time limit "
+		    "(%llds) exceeded (SIGXCPU)", r->limits.cpu) < 0 ? -1 : 1;
+	if (sig == SIGXFSZ && r->limits.fsize)
+		return corral_buf_addf(&o->note, "LIMIT: file size limit "
+		    "(%lld bytes) exceeded (SIGXFSZ)", r->limits.fsize) < 0 ?
+		    -1 : 1;
+	return 0;
+}
+
+/* Fill o from how the unit ended; spawn_err != 0: it never started. */
+static int
+describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
+    const struct waiting *w, int outfd)
+{
+	int sig, rc;
+
+	o->ok = 0;
+	o->exit_code = -1;
+	o->signal = NULL;
+	if (spawn_err) {
+		o->status = "error";
+		return corral_buf_addf(&o->note, "ERROR: cannot start: %s",
+		    strerror(spawn_err));
+	}
+	if (w->sent)
+		return describe_timeout(r, o, w, status) < 0 ? -1 :
+		    corral_proc_add_last_line(&o->note, outfd);
+	if (WIFSIGNALED(status)) {
+		sig = WTERMSIG(status);
+		o->status = "crash";
+		o->signal = corral_signal_name(sig, o->signame);
+		if ((rc = describe_limit(r, o, status)) != 0)
+			return rc < 0 ? -1 : 0;
+		return corral_buf_addstr(&o->note, "CRASH: ") |
+		    corral_proc_describe(&o->note, status, 1);
+	}
+	o->exit_code = WEXITSTATUS(status);
+	if (o->exit_code == 0) {
+		o->ok = 1;
+		o->status = "pass";
+		return corral_buf_addstr(&o->note, "PASS: exit 0");
+	}
+	o->status = "fail";
+	if ((rc = describe_limit(r, o, status)) != 0)
+		return rc < 0 ? -1 : corral_proc_add_last_line(&o->note, outfd);
+	if ((sig = corral_proc_shell_crash(o->exit_code))) {
+		o->status = "crash";
+		o->signal = corral_signal_name(sig, o->signame);
+		return corral_buf_addstr(&o->note, "CRASH: ") |
+		    corral_proc_describe(&o->note, status, 1);
+	}
+	if ((corral_buf_addstr(&o->note, "FAIL: ") |
+	    corral_proc_describe(&o->note, status, 1)) < 0)
+		return -1;
+	return corral_proc_add_last_line(&o->note, outfd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                              */
+
+/* final: the unit's last record, after which the checkpoint is sealed. */
+static int
+write_record(struct corral_run *r, const struct corral_record *rec,
+    int final, struct corral_err *err)
+{
+	corral_buf_reset(&r->st->line);
+	if (corral_record_format(&r->st->line, rec) < 0)
+		return corral_err_set(err, ENOMEM, "cannot write '%s'",
+		    r->st->part);
+	return corral_runlog_write(&r->st->rl, &r->st->line, final, err);
+}
+
+static int
+append_record(struct corral_run *r, const char *unit, int attempt,
+    const struct outcome *o, int final, struct corral_err *err)
+{
+	struct corral_record rec;
+	char at[CORRAL_TIME_ISO_SIZE];
+
+	corral_time_iso(at);
+	rec.agent_id = r->agent;
+	rec.unit = unit;
+	rec.ok = o->ok;
+	rec.note = o->note.data;
+	rec.at = at;
+	rec.status = o->status;
+	rec.exit_code = o->exit_code;
+	rec.signal = o->signal;
+	rec.duration_ms = o->ms;
+	rec.attempt = attempt;
+	rec.run = r->run;
+	rec.output = o->out.data;
+	rec.inputs = r->inputs;
+	rec.stray = o->strays;
+	return write_record(r, &rec, final, err);
+}
+
+/*
+ * The record of a unit that never ran: refused (why says why; status
+ * "error", attempt 1), else left unrun by the slice's or the run's time.
+ */
+static int
+append_unrun(struct corral_run *r, const char *unit, const char *why,
+    struct corral_err *err)
+{
+	struct corral_buf note = CORRAL_BUF_INIT;
+	struct corral_record rec;
+	char at[CORRAL_TIME_ISO_SIZE], limit[32];
+	int rc;
+
+	corral_seconds_format(r->slice_ms, limit);
+	if (why)
+		rc = corral_buf_addf(&note, "ERROR: not checked out: %s", why);
+	else if (r->st->slice_why == 'T')
+		rc = corral_buf_addf(&note, "NOT-RUN: the slice's time limit "
+		    "(%s) ran out", limit);
+	else
+		rc = corral_buf_addstr(&note, "NOT-RUN: the run's deadline "
+		    "passed");
+	if (rc < 0)
+		return corral_err_set(err, ENOMEM, "cannot write '%s'",
+		    r->st->part);
+	corral_time_iso(at);
+	memset(&rec, 0, sizeof(rec));
+	rec.agent_id = r->agent;
+	rec.unit = unit;
+	rec.note = note.data;
+	rec.at = at;
+	rec.status = why ? "error" : "not-run";
+	rec.exit_code = -1;
+	rec.attempt = why ? 1 : 0;
+	rec.run = r->run;
+	rec.inputs = r->inputs;
+	rc = write_record(r, &rec, 1, err);
+	corral_buf_release(&note);
+	r->failed++;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attempts                                                             */
+
+/* Whether the slice's (or the run's) time is up. */
+static int
+time_up(const struct corral_run *r)
+{
+	return r->st->slice_end && corral_time_ms() >= r->st->slice_end;
+}
+
+/* When this attempt must end, and why; 0 when it need not. */
+static void
+set_deadline(const struct corral_run *r, struct waiting *w, long long t0)
+{
+	w->deadline = r->timeout_ms ? t0 + r->timeout_ms : 0;
+	w->why = 't';
+	if (r->st->slice_end &&
+	    (!w->deadline || r->st->slice_end < w->deadline)) {
+		w->deadline = r->st->slice_end;
+		w->why = r->st->slice_why;
+	}
+}
+
+/* Run the attempt with its output on capture c; say how it ended in o. */
+static int
+execute(struct corral_run *r, struct capture *c, const char *notepath,
+    struct outcome *o, struct corral_err *err)
+{
+	struct corral_buf own = CORRAL_BUF_INIT;
+	struct waiting w;
+	long long t0 = corral_time_ms();
+	int e, p[2], status = 0, rc = 0;
+
+	memset(&w, 0, sizeof(w));
+	set_deadline(r, &w, t0);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return corral_err_set(err, errno, "cannot run a unit");
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	w.pipefd = p[0];
+	e = corral_run_spawn_unit(r, p[1], &w.pid);
+	close(p[1]);
+	if (e)
+		close(p[0]);
+	else if (corral_run_wait_unit(r, &w, c, &status) < 0) {
+		rc = corral_err_set(err, errno, "cannot wait for a unit");
+		if (w.pipefd >= 0)
+			close(w.pipefd);
+		return rc;
+	}
+	corral_run_capture_finish(c);
+	o->ms = corral_time_ms() - t0;
+	if (corral_run_caught())
+		return 0;
+	o->why = w.why;
+	o->strays = w.strays;
+	if (describe(r, o, e, status, &w, c->fd) < 0 ||
+	    (rc = read_note(notepath, &own)) < 0)
+		rc = corral_err_set(err, ENOMEM, "cannot run a unit");
+	else if (rc == 1 && !w.sent) {
+		corral_buf_release(&o->note);
+		o->note = own;
+		return 0;
+	}
+	corral_buf_release(&own);
+	return rc < 0 ? -1 : 0;
+}
+
+/* N.out and N.note for the first attempt, N.A.out and N.A.note after. */
+static int
+attempt_paths(struct corral_run *r, size_t n, int attempt,
+    struct corral_buf *out, struct corral_buf *note)
+{
+	char suffix[24] = "";
+
+	if (attempt > 1)
+		snprintf(suffix, sizeof(suffix), ".%d", attempt);
+	return corral_buf_addf(out, "%s/%zu%s.out", r->st->outdir, n, suffix) |
+	    corral_buf_addf(note, "%s/%zu%s.note", r->st->noteroot, n, suffix);
+}
+
+/* Attempt number attempt of unit n (from 1) of the slice. */
+static int
+run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
+    struct outcome *o, struct corral_err *err)
+{
+	struct corral_buf note = CORRAL_BUF_INIT;
+	struct capture c;
+	int rc = -1;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	c.max = r->output_max;
+	c.head = c.max / 2;
+	c.tail = c.max - c.head;
+	c.buf = r->st->iobuf;
+	if (attempt_paths(r, n, attempt, &o->out, &note) < 0 ||
+	    corral_run_unit_env(r, unit, note.data, attempt) < 0) {
+		corral_err_set(err, ENOMEM, "cannot run a unit");
+		goto out;
+	}
+	c.fd = open(o->out.data, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (c.fd < 0) {
+		corral_err_set(err, errno, "cannot create '%s'", o->out.data);
+		goto out;
+	}
+	if (execute(r, &c, note.data, o, err) < 0)
+		goto out;
+	if (c.err) {
+		corral_err_set(err, c.err, "cannot write '%s'", o->out.data);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (c.fd >= 0)
+		close(c.fd);
+	corral_buf_release(&note);
+	return rc;
+}
+
+/* Whether a failed attempt may be tried again. */
+static int
+retryable(const struct corral_run *r, const struct outcome *o, int attempt)
+{
+	if (o->ok || attempt > r->retries || time_up(r))
+		return 0;
+	if (!strcmp(o->status, "timeout") && o->why != 't')
+		return 0;
+	return !(r->no_retry && o->exit_code >= 0 && o->exit_code < 256 &&
+	    r->no_retry[o->exit_code]);
+}
+
+/* A pass after a failure: flaky, with what the first failure said. */
+static int
+make_flaky(struct outcome *o, const struct corral_buf *first, int attempt)
+{
+	corral_buf_reset(&o->note);
+	o->status = "flaky";
+	return corral_buf_addf(&o->note, "FLAKY: passed on attempt %d; "
+	    "attempt 1: %s", attempt, first->data ? first->data : "");
+}
+
+/* What the agent cleaned up after the attempt, at the end of its note. */
+static int
+add_aftermath(struct outcome *o)
+{
+	int rc = 0;
+
+	if (o->strays)
+		rc |= corral_buf_addf(&o->note, "; killed %ld process%s left "
+		    "running", o->strays, o->strays == 1 ? "" : "es");
+	if (o->renewed)
+		rc |= corral_buf_addstr(&o->note, "; it removed or replaced "
+		    "its clone, checked out again");
+	return rc;
+}
+
+static long long
+weight_of(const struct corral_run *r, size_t i)
+{
+	return r->expect ? (r->expect[i] > 0 ? r->expect[i] : 1) : 1;
+}
+
+/* Unit number i (from 0) of the slice, with its retries. */
+static int
+run_unit(struct corral_run *r, const char *unit, size_t i,
+    struct corral_err *err)
+{
+	struct corral_buf first = CORRAL_BUF_INIT;
+	struct outcome o;
+	int attempt, final, rc = 0;
+
+	for (attempt = 1; rc == 0 && !corral_run_caught(); attempt++) {
+		memset(&o, 0, sizeof(o));
+		corral_live_start(&r->st->live, unit, i + 1, attempt,
+		    r->expect ? r->expect[i] : -1);
+		if ((rc = run_attempt(r, unit, i + 1, attempt, &o, err)) < 0 ||
+		    corral_run_caught() ||
+		    (rc = corral_run_clone_check(r, err)) < 0)
+			goto next;
+		o.renewed = rc;
+		rc = 0;
+		final = !retryable(r, &o, attempt);
+		if (o.ok && attempt > 1)
+			rc = make_flaky(&o, &first, attempt);
+		else if (!o.ok && attempt == 1)
+			rc = corral_buf_addstr(&first, o.note.data);
+		if (rc == 0)
+			rc = add_aftermath(&o);
+		if (rc < 0) {
+			corral_err_set(err, ENOMEM, "cannot run a unit");
+			goto next;
+		}
+		if ((rc = append_record(r, unit, attempt, &o, final, err)) < 0)
+			goto next;
+		r->failed += final && !o.ok;
+		corral_live_end(&r->st->live, unit, o.status, o.ms, attempt, final,
+		    weight_of(r, i));
+		rc = final;
+next:
+		corral_buf_release(&o.note);
+		corral_buf_release(&o.out);
+	}
+	corral_buf_release(&first);
+	return rc < 0 ? -1 : 0;
+}
+
+/* When the slice's time is up: its own limit or the run's deadline. */
+static void
+set_slice_end(struct corral_run *r)
+{
+	long long now = corral_time_ms(), left;
+
+	if (r->slice_ms) {
+		r->st->slice_end = now + r->slice_ms;
+		r->st->slice_why = 'T';
+	}
+	if (r->deadline_ms) {
+		left = r->deadline_ms - corral_time_epoch_ms();
+		left = left > 0 ? left : 0;
+		if (!r->st->slice_end || now + left < r->st->slice_end) {
+			r->st->slice_end = now + left;
+			r->st->slice_why = 'd';
+		}
+		if (!r->st->slice_end)
+			r->st->slice_end = 1;	/* already past, and not "none" */
+	}
+}
+
+static int
+open_live(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err)
+{
+	long long weight = 0;
+	size_t i;
+
+	for (i = 0; i < units->n; i++)
+		weight += weight_of(r, i);
+	r->st->live.print = r->progress;
+	r->st->live.print_arg = r->progress_arg;
+	r->st->live.tty = r->progress_tty;
+	return corral_live_open(&r->st->live, r->statedir, r->agent, r->run,
+	    units->n, weight, err);
+}
+
+/* A unit resumed from the checkpoint counts as if it had just run. */
+static void
+resumed_unit(void *arg, size_t i, const struct corral_json_record *last)
+{
+	struct corral_run *r = arg;
+
+	r->failed += !last->ok;
+	corral_live_end(&r->st->live, last->unit, last->status ? last->status :
+	    last->ok ? "pass" : "fail", last->duration_ms > 0 ?
+	    last->duration_ms : 0, last->attempt > 0 ? (int)last->attempt : 1,
+	    1, weight_of(r, i));
+}
+
+int
+corral_run_units(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err)
+{
+	const char *why;
+	char name[32];
+	size_t i;
+	int rc = 0;
+
+	if (!r->st->iobuf && !(r->st->iobuf = malloc(IOBUF_SIZE)))
+		return corral_err_set(err, ENOMEM, "cannot start");
+	if (open_live(r, units, err) < 0 ||
+	    corral_runlog_resume(&r->st->rl, units, r->inputs, resumed_unit, r,
+	    err) < 0 ||
+	    clear_outputs(r->st->outdir, r->st->rl.resumed, err) < 0)
+		return -1;
+	r->resume_note = r->st->rl.note;
+	set_slice_end(r);
+	for (i = r->st->rl.resumed; i < units->n &&
+	    !corral_run_guard_check(r) && !corral_run_caught() && rc == 0;
+	    i++) {
+		why = time_up(r) ? NULL : corral_run_refusal_of(r, units->v[i]);
+		if (!time_up(r) && !why) {
+			rc = run_unit(r, units->v[i], i, err);
+			continue;
+		}
+		if ((rc = append_unrun(r, units->v[i], why, err)) == 0)
+			corral_live_end(&r->st->live, units->v[i], why ? "error" :
+			    "not-run", 0, why ? 1 : 0, 1, weight_of(r, i));
+	}
+	if (rc < 0)
+		return -1;
+	if (corral_run_caught())
+		return corral_err_set(err, 0, "stopped by %s",
+		    corral_signal_name(corral_run_caught(), name));
+	return 0;
+}

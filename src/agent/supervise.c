@@ -1,0 +1,596 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * supervise.c starts one unit and watches it to its end: the signals the
+ * agent forwards to the unit's process group, the watchdog that outlives
+ * an agent killed outright, the guard whose end stops the run, the
+ * unit's deadline (SIGTERM, then SIGKILL after the grace period), and,
+ * the agent being a child subreaper, every process the unit left
+ * running, killed and reaped before the unit itself is reaped.
+ */
+#define _GNU_SOURCE	/* ppoll */
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "agent/agent.h"
+#include "agent/agent-private.h"
+#include "agent/run-private.h"
+
+/* How often a guard is looked at where the kernel has no pidfd, in ms. */
+#define GUARD_POLL_MS	250
+/* How many children are killed (and then reaped) at a time. */
+#define STRAY_BATCH	64
+/* The most children the agent may have before any unit runs. */
+#define INHERITED_MAX	1024
+/* The most children looked at in one pass. */
+#define CHILDREN_MAX	(INHERITED_MAX + STRAY_BATCH)
+
+
+/* What the signal handler shares with the loop. */
+static volatile sig_atomic_t caught;	/* first forwarded signal */
+static volatile sig_atomic_t unit_pgid;	/* the running unit's group */
+static int xfsz_ignored_on_entry;
+
+/* ------------------------------------------------------------------ */
+/* Signals                                                              */
+
+/*
+ * Forward the first signal to the running unit's process group and make
+ * any later one a SIGKILL, for a unit that ignores the first.  A signal
+ * that comes before the group exists is forwarded by the loop.
+ */
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	pid_t pgid = (pid_t)unit_pgid;
+
+	if (pgid > 0)
+		kill(-pgid, caught ? SIGKILL : sig);
+	if (!caught)
+		caught = sig;
+	errno = saved;
+}
+
+/* Only to interrupt ppoll(2) when a unit ends. */
+static void
+on_child(int sig)
+{
+	(void)sig;
+}
+
+int
+corral_run_signals(struct corral_err *err)
+{
+	static const int forward[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa, old;
+	sigset_t chld;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
+		sigaddset(&sa.sa_mask, forward[i]);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	for (i = 0; i < sizeof(forward) / sizeof(forward[0]); i++) {
+		if (sigaction(forward[i], NULL, &old) < 0)
+			return corral_err_set(err, errno, "cannot set signals");
+		if (old.sa_handler != SIG_IGN &&
+		    sigaction(forward[i], &sa, NULL) < 0)
+			return corral_err_set(err, errno, "cannot set signals");
+	}
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGXFSZ, &sa, &old) < 0)
+		return corral_err_set(err, errno, "cannot set signals");
+	xfsz_ignored_on_entry = old.sa_handler == SIG_IGN;
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigaction(SIGCHLD, &sa, NULL) < 0 ||
+	    sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+		return corral_err_set(err, errno, "cannot set signals");
+	return 0;
+}
+
+int
+corral_run_caught(void)
+{
+	return caught;
+}
+
+/* ------------------------------------------------------------------ */
+/* The watchdog                                                         */
+
+/*
+ * The watchdog's whole life: out of the agent's process group (so a
+ * signal to that group spares it) and deaf to the usual stop signals,
+ * it learns each unit's process group from fd.  When fd reaches EOF
+ * without the agent having said it is done, the agent died: kill the
+ * unit's group and remove the clone.
+ */
+static void
+watchdog(int fd, const char *clone, int keep)
+{
+	int32_t msg, pgid = 0;
+	int done = 0, null;
+	ssize_t n;
+
+	setpgid(0, 0);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	if ((null = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	for (;;) {
+		n = recv(fd, &msg, sizeof(msg), MSG_WAITALL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(msg))
+			break;
+		if (msg < 0)
+			done = 1;
+		else
+			pgid = msg;
+	}
+	if (!done && pgid > 0)
+		kill(-pgid, SIGKILL);
+	if (!done && !keep)
+		corral_clone_remove(clone, NULL);
+	corral_child_exit(0);
+}
+
+int
+corral_run_watchdog_start(struct corral_run *r, struct corral_err *err)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return corral_err_set(err, errno, "cannot start the watchdog");
+	if ((pid = fork()) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return corral_err_set(err, errno, "cannot start the watchdog");
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		watchdog(sv[1], r->clone, r->keep);
+	}
+	close(sv[1]);
+	r->st->watchfd = sv[0];
+	r->st->watchdog = pid;
+	return 0;
+}
+
+/* Tell the watchdog the running group (0: none; -1: the slice is done). */
+static void
+watchdog_tell(struct corral_run *r, int32_t msg)
+{
+	if (r->st->watchfd >= 0)
+		(void)send(r->st->watchfd, &msg, sizeof(msg), MSG_NOSIGNAL);
+}
+
+void
+corral_run_watchdog_stop(struct corral_run *r)
+{
+	watchdog_tell(r, -1);
+	if (r->st->watchfd >= 0)
+		close(r->st->watchfd);
+	r->st->watchfd = -1;
+	if (r->st->watchdog > 0)
+		(void)corral_proc_reap(r->st->watchdog, NULL);
+	r->st->watchdog = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The guard                                                            */
+
+/*
+ * A pidfd of the guard, polled with the unit's output: it becomes
+ * readable the moment the guard ends, and, unlike a pid, cannot come to
+ * name another process.  Kernels before 5.3 have none; there the guard is
+ * looked at every GUARD_POLL_MS, a zombie counting as gone as it does for
+ * the pidfd, which is readable once the guard exits, reaped or not.  A
+ * guard already gone stops the agent before its first unit.
+ */
+void
+corral_run_guard_open(struct corral_run *r)
+{
+	long fd;
+
+	r->st->guardfd = -1;
+	if (r->guard <= 0)
+		return;
+	fd = syscall(SYS_pidfd_open, r->guard, 0);
+	if (fd >= 0) {
+		r->st->guardfd = (int)fd;
+		(void)fcntl(r->st->guardfd, F_SETFD, FD_CLOEXEC);
+	}
+}
+
+/* Whether the guard has ended; the first time, the run stops as on TERM. */
+int
+corral_run_guard_check(struct corral_run *r)
+{
+	struct pollfd pfd;
+	int gone;
+
+	if (r->guard <= 0)
+		return 0;
+	if (r->guard_gone)
+		return 1;
+	if (r->st->guardfd >= 0) {
+		pfd.fd = r->st->guardfd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		gone = poll(&pfd, 1, 0) > 0;
+	} else {
+		gone = !corral_pid_alive(r->guard);
+	}
+	if (gone) {
+		r->guard_gone = 1;
+		if (!caught)
+			caught = SIGTERM;
+	}
+	return gone;
+}
+
+/* ------------------------------------------------------------------ */
+/* Strays                                                               */
+
+/*
+ * As a child subreaper the agent gets every orphan among its descendants:
+ * a process a unit detached (setsid, a double fork out of its group,
+ * daemon(3)) becomes the agent's child as soon as its parent ends.  So
+ * once a unit's main process has ended, the agent's children other than
+ * that process, the watchdog and those it had before any unit ran are
+ * exactly what the unit left running.
+ */
+
+/*
+ * Up to max children of this process, from the kernel's list of each of
+ * its threads.  -1 when /proc cannot tell.
+ */
+static long
+read_children(pid_t *out, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	FILE *fp;
+	long pid, n = 0;
+
+	if (!(d = opendir("/proc/self/task")))
+		return -1;
+	while ((size_t)n < max && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.20s/children",
+		    de->d_name);
+		if (!(fp = fopen(path, "re")))
+			continue;
+		while ((size_t)n < max && fscanf(fp, "%ld", &pid) == 1)
+			out[n++] = (pid_t)pid;
+		fclose(fp);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Up to max children, from the parent field of every process in /proc. */
+static long
+scan_children(pid_t *out, size_t max)
+{
+	char path[64], stat[512], *p;
+	struct dirent *de;
+	long ppid, n = 0;
+	ssize_t len;
+	DIR *d;
+	int fd;
+
+	if (!(d = opendir("/proc")))
+		return -1;
+	while ((size_t)n < max && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, stat, sizeof(stat) - 1);
+		close(fd);
+		stat[len > 0 ? len : 0] = '\0';
+		/* "PID (COMM) STATE PPID ...", and COMM may hold ')'. */
+		if ((p = strrchr(stat, ')')) &&
+		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == getpid())
+			out[n++] = (pid_t)atol(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static long
+list_children(const struct corral_run *r, pid_t *out, size_t max)
+{
+	return r->st->reaper == 'c' ? read_children(out, max) :
+	    scan_children(out, max);
+}
+
+/* Whether pid is not a unit's leftover: the unit itself or the agent's. */
+static int
+is_agents(const struct corral_run *r, pid_t pid, pid_t unit)
+{
+	size_t i;
+
+	if (pid == unit || pid == r->st->watchdog)
+		return 1;
+	for (i = 0; i < r->st->ninherited; i++)
+		if (r->st->inherited[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Become a subreaper, and remember the children that are no unit's. */
+int
+corral_run_become_reaper(struct corral_run *r, struct corral_err *err)
+{
+	char path[64];
+	pid_t kids[INHERITED_MAX];
+	long n;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return 0;	/* before Linux 3.4: the unit's group only */
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
+	    (long)getpid());
+	r->st->reaper = access(path, R_OK) == 0 ? 'c' : 'p';
+	if ((n = list_children(r, kids, INHERITED_MAX)) <= 0)
+		return 0;
+	if (!(r->st->inherited = malloc((size_t)n * sizeof(*kids))))
+		return corral_err_set(err, ENOMEM, "cannot start");
+	memcpy(r->st->inherited, kids, (size_t)n * sizeof(*kids));
+	r->st->ninherited = (size_t)n;
+	return 0;
+}
+
+/*
+ * Kill and reap every process the unit left, over and over, since a
+ * dying process's children come back as new orphans and a process can
+ * fork until its SIGKILL lands.  Returns how many were still running and
+ * died of this SIGKILL: not those of the unit's group when a timeout's
+ * SIGKILL reached the group already (group_killed).
+ */
+static long
+kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
+{
+	pid_t kids[CHILDREN_MAX], strays[STRAY_BATCH];
+	int sent[STRAY_BATCH], status;
+	long n, i, k, killed = 0;
+
+	for (;;) {
+		if ((n = list_children(r, kids, CHILDREN_MAX)) <= 0)
+			break;
+		for (i = k = 0; i < n && k < STRAY_BATCH; i++)
+			if (!is_agents(r, kids[i], unit))
+				strays[k++] = kids[i];
+		if (k == 0)
+			break;
+		for (i = 0; i < k; i++)
+			sent[i] = corral_proc_ended(strays[i]) != 1 &&
+			    kill(strays[i], SIGKILL) == 0 &&
+			    !(group_killed && getpgid(strays[i]) == unit);
+		for (i = 0; i < k; i++) {
+			status = 0;
+			(void)corral_proc_reap(strays[i], &status);
+			killed += sent[i] && WIFSIGNALED(status) &&
+			    WTERMSIG(status) == SIGKILL;
+		}
+	}
+	return killed;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running a unit                                                       */
+
+/*
+ * Start /bin/sh -c CMD for one unit in the clone, in a process group of
+ * its own, its stdout and stderr on outfd, with the unit's limits.  0
+ * with *pid set, or the error number of what kept it from starting.
+ */
+int
+corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
+{
+	struct corral_proc p = CORRAL_PROC_INIT;
+	char *argv[] = { "sh", "-c", NULL, NULL };
+
+	argv[2] = (char *)r->cmd;
+	p.path = "/bin/sh";
+	p.argv = argv;
+	p.envp = r->st->env.v;
+	p.dir = r->clone;
+	p.outfd = outfd;
+	p.errfd = outfd;
+	p.group = 1;
+	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
+	p.limits = r->st->limits;
+	p.nlimits = r->st->nlimits;
+	return corral_proc_start(&p, pid);
+}
+
+/* ------------------------------------------------------------------ */
+/* Waiting for a unit                                                   */
+
+/* Read what the pipe holds now into c; EOF closes it. */
+static void
+drain(struct waiting *w, struct capture *c)
+{
+	ssize_t n;
+
+	while (w->pipefd >= 0) {
+		n = read(w->pipefd, c->buf, IOBUF_SIZE);
+		if (n > 0) {
+			corral_run_capture_add(c, c->buf, (size_t)n);
+		} else if (n == 0) {
+			close(w->pipefd);
+			w->pipefd = -1;
+		} else if (errno != EINTR) {
+			break;
+		}
+	}
+}
+
+/*
+ * Past the deadline: SIGTERM to the unit's whole group, then SIGKILL after
+ * the grace period.  Returns when to look again (monotonic ms), or 0.
+ */
+static long long
+escalate(struct waiting *w, long long grace, long long now)
+{
+	if (w->deadline && !w->sent && now >= w->deadline) {
+		kill(-w->pid, SIGTERM);
+		w->sent = SIGTERM;
+		w->kill_at = now + grace;
+	}
+	if (w->sent == SIGTERM && now >= w->kill_at) {
+		kill(-w->pid, SIGKILL);
+		w->sent = SIGKILL;
+	}
+	if (!w->sent)
+		return w->deadline;
+	return w->sent == SIGTERM ? w->kill_at : 0;
+}
+
+/*
+ * Sleep in ppoll until output, a child's exit (SIGCHLD), the guard's end
+ * or wake.
+ */
+static int
+pause_for(struct corral_run *r, struct waiting *w, const sigset_t *mask,
+    long long wake, long long now)
+{
+	struct pollfd pfd[2];
+	struct timespec ts, *tp = NULL;
+	nfds_t n = 0;
+
+	if (r->guard > 0 && r->st->guardfd < 0 && !r->guard_gone &&
+	    (!wake || wake > now + GUARD_POLL_MS))
+		wake = now + GUARD_POLL_MS;
+	if (wake) {
+		wake = wake > now ? wake - now : 0;
+		ts.tv_sec = (time_t)(wake / 1000);
+		ts.tv_nsec = (long)(wake % 1000) * 1000000;
+		tp = &ts;
+	}
+	if (w->pipefd >= 0) {
+		pfd[n].fd = w->pipefd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
+	}
+	if (r->st->guardfd >= 0 && !r->guard_gone) {
+		pfd[n].fd = r->st->guardfd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
+	}
+	if (ppoll(pfd, n, tp, mask) < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+/* The guard ended while a unit runs: TERM to its group, KILL after grace. */
+static void
+stop_for_guard(struct corral_run *r, struct waiting *w, long long now)
+{
+	if (!corral_run_guard_check(r) || w->sent)
+		return;
+	kill(-w->pid, SIGTERM);
+	w->sent = SIGTERM;
+	w->kill_at = now + r->grace_ms;
+}
+
+/*
+ * The unit's main process is gone and its group killed: take what the
+ * pipe still holds.  A process that left the group may keep the pipe
+ * open; it gets a moment, not a wait.
+ */
+static void
+drain_rest(struct waiting *w, struct capture *c)
+{
+	long long end = corral_time_ms() + 200, now;
+	struct pollfd pfd;
+
+	for (;;) {
+		drain(w, c);
+		now = corral_time_ms();
+		if (w->pipefd < 0 || now >= end)
+			break;
+		pfd.fd = w->pipefd;
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, (int)(end - now));
+	}
+	if (w->pipefd >= 0)
+		close(w->pipefd);
+	w->pipefd = -1;
+}
+
+/*
+ * Wait for the unit, taking its output and enforcing its deadline, then
+ * kill whatever it left running, in its process group or detached from
+ * it, before reaping it: until then the group's id cannot be reused, so
+ * the kill reaches only the unit's own leftovers.
+ */
+int
+corral_run_wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
+    int *status)
+{
+	long long now, wake;
+	sigset_t mask;
+	int ended;
+
+	unit_pgid = w->pid;
+	watchdog_tell(r, w->pid);
+	if (caught)
+		kill(-w->pid, caught);
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	sigdelset(&mask, SIGCHLD);
+	while ((ended = corral_proc_ended(w->pid)) == 0) {
+		now = corral_time_ms();
+		stop_for_guard(r, w, now);
+		wake = escalate(w, r->grace_ms, now);
+		if (pause_for(r, w, &mask, wake, now) < 0)
+			return -1;
+		drain(w, c);
+	}
+	if (ended < 0)
+		return -1;
+	unit_pgid = 0;
+	if (r->st->reaper)
+		w->strays = kill_strays(r, w->pid, w->sent == SIGKILL);
+	kill(-w->pid, SIGKILL);
+	drain_rest(w, c);
+	if (corral_proc_reap(w->pid, status) < 0)
+		return -1;
+	watchdog_tell(r, 0);
+	return 0;
+}
