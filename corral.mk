@@ -62,6 +62,20 @@
 #   CORRAL_WAIT       ?=         seconds to wait for another run holding
 #                                CORRAL_OUT; empty: as long as it takes;
 #                                0: refuse at once (exit 2)
+#   CORRAL_SHARD      ?=         K/N: run only shard K of N of the units, a
+#                                cut every host computes alike; auto: K and
+#                                N from the CI engine or job array; the
+#                                default CORRAL_OUT is then
+#                                .corral/shard-K-of-N
+#   CORRAL_SHARD_TOTAL ?=        N for auto when the engine gives only an
+#                                index (a Kubernetes Indexed Job)
+#   CORRAL_HISTORY    ?=         a history.jsonl every host is given: shards
+#                                are cut by its durations
+#   CORRAL_HOST       ?=         the name records and shard manifests give
+#                                this host; empty: its host name
+#   CORRAL_SHARDS     ?=         the shard directories corral-merge-shards
+#                                reads; empty: every .corral/shard-*-of-*
+#                                under CORRAL_SRC
 #
 # Targets:
 #   corral-run           run what changed or failed, merge, print a summary;
@@ -70,6 +84,8 @@
 #   corral-rerun-failed  re-run only the failed and not-run units, merge them
 #                        over the result
 #   corral-plan          make the plan again now (from the history so far)
+#   corral-merge-shards  merge the shard directories into CORRAL_OUT, every
+#                        unit of the population exactly once
 #   corral-clean         remove CORRAL_OUT
 #
 # One run at a time: each target holds CORRAL_OUT's lock (CORRAL_OUT/.lock,
@@ -97,7 +113,9 @@ $(error corral: GNU make 4.0 or later required, found $(MAKE_VERSION))
 endif
 
 CORRAL_SRC        ?= $(abspath $(dir $(or $(__corral_includer),./)))
-CORRAL_OUT        ?= $(CORRAL_SRC)/.corral
+# A shard's results go to a directory of its own, unless CORRAL_OUT says.
+__corral_out_set := $(filter-out undefined,$(origin CORRAL_OUT))
+CORRAL_OUT        ?= $(CORRAL_SRC)/.corral$(__corral_shard_sub)
 CORRAL_UNITS      ?=
 CORRAL_UNITS_FILE ?=
 CORRAL_DISCOVER   ?=
@@ -120,6 +138,11 @@ CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_JUNIT      ?=
 CORRAL_WAIT       ?=
+CORRAL_SHARD      ?=
+CORRAL_SHARD_TOTAL ?=
+CORRAL_HISTORY    ?=
+CORRAL_HOST       ?=
+CORRAL_SHARDS     ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -191,6 +214,32 @@ $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
 $(call __corral-path,CORRAL_BIN,)
+$(call __corral-path,CORRAL_HISTORY,)
+$(call __corral-want,CORRAL_SHARD_TOTAL,,a number)
+ifneq ($(words $(CORRAL_HOST)),$(if $(CORRAL_HOST),1,0))
+$(error corral: CORRAL_HOST is '$(CORRAL_HOST)'; it must be one word)
+endif
+# The shard, as "K N", from corral-shard -e, which reads auto's engine
+# variables (and touches Bazel's status file); a bad value, or auto
+# without an engine, stops make here, before anything runs.  The merge
+# of the shards is no shard.
+ifneq ($(and $(strip $(CORRAL_SHARD)),$(filter-out \
+	corral-merge-shards,$(or $(MAKECMDGOALS),corral-run))),)
+__corral_shard := $(shell '$(subst ','\'',$(if $(CORRAL_BIN),$(abspath \
+	$(CORRAL_BIN))/))corral-shard' -t '$(strip $(CORRAL_SHARD_TOTAL))' \
+	-e '$(subst ','\'',$(strip $(CORRAL_SHARD)))' 2>&1)
+ifneq ($(words $(__corral_shard)):$(strip $(call \
+	__corral-nondigits,$(__corral_shard))),2:)
+$(error corral: $(or $(patsubst corral-shard: %,%,$(__corral_shard)),\
+	corral-shard gave nothing for CORRAL_SHARD '$(CORRAL_SHARD)'))
+endif
+__corral_shard_kn := $(subst $(__corral_space),/,$(__corral_shard))
+endif
+__corral_shard_sub = $(if $(__corral_shard),/shard-$(subst /,-of-,$(__corral_shard_kn)))
+# A shard in the default place leaves the whole .corral out of units
+# and clones, and marks it as corral's (a merge of the shards writes it).
+__corral_shard_top = $(if $(and $(__corral_shard),$(if \
+	$(__corral_out_set),,1)),$(abspath $(CORRAL_SRC)/.corral))
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
 ifeq ($(__corral_outdir),$(__corral_srcdir))
@@ -201,8 +250,9 @@ endif
 # cloned.  Compared as text (a path may hold '%'): the one space before
 # each is where the text starts.
 __corral_outrel = $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
-	$(__corral_space)$(__corral_outdir)),$(subst \
-	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_outdir)))
+	$(__corral_space)$(__corral_excldir)),$(subst \
+	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_excldir)))
+__corral_excldir = $(or $(__corral_shard_top),$(__corral_outdir))
 
 __corral_v := $(strip $(CORRAL_V))
 __corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
@@ -233,7 +283,8 @@ __corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
 	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
 	$(CORRAL_PARTS_CMD)), '-P' $(call __corral-q,$(CORRAL_PARTS_CMD)))
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
-__corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
+__corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f') \
+	$(call __corral-opt,-k,$(__corral_shard_kn))
 __corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
 	$(abspath $(CORRAL_JUNIT))))
 # The run's deadline, Epoch seconds, as the run starts.
@@ -266,16 +317,24 @@ __corral_env = \
 	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
+	__corral_shard_k=$(call __corral-q,$(firstword $(__corral_shard))) \
+	__corral_shard_n=$(call __corral-q,$(word 2,$(__corral_shard))) \
+	__corral_history=$(call __corral-q,$(if $(CORRAL_HISTORY),$(abspath $(CORRAL_HISTORY)))) \
+	__corral_host=$(call __corral-q,$(strip $(CORRAL_HOST))) \
+	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
+		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.
-__corral-locked = $(__corral_b)corral-lock \
+__corral-locked = $(call __corral-locked-at,$(__corral_outdir),$(1))
+# __corral-locked-at DIR,COMMAND: COMMAND run holding DIR's lock.
+__corral-locked-at = $(__corral_b)corral-lock \
 	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
-	$(call __corral-q,$(__corral_outdir)) $(1)
+	$(call __corral-q,$(1)) $(2)
 
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.
-__corral_engine = $(__corral_env) $(call __corral-locked,$(MAKE) \
+__corral_engine = $(if $(__corral_shard_top),$(call __corral-locked-at,$(__corral_shard_top),true) && )$(__corral_env) $(call __corral-locked,$(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
 	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
 
@@ -286,7 +345,7 @@ __corral_dry := $(strip $(foreach f,n q t,$(findstring $(f),$(firstword \
 __corral_R := $(if $(__corral_dry),,+)$(__corral_Q)
 
 __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
-	corral-clean
+	corral-merge-shards corral-clean
 
 corral-run:
 	$(__corral_R)$(__corral_engine) __corral-run
@@ -299,6 +358,9 @@ corral-rerun-failed:
 
 corral-plan:
 	$(__corral_R)$(__corral_engine) __corral-plan
+
+corral-merge-shards:
+	$(__corral_R)$(__corral_engine) __corral-merge-shards
 
 # Removes CORRAL_OUT only when corral made it (corral-lock refuses one
 # without the mark), renaming it away first, under the lock, so that a run

@@ -28,8 +28,13 @@
 #                            no merge starts
 #   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
 #                            make, its recipes and its agents hold
+#   __corral_shard_k, __corral_shard_n   this run is shard K of N, or empty
+#   __corral_history         CORRAL_HISTORY, absolute, or empty
+#   __corral_host            CORRAL_HOST, or empty (the host's name)
+#   __corral_shards          the shard directories corral-merge-shards reads
 #
-# Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan
+# Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan,
+# __corral-merge-shards
 # and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
 # inner make).
 #
@@ -38,6 +43,9 @@
 #   .corral-out             mark: corral made this directory
 #   .lock                   flocked by the run (corral-lock), its pid inside
 #   units, agents           the population and the agent count
+#   population, shard.json  of a shard: the whole population (units is the
+#                           shard's part of it), and the manifest, written
+#                           when its run is over
 #   cmd, parts-config       the settings the slices depend on
 #   plan.mk                 the slice list; remade from units and agents
 #                           (and by __corral-plan), slice 0 the longest
@@ -132,7 +140,23 @@ units: FORCE | .corral-out
 		{ sub(/\r$$/, "") } \
 		p == "" || ($$0 != p && $$0 != "./" p && \
 		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
-		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
+		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_shard_cut)$(__corral_filechk)
+
+# A shard's units: its part of the population, the same on every host.
+__corral_shard := $(value __corral_shard_k)
+__corral_shard_opts = $${__corral_history:+-H "$$__corral_history"} \
+	-k "$$__corral_shard_k" -n "$$__corral_shard_n"
+__corral_shard_cut = $(if $(__corral_shard),mv -f $@.tmp population.tmp && \
+	{ $(__corral_b)corral-shard $(__corral_shard_opts) population.tmp \
+	> $@.tmp || { rm -f $@.tmp; exit 2; }; } && { cmp -s population.tmp \
+	population && rm -f population.tmp || mv -f population.tmp \
+	population; } && )
+# The manifest says the shard's run is over, and what it was.
+__corral_manifest = $(if $(__corral_shard),; $(__corral_b)corral-shard \
+	$(__corral_shard_opts) -m $(__corral_o)/shard.json -r "$$CORRAL_RUN" \
+	$${__corral_host:+-s "$$__corral_host"} population > /dev/null || st=2)
+# A shard's agents are named after it too: unique across the shards.
+__corral_agent = $(notdir $*)$(if $(__corral_shard),.s$(__corral_shard))
 
 cmd: FORCE | .corral-out
 	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
@@ -194,7 +218,7 @@ __corral-plan: units agents
 # agent still alive would hold it too, so none of them is anybody's.
 __corral_phony += __corral-live
 __corral-live:
-	$(__corral_Q)rm -rf live work && mkdir -p live
+	$(__corral_Q)rm -rf live work shard.json && mkdir -p live
 
 # __corral-gone: true when the make that started the run is gone, dead
 # or a zombie not reaped yet (corral-lock's -G asks the same question as
@@ -219,15 +243,16 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 		-P $(__corral_o)/$*.parts $(__corral_x) \
 		-w $(__corral_o)/work -r "$$CORRAL_RUN" \
 		-i "$$(cat inputs 2>/dev/null)" -c "$$CORRAL_CMD" \
+		$${__corral_host:+-H "$$__corral_host"} \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
-		$(notdir $*) $(__corral_o)/$<; \
+		$(__corral_agent) $(__corral_o)/$<; \
 	st=$$?; \
 	if [ $$st -eq 0 ]; then touch $@; fi; \
 	if $(__corral-gone); then \
-		echo "corral: make (pid $$__corral_guard) is gone; agent $(notdir $*) stopped" >&2; \
+		echo "corral: make (pid $$__corral_guard) is gone; agent $(__corral_agent) stopped" >&2; \
 		exit 2; \
 	elif [ $$st -gt 1 ]; then \
-		echo "corral: agent $(notdir $*) stopped (status $$st); its units count as not run" >&2; \
+		echo "corral: agent $(__corral_agent) stopped (status $$st); its units count as not run" >&2; \
 	fi
 
 # The digest of everything the units depend on, recorded with each result
@@ -258,7 +283,7 @@ __corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	mv -f failed.units.tmp failed.units; \
 	$(__corral_b)corral-scoreboard -f $(__corral_o)$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
-	$(__corral_report_opts) $(__corral_o) || st=2)
+	$(__corral_report_opts) $(__corral_o) || st=2)$(__corral_manifest)
 
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
@@ -303,6 +328,20 @@ __corral-rerun-failed: agents inputs parts-config | __corral-live
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer || exit 2; \
 	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+
+# The merge of shard directories (CORRAL_SHARDS, or every
+# .corral/shard-*-of-* under CORRAL_SRC) over the population found here.
+__corral_phony += __corral-merge-shards
+__corral-merge-shards: units
+	$(call __corral-say,MERGE,$(__corral_O) (shards))
+	$(__corral_Q)[ -n "$$__corral_shards" ] || { echo "corral: no shard \
+		directories to merge: set CORRAL_SHARDS, or run CORRAL_SHARD=K/N \
+		into .corral/shard-K-of-N" >&2; exit 2; }
+	$(__corral_Q)$(__corral_b)corral-lock $${__corral_guard:+-G \
+	"$$__corral_guard"} $(__corral_o) $(__corral_b)corral-merge -S \
+	$(__corral_merge_opts) $${__corral_history:+-H "$$__corral_history"} \
+	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) \
+	$$__corral_shards; st=$$?; $(__corral_summary); exit $$st
 
 __corral_layer_stamps :=
 ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)

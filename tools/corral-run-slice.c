@@ -33,7 +33,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
-	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
+	"ESTIMATES] [-G PID] [-g GRACE] [-H HOST] [-i INPUTS] [-L LIMIT] [-N "
 	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
 	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
@@ -44,6 +44,7 @@ static const struct corral_usage use = {
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
+	"-H HOST\tthe host named in every record (default: this one)\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
@@ -240,7 +241,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
+	    "0C:c:d:e:G:g:hH:i:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
@@ -250,6 +251,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
 		case 'g': r->grace_ms = seconds(c, optarg); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'H': r->host = *optarg ? optarg : NULL; break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
@@ -280,7 +282,7 @@ main(int argc, char *argv[])
 	struct corral_lock lock;
 	const char *keep;
 	long long *expect = NULL;
-	char runid[32];
+	char runid[32], host[HOST_NAME_MAX + 1] = "";
 	int status;
 	size_t i;
 
@@ -306,6 +308,8 @@ main(int argc, char *argv[])
 
 	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
+	if (!r.host && gethostname(host, sizeof(host) - 1) == 0)
+		r.host = host;
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;

@@ -267,6 +267,7 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.output = o->out.data;
 	rec.inputs = r->inputs;
 	rec.stray = o->strays;
+	rec.host = r->host;
 	return write_record(r, &rec, final, err);
 }
 
@@ -306,6 +307,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 	rec.attempt = why ? 1 : 0;
 	rec.run = r->run;
 	rec.inputs = r->inputs;
+	rec.host = r->host;
 	rc = write_record(r, &rec, 1, err);
 	corral_buf_release(&note);
 	r->failed++;

@@ -26,6 +26,22 @@ struct corral_merge_opts {
 	const char *units;
 	const char *run;
 	int sealed;		/* every log must end in a seal (-s) */
+	const char *shard;	/* "K/N": summary.json names the shard, or
+				   NULL */
+	const struct corral_merge_absent *absent;	/* nabsent groups of
+					   expected units known to be
+					   missing, and why */
+	size_t nabsent;
+};
+
+/*
+ * Expected units that no log can hold, and why ("shard 2/3 is missing"):
+ * their not-run records say so, and the merge names none of them one by
+ * one (the caller says it once).
+ */
+struct corral_merge_absent {
+	const char *why;
+	const struct corral_strv *units;
 };
 
 /*
@@ -83,6 +99,40 @@ int corral_merge_run(const struct corral_merge_opts *o,
     struct corral_merge_stats *st, corral_merge_report_fn *report,
     void *arg, struct corral_err *err);
 void corral_merge_stats_release(struct corral_merge_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* shards.c: the shards of one population, merged                      */
+
+/*
+ * dirs[0 .. ndirs) are shard directories (each a CORRAL_OUT of a shard:
+ * shard.json, logs/, rerun/N/logs/); units is the whole population;
+ * history (may be NULL) the CORRAL_HISTORY every shard was cut by;
+ * outdir receives the result, and the shards' logs under outdir/shards/.
+ */
+struct corral_shards_opts {
+	const char *const *dirs;
+	size_t ndirs;
+	const char *units;
+	const char *history;
+	const char *outdir;
+	const char *run;	/* as corral_merge_opts's */
+};
+
+/*
+ * Cut the population into the shards' N as every host did, check every
+ * directory's manifest (the same population, N and plan; each shard
+ * once; a directory named shard-K-of-N without one is that shard
+ * unfinished), copy their logs into outdir/shards/ and merge them there
+ * (corral_merge_run, seals required), the units of each missing shard
+ * not-run with a note naming it; *missing is their number.  Each
+ * refusal and each missing shard is said through report.  Returns as
+ * corral_merge_run does, or -1 with err set when a directory is refused
+ * (another population, N or plan, a shard twice, no manifest and no
+ * shard's name): then nothing is written.  Release st either way.
+ */
+int corral_merge_shards(const struct corral_shards_opts *o,
+    struct corral_merge_stats *st, size_t *missing,
+    corral_merge_report_fn *report, void *arg, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* score.c: a run's merged results, tallied by verdict                 */

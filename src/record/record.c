@@ -73,7 +73,8 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 	    add_str(b, "run", r->run) < 0 ||
 	    add_str(b, "output", r->output) < 0 ||
 	    add_str(b, "inputs", r->inputs) < 0 ||
-	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0))
+	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0) ||
+	    (r->host && add_str(b, "host", r->host) < 0))
 		return -1;
 	return corral_buf_addstr(b, "}\n");
 }
@@ -259,12 +260,12 @@ out:
 enum {
 	FLD_UNIT, FLD_OK, FLD_STATUS, FLD_RUN, FLD_AT, FLD_NOTE, FLD_OUTPUT,
 	FLD_INPUTS, FLD_AGENT_ID, FLD_SIGNAL, FLD_DURATION_MS, FLD_EXIT,
-	FLD_ATTEMPT, NFIELDS
+	FLD_ATTEMPT, FLD_HOST, NFIELDS
 };
 
 static const char *const field_name[NFIELDS] = {
 	"unit", "ok", "status", "run", "at", "note", "output", "inputs",
-	"agent_id", "signal", "duration_ms", "exit", "attempt"
+	"agent_id", "signal", "duration_ms", "exit", "attempt", "host"
 };
 
 static int
@@ -412,6 +413,7 @@ corral_json_record_parse(const char *line, size_t len,
 	r->inputs = cj_str(v[FLD_INPUTS]);
 	r->agent_id = cj_str(v[FLD_AGENT_ID]);
 	r->signal = cj_str(v[FLD_SIGNAL]);
+	r->host = cj_str(v[FLD_HOST]);
 	r->duration_ms = cj_int(v[FLD_DURATION_MS]);
 	r->exit_code = cj_int(v[FLD_EXIT]);
 	r->attempt = cj_int(v[FLD_ATTEMPT]);

@@ -33,6 +33,7 @@ struct corral_record {
 	const char *output;	/* path of the captured output, or NULL */
 	const char *inputs;	/* digest of what the unit depended on */
 	long stray;		/* processes it left, killed; 0: no such key */
+	const char *host;	/* where it ran; NULL: no such key */
 };
 
 /*
@@ -111,6 +112,7 @@ struct corral_json_record {
 	const char *inputs;
 	const char *agent_id;	/* NULL when absent or not a string */
 	const char *signal;
+	const char *host;	/* NULL when absent or not a string */
 	long long duration_ms;	/* -1 when absent or not a number */
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
