@@ -115,6 +115,9 @@ endif
 CORRAL_SRC        ?= $(abspath $(dir $(or $(__corral_includer),./)))
 # A shard's results go to a directory of its own, unless CORRAL_OUT says.
 __corral_out_set := $(filter-out undefined,$(origin CORRAL_OUT))
+__corral_shard :=
+__corral_shard_kn :=
+__corral_shard_sub = $(if $(__corral_shard),/shard-$(subst /,-of-,$(__corral_shard_kn)))
 CORRAL_OUT        ?= $(CORRAL_SRC)/.corral$(__corral_shard_sub)
 CORRAL_UNITS      ?=
 CORRAL_UNITS_FILE ?=
@@ -230,12 +233,11 @@ __corral_shard := $(shell '$(subst ','\'',$(if $(CORRAL_BIN),$(abspath \
 	-e '$(subst ','\'',$(strip $(CORRAL_SHARD)))' 2>&1)
 ifneq ($(words $(__corral_shard)):$(strip $(call \
 	__corral-nondigits,$(__corral_shard))),2:)
-$(error corral: $(or $(patsubst corral-shard: %,%,$(__corral_shard)),\
+$(error corral: $(or $(subst corral-shard: ,,$(__corral_shard)),\
 	corral-shard gave nothing for CORRAL_SHARD '$(CORRAL_SHARD)'))
 endif
 __corral_shard_kn := $(subst $(__corral_space),/,$(__corral_shard))
 endif
-__corral_shard_sub = $(if $(__corral_shard),/shard-$(subst /,-of-,$(__corral_shard_kn)))
 # A shard in the default place leaves the whole .corral out of units
 # and clones, and marks it as corral's (a merge of the shards writes it).
 __corral_shard_top = $(if $(and $(__corral_shard),$(if \

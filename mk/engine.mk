@@ -45,7 +45,8 @@
 #   units, agents           the population and the agent count
 #   population, shard.json  of a shard: the whole population (units is the
 #                           shard's part of it), and the manifest, written
-#                           when its run is over
+#                           when its run is over (a slice that starts
+#                           removes it)
 #   cmd, parts-config       the settings the slices depend on
 #   plan.mk                 the slice list; remade from units and agents
 #                           (and by __corral-plan), slice 0 the longest
@@ -218,7 +219,7 @@ __corral-plan: units agents
 # agent still alive would hold it too, so none of them is anybody's.
 __corral_phony += __corral-live
 __corral-live:
-	$(__corral_Q)rm -rf live work shard.json && mkdir -p live
+	$(__corral_Q)rm -rf live work && mkdir -p live
 
 # __corral-gone: true when the make that started the run is gone, dead
 # or a zombie not reaped yet (corral-lock's -G asks the same question as
@@ -235,7 +236,7 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # nothing more starts and no merge runs for a run nobody waits for.
 %.pass: %.units %.manifest cmd
 	$(call __corral-say,SLICE,$*)
-	$(__corral_Q)rm -f $@; \
+	$(__corral_Q)rm -f $@ $(if $(__corral_shard),shard.json); \
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
@@ -334,9 +335,9 @@ __corral-rerun-failed: agents inputs parts-config | __corral-live
 __corral_phony += __corral-merge-shards
 __corral-merge-shards: units
 	$(call __corral-say,MERGE,$(__corral_O) (shards))
-	$(__corral_Q)[ -n "$$__corral_shards" ] || { echo "corral: no shard \
-		directories to merge: set CORRAL_SHARDS, or run CORRAL_SHARD=K/N \
-		into .corral/shard-K-of-N" >&2; exit 2; }
+	$(__corral_Q)[ -n "$$__corral_shards" ] || { printf '%s%s\n' \
+		"corral: no shard directories to merge: set CORRAL_SHARDS, " \
+		"or run CORRAL_SHARD=K/N into .corral/shard-K-of-N" >&2; exit 2; }
 	$(__corral_Q)$(__corral_b)corral-lock $${__corral_guard:+-G \
 	"$$__corral_guard"} $(__corral_o) $(__corral_b)corral-merge -S \
 	$(__corral_merge_opts) $${__corral_history:+-H "$$__corral_history"} \

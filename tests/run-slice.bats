@@ -16,8 +16,8 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
-KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
+USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H HOST] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
 units() {
@@ -154,14 +154,14 @@ ms_since() {
 	assert_output ""
 	assert_stderr ""
 	run -0 jq -c 'del(.at, .duration_ms)' <(records logs/agent-K.jsonl)
-	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0",
+	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0","host":"'"$(hostname)"'",
 		"status":"pass","exit":0,"signal":null,"attempt":1,"run":"R1",
 		"output":"logs/agent-K/1.out","inputs":null}' "$output"
 	run -0 cat logs/agent-K/1.out
 	assert_output "hello"
 }
 
-@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs" {
+@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs, host" {
 	units a b c
 	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
 	run -0 jq -cs 'map(keys_unsorted) | unique' <(records logs/agent-K.jsonl)

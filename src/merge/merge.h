@@ -182,6 +182,7 @@ struct corral_report_row {
 	char *status;		/* as recorded; pass or fail when absent */
 	char *note;		/* "" when absent */
 	char *output;		/* NULL when absent */
+	char *host;		/* where it ran; NULL when absent */
 	long long duration_ms;	/* -1 when absent */
 	long long attempt;
 	int ok;			/* it is in successes.jsonl */
@@ -208,6 +209,8 @@ void corral_report_release(struct corral_report *rep);
  * <flakyFailure> for each flaky one, with the note as message and the
  * tail of the unit's output as text) or the TAP version 13 (one test per
  * unit, a YAML block for each one that failed or was flaky) to b.
+ * JUnit has one <testsuite> per host the records name (hostname=), in
+ * the order of their first units.
  * 0, or -1 (ENOMEM).
  */
 int corral_report_junit(const struct corral_report *rep, struct corral_buf *b);

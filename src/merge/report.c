@@ -199,9 +199,10 @@ add_row(struct corral_report *rep, const struct corral_json_record *r,
 	row->status = dup_or(r->status, success ? "pass" : "fail");
 	row->note = dup_or(r->note, "");
 	row->output = r->output ? strdup(r->output) : NULL;
+	row->host = r->host ? strdup(r->host) : NULL;
 	rep->n++;
 	if (!row->unit || !row->status || !row->note ||
-	    (r->output && !row->output))
+	    (r->output && !row->output) || (r->host && !row->host))
 		return -1;
 	return 0;
 }
@@ -290,6 +291,7 @@ corral_report_release(struct corral_report *rep)
 		free(rep->rows[i].status);
 		free(rep->rows[i].note);
 		free(rep->rows[i].output);
+		free(rep->rows[i].host);
 	}
 	free(rep->rows);
 	corral_strv_release(&rep->unreadable);
@@ -396,30 +398,84 @@ add_testcase(const struct corral_report *rep,
 	return rc;
 }
 
-int
-corral_report_junit(const struct corral_report *rep, struct corral_buf *b)
+/* Whether row r ran on host (NULL: a row that names none). */
+static int
+on_host(const struct corral_report_row *r, const char *host)
 {
-	struct corral_buf tail = CORRAL_BUF_INIT, head = CORRAL_BUF_INIT;
+	return host ? r->host && !strcmp(r->host, host) : !r->host;
+}
+
+/* The counts of the rows on host, as attributes, into head. */
+static int
+add_suite_head(const struct corral_report *rep, const char *host, int all,
+    struct corral_buf *head)
+{
 	long long ms = 0;
-	size_t i, failures = 0;
+	size_t i, n = 0, failures = 0;
 	int rc = 0;
 
 	for (i = 0; i < rep->n; i++) {
+		if (!all && !on_host(&rep->rows[i], host))
+			continue;
+		n++;
 		failures += !rep->rows[i].ok;
 		ms += rep->rows[i].duration_ms > 0 ?
 		    rep->rows[i].duration_ms : 0;
 	}
-	rc |= corral_buf_addf(&head, "name=\"corral\" tests=\"%zu\" "
-	    "failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"", rep->n,
+	corral_buf_reset(head);
+	rc |= corral_buf_addf(head, "name=\"corral\" tests=\"%zu\" "
+	    "failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"", n,
 	    failures);
-	rc |= add_seconds(&head, ms);
+	rc |= add_seconds(head, ms);
+	if (!all && host) {
+		rc |= corral_buf_addstr(head, "\" hostname=\"");
+		rc |= add_xml(head, host, strlen(host));
+	}
+	return rc;
+}
+
+/* The rows of host i's first row: one testsuite, named after the host. */
+static int
+add_suite(const struct corral_report *rep, size_t first,
+    struct corral_buf *head, struct corral_buf *b, struct corral_buf *tail)
+{
+	const char *host = rep->rows[first].host;
+	size_t i;
+	int rc = add_suite_head(rep, host, 0, head);
+
+	rc |= corral_buf_addf(b, "  <testsuite %s\">\n", head->data);
+	for (i = first; i < rep->n && rc == 0; i++)
+		if (on_host(&rep->rows[i], host))
+			rc |= add_testcase(rep, &rep->rows[i], b, tail);
+	return rc | corral_buf_addstr(b, "  </testsuite>\n");
+}
+
+/*
+ * One testsuite per host the rows name (a merge of shards ran on many),
+ * in the order of their first units.
+ */
+int
+corral_report_junit(const struct corral_report *rep, struct corral_buf *b)
+{
+	struct corral_buf tail = CORRAL_BUF_INIT, head = CORRAL_BUF_INIT;
+	size_t i, j;
+	int rc = 0;
+
+	rc |= add_suite_head(rep, NULL, 1, &head);
 	rc |= corral_buf_addstr(b, "<?xml version=\"1.0\" "
 	    "encoding=\"UTF-8\"?>\n");
 	rc |= corral_buf_addf(b, "<testsuites %s\">\n", head.data);
-	rc |= corral_buf_addf(b, "  <testsuite %s\">\n", head.data);
-	for (i = 0; i < rep->n && rc == 0; i++)
-		rc |= add_testcase(rep, &rep->rows[i], b, &tail);
-	rc |= corral_buf_addstr(b, "  </testsuite>\n</testsuites>\n");
+	for (i = 0; i < rep->n && rc == 0; i++) {
+		for (j = 0; j < i && !on_host(&rep->rows[j],
+		    rep->rows[i].host); j++)
+			;
+		if (j == i)
+			rc |= add_suite(rep, i, &head, b, &tail);
+	}
+	if (rep->n == 0)
+		rc |= corral_buf_addf(b, "  <testsuite %s\">\n"
+		    "  </testsuite>\n", head.data);
+	rc |= corral_buf_addstr(b, "</testsuites>\n");
 	corral_buf_release(&tail);
 	corral_buf_release(&head);
 	return rc < 0 ? -1 : 0;
