@@ -173,6 +173,12 @@ struct corral_run {
 					   refused part that is one of them
 					   fails that unit alone */
 	int keep;		/* leave the clone in place */
+	int whole_check;	/* a unit that fails is tried again in a clone
+				   of the whole tree (less exclude and .git),
+				   its record saying whether it passes there */
+	const struct corral_strv *learn;	/* units whose reads are
+					   learned (CORRAL_PARTS = auto), or
+					   NULL: none, and no whole-tree retry */
 
 	/* Time, attempts, resources: 0 means none (no limit, no retry). */
 	long long timeout_ms;	/* each attempt of a unit */
