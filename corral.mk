@@ -340,7 +340,7 @@ __corral_env = \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
 	__corral_shard_k=$(call __corral-q,$(firstword $(__corral_shard))) \
 	__corral_shard_n=$(call __corral-q,$(word 2,$(__corral_shard))) \
-	__corral_history=$(call __corral-q,$(if $(CORRAL_HISTORY),$(abspath $(CORRAL_HISTORY)))) \
+	__corral_shard_history=$(call __corral-q,$(if $(CORRAL_HISTORY),$(abspath $(CORRAL_HISTORY)))) \
 	__corral_host=$(call __corral-q,$(strip $(CORRAL_HOST))) \
 	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
 		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \

@@ -29,7 +29,7 @@
 #   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
 #                            make, its recipes and its agents hold
 #   __corral_shard_k, __corral_shard_n   this run is shard K of N, or empty
-#   __corral_history         CORRAL_HISTORY, absolute, or empty
+#   __corral_shard_history   CORRAL_HISTORY, absolute, or empty
 #   __corral_host            CORRAL_HOST, or empty (the host's name)
 #   __corral_shards          the shard directories corral-merge-shards reads
 #
@@ -153,7 +153,7 @@ units: FORCE | .corral-out
 
 # A shard's units: its part of the population, the same on every host.
 __corral_shard := $(value __corral_shard_k)
-__corral_shard_opts = $${__corral_history:+-H "$$__corral_history"} \
+__corral_shard_opts = $${__corral_shard_history:+-H "$$__corral_shard_history"} \
 	-k "$$__corral_shard_k" -n "$$__corral_shard_n"
 __corral_shard_cut = $(if $(__corral_shard),mv -f $@.tmp population.tmp && \
 	{ $(__corral_b)corral-shard $(__corral_shard_opts) population.tmp \
@@ -365,7 +365,7 @@ __corral-merge-shards: units
 		"or run CORRAL_SHARD=K/N into .corral/shard-K-of-N" >&2; exit 2; }
 	$(__corral_Q)$(__corral_b)corral-lock $${__corral_guard:+-G \
 	"$$__corral_guard"} $(__corral_o) $(__corral_b)corral-merge -S \
-	$(__corral_merge_opts) $${__corral_history:+-H "$$__corral_history"} \
+	$(__corral_merge_opts) $${__corral_shard_history:+-H "$$__corral_shard_history"} \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) \
 	$$__corral_shards; st=$$?; $(__corral_summary); exit $$st
 
