@@ -79,6 +79,10 @@
 #                                are cut by its durations
 #   CORRAL_HOST       ?=         the name records and shard manifests give
 #                                this host; empty: its host name
+#   CORRAL_LAUNCH     ?=         a command prefix every slice's agent runs
+#                                under, split at white space: for Slurm,
+#                                srun -n1 --exact --quit-on-interrupt inside
+#                                one salloc; make's -j stays the schedule
 #   CORRAL_SHARDS     ?=         the shard directories corral-merge-shards
 #                                reads; empty: every .corral/shard-*-of-*
 #                                under CORRAL_SRC
@@ -153,6 +157,7 @@ CORRAL_SHARD_TOTAL ?=
 CORRAL_HISTORY    ?=
 CORRAL_HOST       ?=
 CORRAL_SHARDS     ?=
+CORRAL_LAUNCH     ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -342,6 +347,7 @@ __corral_env = \
 	__corral_shard_n=$(call __corral-q,$(word 2,$(__corral_shard))) \
 	__corral_shard_history=$(call __corral-q,$(if $(CORRAL_HISTORY),$(abspath $(CORRAL_HISTORY)))) \
 	__corral_host=$(call __corral-q,$(strip $(CORRAL_HOST))) \
+	__corral_launch=$(call __corral-q,$(strip $(CORRAL_LAUNCH))) \
 	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
 		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"

@@ -32,6 +32,8 @@
 #   __corral_shard_history   CORRAL_HISTORY, absolute, or empty
 #   __corral_host            CORRAL_HOST, or empty (the host's name)
 #   __corral_shards          the shard directories corral-merge-shards reads
+#   __corral_launch          CORRAL_LAUNCH: the prefix of every agent's
+#                            command, split at white space, or empty
 #
 # Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan,
 # __corral-merge-shards
@@ -254,6 +256,7 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 	$(call __corral-say,SLICE,$*)
 	$(__corral_Q)rm -f $@ $(if $(__corral_shard),shard.json); \
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
+	__corral_launched=$${__corral_launch:+1} $$__corral_launch \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
 		-S $(__corral_o)/live -C "$$__corral_src" \

@@ -191,3 +191,16 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 	run -2 --separate-stderr corral-merge -S -u pop -o out2 "$PWD/pop"
 	assert_contains "$stderr" "corral-merge: '$PWD/pop' is not a shard directory"
 }
+
+@test "merge-shards: a merge job's .corral that holds only the shards' directories, unpacked from their artifacts, is corral's" {
+	hosts 2
+	project m
+	mkdir -p m/.corral
+	cp -r h1/.corral/shard-1-of-2 h2/.corral/shard-2-of-2 m/.corral/
+	run -0 make -C m corral-merge-shards
+	assert_json '.units == 12 and .merged == 12' m/.corral/summary.json
+	mkdir m/.corral/somebody-elses
+	rm m/.corral/.corral-out
+	run -2 --separate-stderr make -C m corral-merge-shards
+	assert_contains "$stderr" "exists and was not made by corral"
+}

@@ -258,6 +258,15 @@ env_or(const char *name, const char *fallback)
 	return v && *v ? v : fallback;
 }
 
+/* Whether the engine started this agent under CORRAL_LAUNCH. */
+static int
+launched(void)
+{
+	const char *v = getenv("__corral_launched");
+
+	return v && !strcmp(v, "1");
+}
+
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
@@ -350,8 +359,13 @@ main(int argc, char *argv[])
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
 	 * it lives (agents started by hand share it), and no unit gets it.
+	 * Under CORRAL_LAUNCH (srun) the lock's descriptor does not travel
+	 * with the agent: the run that started the launcher holds the lock
+	 * for it, and the guard (-G) stops it when that run is gone.
 	 */
-	xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
+	corral_lock_init(&lock);
+	if (!launched())
+		xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
 	corral_lock_keep(&lock);
 	status = run_slice(&r, &o.units, o.quiet_missing);
 	corral_lock_release(&lock);
