@@ -18,7 +18,7 @@
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
 # Targets: all (default), test, coverage, fuzz, bench, demo, proving-ground,
-# repair-round, install, uninstall, deps, clean.  The programs land in bin/ (a sanitizer or coverage build
+# slurm-test, repair-round, install, uninstall, deps, clean.  The programs land in bin/ (a sanitizer or coverage build
 # keeps its own bin/ under build/, so bin/ is always the plain build).
 
 MAKEFLAGS += -rR
@@ -175,6 +175,15 @@ proving-ground: all
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/run
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 	$(Q)proving-ground/scale
+
+# A real one-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
+# slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
+# CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, and
+# an array with one task cancelled (build-aux/slurm-test).
+.PHONY: slurm-test
+slurm-test: all
+	$(Q)build-aux/deps slurm
+	$(Q)build-aux/slurm-test
 
 .PHONY: repair-round
 repair-round: all

@@ -70,16 +70,16 @@ EOF
 # run_bg: make corral-run in the background, in a process group of its
 # own, until a unit has started; $pid is make's.
 run_bg() {
-	setsid make -C proj corral-run CORRAL_GRACE=0.2 "$@" >out 2>&1 &
+	setsid make -C proj corral-run CORRAL_GRACE=0.2 >out 2>&1 &
 	pid=$!
 	echo "$pid" >> "$BATS_TEST_TMPDIR/bg.pids"
-	for i in $(seq 100); do [ ! -s ran ] || break; sleep 0.1; done
+	for _ in $(seq 100); do [ ! -s ran ] || break; sleep 0.1; done
 	[ -s ran ] || flunk "no unit started"
 }
 
 # gone PATTERN: within 10 s, no process whose command line matches
 gone() {
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		pgrep -f "$1" >/dev/null || return 0
 		sleep 0.1
 	done
