@@ -6,9 +6,12 @@
  * exactly once, then appends new runs to OUTDIR/history.jsonl.  Bad input
  * or a unit in two logs leaves every file as it was.  A log changed after
  * its seal (with -s, also one without a seal) is refused: named, none of
- * its records merged, its expected units not run, and the exit status 2.  Exit 0: complete,
- * all passed; 1: complete, some failed (or, with -f, flaky); 2:
- * incomplete, bad input, or an error.
+ * its records merged, its expected units not run, and the exit status 2.
+ * With -S the operands are shard directories, run on many hosts: each
+ * one's manifest is checked against the population UNITS, cut again as
+ * every host cut it, and their logs are merged as one run's; a missing
+ * shard is named.  Exit 0: complete, all passed; 1: complete, some failed
+ * (or, with -f, flaky); 2: incomplete, bad input, or an error.
  */
 #include <signal.h>
 #include <stdio.h>
