@@ -33,7 +33,10 @@
 #   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
 #                                this file, else PREFIX/bin of an install, else
 #                                empty (found on PATH)
-#   CORRAL_V          ?= 0       1 shows every command
+#   CORRAL_SHELL      ?= /bin/sh the shell that runs CORRAL_CMD (make's
+#                                SHELL does not apply)
+#   CORRAL_V          ?= 0       1 shows every command (so does V=1); make
+#                                -s prints no step or progress lines
 #   CORRAL_SPLIT      ?= auto    how a plan cuts the units: roundrobin;
 #                                weighted (longest first over durations
 #                                learned from history.jsonl); auto: weighted
@@ -104,6 +107,7 @@ CORRAL_DISCOVER   ?=
 CORRAL_PARTS      ?=
 CORRAL_PARTS_CMD  ?=
 CORRAL_AGENTS     ?=
+CORRAL_SHELL      ?= /bin/sh
 CORRAL_V          ?= 0
 CORRAL_SPLIT      ?= auto
 CORRAL_TIMEOUT    ?=
@@ -191,6 +195,7 @@ $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
 $(call __corral-path,CORRAL_BIN,)
+$(call __corral-path,CORRAL_SHELL,1)
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
 ifeq ($(__corral_outdir),$(__corral_srcdir))
@@ -204,7 +209,12 @@ __corral_outrel = $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
 	$(__corral_space)$(__corral_outdir)),$(subst \
 	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_outdir)))
 
-__corral_v := $(strip $(CORRAL_V))
+# V=1 is kbuild's and automake's way of asking for every command.
+__corral_v := $(if $(filter 1,$(if $(filter-out undefined,$(origin V)),\
+	$(strip $(V)))),1,$(strip $(CORRAL_V)))
+# make -s: no step lines and no progress; summaries and errors stay.  The
+# first word of MAKEFLAGS holds make's one-letter flags.
+__corral_silent := $(findstring s,$(firstword -$(MAKEFLAGS)))
 __corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
 include $(__corral_dir)mk/common.mk
 
@@ -227,7 +237,8 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
 	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
-	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v'))
+	$(call __corral-opt,-s,$(CORRAL_SHELL)) \
+	$(if $(or $(__corral_silent),$(call __corral-on,$(CORRAL_QUIET))),,'-v'))
 # corral-plan -c's (a slice's parts); a command is quoted as written.
 __corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
 	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
@@ -250,6 +261,8 @@ __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 __corral_env = \
 	__corral_guard=$$PPID \
 	__corral_v=$(call __corral-q,$(__corral_v)) \
+	__corral_silent=$(call __corral-q,$(__corral_silent)) \
+	__corral_shell=$(call __corral-q,$(strip $(CORRAL_SHELL))) \
 	__corral_src=$(call __corral-q,$(__corral_srcdir)) \
 	__corral_out=$(call __corral-q,$(__corral_outdir)) \
 	__corral_outrel=$(call __corral-q,$(__corral_outrel)) \
@@ -275,7 +288,13 @@ __corral-locked = $(__corral_b)corral-lock \
 
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.
-__corral_engine = $(__corral_env) $(call __corral-locked,$(MAKE) \
+# Its goal leaves the run's answer in CORRAL_OUT/exit-status and succeeds,
+# so that a failed run's one line of make's own error names the target
+# the user asked for, not the engine's internals: the answer becomes the
+# status of this recipe.
+__corral_engine = $(__corral_env) $(call __corral-locked,sh -c 'rm -f \
+	"$$__corral_out/exit-status" && "$$@" && exit "$$(cat \
+	"$$__corral_out/exit-status" 2>/dev/null || echo 0)"' sh $(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
 	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
 
@@ -287,6 +306,11 @@ __corral_R := $(if $(__corral_dry),,+)$(__corral_Q)
 
 __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 	corral-clean
+
+# The includer's default goal stays its own wherever the include stands:
+# what it was before corral's rules comes back after them (empty: make
+# picks the first target the includer defines next).
+__corral_goal := $(.DEFAULT_GOAL)
 
 corral-run:
 	$(__corral_R)$(__corral_engine) __corral-run
@@ -310,5 +334,7 @@ corral-clean:
 		$(call __corral-q,$(__corral_outdir))); fi
 
 .PHONY: $(__corral_phony)
+
+.DEFAULT_GOAL := $(__corral_goal)
 
 endif # __corral_included

@@ -14,6 +14,8 @@
 #   __corral_units_file      CORRAL_UNITS_FILE, absolute, or empty
 #   __corral_bin             CORRAL_BIN with a trailing '/', or empty
 #   __corral_v               1: show every command
+#   __corral_silent          non-empty: make -s, no step lines
+#   __corral_shell           CORRAL_SHELL, the shell of CORRAL_CMD
 #   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
@@ -39,6 +41,8 @@
 #   .lock                   flocked by the run (corral-lock), its pid inside
 #   units, agents           the population and the agent count
 #   cmd, parts-config       the settings the slices depend on
+#   exit-status             the answer of the last corral.mk goal, which
+#                           corral.mk's recipe exits with
 #   plan.mk                 the slice list; remade from units and agents
 #                           (and by __corral-plan), slice 0 the longest
 #   slices/K.units          slice K's units, from corral-split
@@ -88,8 +92,11 @@ __corral_x := $(if $(value __corral_outrel),-x $(call __corral-q,$(value \
 __corral_filechk = if cmp -s $@.tmp $@; then rm -f $@.tmp; \
 	else mv -f $@.tmp $@; fi
 
-# __corral-say: one short line per step, unless every command is shown.
-__corral-say = $(if $(__corral_Q),@printf '  %-7s %s\n' $(1) $(call __corral-q,$(2)))
+# __corral-say: one short line per step, unless every command is shown
+# or make runs silent (-s).
+__corral_silent := $(value __corral_silent)
+__corral-say = $(if $(__corral_Q),$(if $(__corral_silent),,@printf \
+	'  %-7s %s\n' $(1) $(call __corral-q,$(2))))
 
 __corral_phony :=
 
@@ -135,8 +142,8 @@ units: FORCE | .corral-out
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
 cmd: FORCE | .corral-out
-	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
-		> $@.tmp && $(__corral_filechk)
+	$(__corral_Q)printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
+		"$$CORRAL_CMD" "$$__corral_shell" > $@.tmp && $(__corral_filechk)
 
 parts-config: FORCE | .corral-out
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
@@ -273,36 +280,43 @@ $(__corral_stamps): | inputs __corral-live
 inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
 	$(wildcard slices/*.manifest))
 
+# The goals of corral.mk end here, leaving the run's answer ($$st) in
+# exit-status and succeeding: corral.mk's recipe exits with it, so that
+# make's error line, if any, names the target the user asked for.
+__corral_answer = echo $$st > exit-status
+
 __corral_phony += __corral-run
 __corral-run: $(__corral_stamps)
 	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); \
+	$(__corral_answer)
 
 __corral_phony += __corral-merge
 __corral-merge:
 	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)[ -f units ] || { \
+	$(__corral_Q)if [ ! -f units ]; then st=2; \
 		echo "corral: nothing to merge in '$$__corral_out'; run corral-run first" >&2; \
-		exit 2; }
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	else $(__corral_merge); st=$$?; $(__corral_summary); fi; \
+	$(__corral_answer)
 
 # Re-run the failed and not-run units as a new layer: split across fresh
 # agents, run by an inner make (sharing the jobserver), merged over all.
 __corral_phony += __corral-rerun-failed
 __corral-rerun-failed: agents inputs parts-config | __corral-live
-	$(__corral_Q)[ -f failed.units ] || { \
+	$(__corral_Q)st=2; if [ ! -f failed.units ]; then \
 		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
-		exit 2; }
-	$(__corral_Q)if [ ! -s failed.units ]; then \
-		echo "corral: nothing to re-run: every unit passed"; exit 0; fi; \
-	n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
-	$(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
-		$(__corral_o)/failed.units || exit 2; \
-	printf '  %-7s %s\n' RERUN "$$(wc -l < failed.units) unit(s) as layer $$n"; \
-	CORRAL_LAYER=rerun/$$n $(MAKE) \
+	elif [ ! -s failed.units ]; then st=0; \
+		echo "corral: nothing to re-run: every unit passed"; \
+	else n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
+	if $(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
+		$(__corral_o)/failed.units; then \
+	$(if $(__corral_silent),:,printf '  %-7s %s\n' RERUN \
+		"$$(wc -l < failed.units) unit(s) as layer $$n"); \
+	if CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
-		__corral-layer || exit 2; \
-	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+		__corral-layer; then \
+	$(__corral_merge); st=$$?; $(__corral_summary); fi; fi; fi; \
+	$(__corral_answer)
 
 __corral_layer_stamps :=
 ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)

@@ -2,7 +2,8 @@
 /*
  * corral-run-slice runs one agent.  It checks out a private clone of the
  * parts its units need, runs every unit of SLICE there with /bin/sh -c
- * CMD, and leaves one record per attempt in LOGDIR/agent-AGENT.jsonl, a
+ * CMD (-s: another shell), and leaves one record per attempt in
+ * LOGDIR/agent-AGENT.jsonl, a
  * sealed log that appears only when the whole slice ran (until then the
  * records grow in a file no unit can reach, and in the checkpoint
  * agent-AGENT.jsonl.part, from which a later agent of the slice resumes).  A failing unit is a result: the exit
@@ -35,7 +36,7 @@ static const struct corral_usage use = {
 	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
 	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
-	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
+	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
 	"-0\tSLICE is NUL-separated\n"
 	"-C SRC\tthe tree to check out from\n"
@@ -55,6 +56,7 @@ static const struct corral_usage use = {
 	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
 	"-r RUN\tthe run id\n"
 	"-S STATEDIR\tkeep live state there for corral-status\n"
+	"-s SHELL\tthe shell that runs CMD (default /bin/sh)\n"
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-v\ta progress line as each unit finishes\n"
@@ -240,7 +242,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
+	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
@@ -261,6 +263,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'R': r->retries = (int)number(optarg, 1000, "-R"); break;
 		case 'r': r->run = optarg; break;
 		case 'S': r->statedir = optarg; break;
+		case 's': r->shell = optarg; break;
 		case 'T': r->slice_ms = seconds(c, optarg); break;
 		case 't': r->timeout_ms = seconds(c, optarg); break;
 		case 'v': r->progress = print_progress; break;

@@ -158,7 +158,9 @@ int corral_run_caught(void);
  */
 struct corral_run {
 	const char *agent;	/* checked with corral_agent_check */
-	const char *cmd;	/* each unit runs /bin/sh -c CMD */
+	const char *cmd;	/* each unit runs SHELL -c CMD */
+	const char *shell;	/* SHELL; NULL: /bin/sh (a name without '/'
+				   is looked up on PATH) */
 	const char *logdir;	/* gets agent-ID.jsonl and agent-ID/N.out */
 	const char *run;	/* the run id written in every record */
 	const char *src;	/* the tree the clone is checked out from */
