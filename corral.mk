@@ -52,6 +52,8 @@
 #                                is flaky
 #   CORRAL_NO_RETRY   ?=         exit codes never retried (e.g. 23 for a
 #                                sanitizer), separated by commas or spaces
+#   CORRAL_SKIP_CODES ?= 77      exit codes that mean the unit skipped
+#                                itself: status skip, never a failure
 #   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
 #   CORRAL_OUTPUT_MAX ?= 1M      bytes of each unit's output kept (the first
 #                                and last halves, a marker between); 0: all
@@ -62,6 +64,10 @@
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
+#                                runs only the units matching one, as a
+#                                layer over the result so far (the others
+#                                keep theirs), and plans nothing again
 #   CORRAL_WAIT       ?=         seconds to wait for another run holding
 #                                CORRAL_OUT; empty: as long as it takes;
 #                                0: refuse at once (exit 2)
@@ -116,6 +122,7 @@ CORRAL_RUN_TIMEOUT ?=
 CORRAL_GRACE      ?= 5
 CORRAL_RETRIES    ?= 0
 CORRAL_NO_RETRY   ?=
+CORRAL_SKIP_CODES ?= 77
 CORRAL_FAIL_ON_FLAKY ?= 0
 CORRAL_OUTPUT_MAX ?= 1M
 CORRAL_LIMIT_CPU  ?=
@@ -124,6 +131,7 @@ CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_JUNIT      ?=
 CORRAL_WAIT       ?=
+CORRAL_ONLY       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -171,13 +179,15 @@ $(call __corral-want,CORRAL_LIMIT_FSIZE,K M G,$(__corral_bytes))
 __corral_comma := ,
 __corral_empty :=
 __corral_space := $(__corral_empty) $(__corral_empty)
-__corral_no_retry := $(subst $(__corral_space),$(__corral_comma),$(strip \
-	$(CORRAL_NO_RETRY)))
-ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
-	$(__corral_comma),$(__corral_comma) ,$(__corral_no_retry)))),)
-$(error corral: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
-	exit codes separated by commas or spaces)
-endif
+# __corral-codes NAME: $(NAME), exit codes separated by commas or spaces,
+# as one comma-separated word; stop unless it is that.
+__corral-codes = $(if $(filter-out $(__corral_comma),$(call \
+	__corral-nondigits,$(strip $(subst $(__corral_comma), ,$($(1)))))),\
+	$(error corral: $(1) is '$($(1))'; it must be exit codes separated \
+	by commas or spaces),$(subst $(__corral_space),$(__corral_comma),$(strip \
+	$(subst $(__corral_comma), ,$($(1))))))
+__corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
+__corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
 ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
 	$(words $(CORRAL_SPLIT)),1 1)
 $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
@@ -233,6 +243,7 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-t,$(CORRAL_TIMEOUT)) \
 	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
 	$(call __corral-opt,-N,$(__corral_no_retry)) \
+	$(call __corral-opt,-K,$(__corral_skip_codes)) \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
@@ -263,6 +274,7 @@ __corral_env = \
 	__corral_v=$(call __corral-q,$(__corral_v)) \
 	__corral_silent=$(call __corral-q,$(__corral_silent)) \
 	__corral_shell=$(call __corral-q,$(strip $(CORRAL_SHELL))) \
+	__corral_only=$(call __corral-q,$(strip $(CORRAL_ONLY))) \
 	__corral_src=$(call __corral-q,$(__corral_srcdir)) \
 	__corral_out=$(call __corral-q,$(__corral_outdir)) \
 	__corral_outrel=$(call __corral-q,$(__corral_outrel)) \
@@ -312,8 +324,11 @@ __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 # picks the first target the includer defines next).
 __corral_goal := $(.DEFAULT_GOAL)
 
+# With CORRAL_ONLY, just the units it matches, over the result so far.
+__corral_run_goal = $(if $(strip $(CORRAL_ONLY)),__corral-only,__corral-run)
+
 corral-run:
-	$(__corral_R)$(__corral_engine) __corral-run
+	$(__corral_R)$(__corral_engine) $(__corral_run_goal)
 
 corral-merge:
 	$(__corral_R)$(__corral_engine) __corral-merge

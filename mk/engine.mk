@@ -16,6 +16,7 @@
 #   __corral_v               1: show every command
 #   __corral_silent          non-empty: make -s, no step lines
 #   __corral_shell           CORRAL_SHELL, the shell of CORRAL_CMD
+#   __corral_only            CORRAL_ONLY, shell patterns over unit names
 #   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
@@ -31,8 +32,8 @@
 #   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
 #                            make, its recipes and its agents hold
 #
-# Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan
-# and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
+# Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
+# __corral-plan and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
 # inner make).
 #
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
@@ -57,7 +58,10 @@
 #                           agent's status file, the run's ticks); cleared
 #                           when a run starts
 #   work/                   the agents' clones; cleared when a run starts
-#   rerun/N/{slices,logs}   the same for the N-th corral-rerun-failed
+#   rerun/N/{slices,logs}   the same for the N-th layer (corral-rerun-failed,
+#                           or corral-run with CORRAL_ONLY); a whole
+#                           corral-run drops them before it merges
+#   only.units              the units CORRAL_ONLY matched
 #   successes.jsonl failures.jsonl summary.json history.jsonl failed.units
 #                           from corral-merge, the only writer
 
@@ -288,8 +292,8 @@ __corral_answer = echo $$st > exit-status
 __corral_phony += __corral-run
 __corral-run: $(__corral_stamps)
 	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); \
-	$(__corral_answer)
+	$(__corral_Q)rm -rf rerun; $(__corral_merge); st=$$?; \
+	$(__corral_summary); $(__corral_answer)
 
 __corral_phony += __corral-merge
 __corral-merge:
@@ -299,23 +303,50 @@ __corral-merge:
 	else $(__corral_merge); st=$$?; $(__corral_summary); fi; \
 	$(__corral_answer)
 
-# Re-run the failed and not-run units as a new layer: split across fresh
-# agents, run by an inner make (sharing the jobserver), merged over all.
-__corral_phony += __corral-rerun-failed
-__corral-rerun-failed: agents inputs parts-config | __corral-live
-	$(__corral_Q)st=2; if [ ! -f failed.units ]; then \
-		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
-	elif [ ! -s failed.units ]; then st=0; \
-		echo "corral: nothing to re-run: every unit passed"; \
-	else n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
+# __corral-layer-run LIST: the units of the file LIST run as a new layer,
+# split across fresh agents, run by an inner make (sharing the
+# jobserver: a recipe using it starts with '+'), and merged over all.
+# The main slices holding one of them lose their stamps, so that the next
+# corral-run runs them again and its main layer alone is the result
+# (after which the layers no longer count).  Sets st.
+__corral-layer-run = n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
 	if $(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
-		$(__corral_o)/failed.units; then \
+		$(__corral_o)/$(1); then \
 	$(if $(__corral_silent),:,printf '  %-7s %s\n' RERUN \
-		"$$(wc -l < failed.units) unit(s) as layer $$n"); \
+		"$$(wc -l < $(1)) unit(s) as layer $$n"); \
+	$(call __corral-unstamp,$(1)); \
 	if CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer; then \
-	$(__corral_merge); st=$$?; $(__corral_summary); fi; fi; fi; \
+	$(__corral_merge); st=$$?; $(__corral_summary); fi; fi
+# __corral-unstamp LIST: remove the stamp of every main slice holding a
+# unit of LIST (names compared as whole lines).
+__corral-unstamp = set -- slices/[0-9]*.units; [ ! -e "$$1" ] || \
+	awk 'NR == FNR { want[$$0]; next } ($$0 in want) { \
+		f = FILENAME; sub(/\.units$$/, ".pass", f); print f }' \
+		$(1) "$$@" | sort -u | xargs rm -f
+
+# Re-run the failed and not-run units as a new layer.
+__corral_phony += __corral-rerun-failed
+__corral-rerun-failed: agents inputs parts-config | __corral-live
+	+$(__corral_Q)st=2; if [ ! -f failed.units ]; then \
+		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
+	elif [ ! -s failed.units ]; then st=0; \
+		echo "corral: nothing to re-run: every unit passed"; \
+	else $(call __corral-layer-run,failed.units); fi; \
+	$(__corral_answer)
+
+# corral-run with CORRAL_ONLY: the units matching one of its shell
+# patterns run as a new layer over the result; nothing is planned again.
+__corral_phony += __corral-only
+__corral-only: units agents inputs parts-config | __corral-live
+	+$(__corral_Q)st=2; (set -f; while IFS= read -r u; do \
+		for p in $$__corral_only; do case "$$u" in $$p) \
+			printf '%s\n' "$$u"; break ;; esac; done; \
+	done) < units > only.units; \
+	if [ ! -s only.units ]; then \
+		echo "corral: no unit matches CORRAL_ONLY '$$__corral_only'" >&2; \
+	else $(call __corral-layer-run,only.units); fi; \
 	$(__corral_answer)
 
 __corral_layer_stamps :=

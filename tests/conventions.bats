@@ -93,7 +93,7 @@ make_errors() {
 	run -2 --separate-stderr make -C proj -j2 corral-run
 	assert_contains "$output" "failed units:"
 	run -0 make_errors "$stderr"
-	assert_output "make: *** [$CORRAL_ROOT/corral.mk:$(grep -n '__corral-run$' "$CORRAL_ROOT/corral.mk" | cut -d: -f1): corral-run] Error 1"
+	assert_output "make: *** [$CORRAL_ROOT/corral.mk:$(grep -n '__corral_run_goal)$' "$CORRAL_ROOT/corral.mk" | cut -d: -f1): corral-run] Error 1"
 	refute_contains "$stderr" "engine.mk"
 	# the answer is the same through corral-merge and corral-rerun-failed
 	run -2 --separate-stderr make -C proj corral-merge
@@ -128,4 +128,73 @@ EOF
 	assert_output "ERROR: cannot start: No such file or directory"
 	run -2 --separate-stderr make -C proj corral-run CORRAL_SHELL=
 	assert_contains "$stderr" "*** corral: CORRAL_SHELL is ''; it must be one path without spaces"
+}
+
+# --- test-runner conventions ----------------------------------------------
+
+@test "conventions: exit 77 is a skip: status skip in successes.jsonl, counted in the summary, never re-run by corral-rerun-failed" {
+	project ok-1 SKIP-2 FAIL-3
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	assert_contains "$output" "merged 3 units from 2 agents: 1 passed, 1 skipped, 1 failed"
+	assert_contains "$output" "3 units  ->  2 successes, 1 failure"
+	assert_contains "$output" "SKIP             1"
+	run -0 jq -c 'select(.unit == "SKIP-2") | [.status, .ok, .exit, .note]' proj/.corral/successes.jsonl
+	assert_output '["skip",true,77,"SKIP: exit 77"]'
+	assert_json '.by_status.skip == 1 and .failures == 1' proj/.corral/summary.json
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj corral-rerun-failed
+	assert_equal FAIL-3 "$(cat "$RAN")"
+	# a second run re-runs the slice that failed, not the one that skipped
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	assert_equal FAIL-3 "$(grep -v ok-1 "$RAN")"
+}
+
+@test "conventions: CORRAL_SKIP_CODES changes which exit codes are skips; empty: none" {
+	project ok-1 SKIP-2
+	run -2 --separate-stderr make -C proj -j2 corral-run CORRAL_SKIP_CODES=
+	run -0 jq -r 'select(.unit == "SKIP-2") | .status' proj/.corral/failures.jsonl
+	assert_output fail
+	sed -i 's/exit 77/exit 3/' proj/Makefile
+	run -0 --separate-stderr make -C proj -B -j2 corral-run CORRAL_SKIP_CODES='3, 4'
+	run -0 jq -r 'select(.unit == "SKIP-2") | .status' proj/.corral/successes.jsonl
+	assert_output skip
+	run -2 --separate-stderr make -C proj corral-run CORRAL_SKIP_CODES=x
+	assert_contains "$stderr" "corral: CORRAL_SKIP_CODES is 'x'; it must be exit codes separated by commas or spaces"
+}
+
+@test "conventions: CORRAL_ONLY runs only the units matching its shell patterns, over the result so far, and plans nothing again" {
+	project a1 a2 b1 'c d' FAIL-x
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	local plan
+	plan=$(cat proj/.corral/plan.mk proj/.corral/slices/*.units | sha256sum)
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY='a* c?d'
+	assert_equal "$(printf 'a1\na2\nc d')" "$(sort "$RAN")"
+	assert_json '.units == 5 and .successes == 4 and .failures == 1 and .missing == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/failures.jsonl
+	assert_output FAIL-x
+	assert_equal "$plan" "$(cat proj/.corral/plan.mk proj/.corral/slices/*.units | sha256sum)"
+	# the others keep their result; the matched ones have the new run's
+	run -0 jq -r 'select(.unit == "b1" or .unit == "a1") | .run' proj/.corral/successes.jsonl
+	assert_equal 2 "$(printf '%s\n' "$output" | sort -u | wc -l)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY=zz
+	assert_contains "$stderr" "corral: no unit matches CORRAL_ONLY 'zz'"
+}
+
+@test "conventions: after a whole corral-run the layers of corral-rerun-failed and CORRAL_ONLY no longer count in the summary" {
+	project a b FAIL-c
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make -C proj corral-rerun-failed
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY=a
+	assert_json '.attempts == 5' proj/.corral/summary.json
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	assert_contains "$output" "merged 3 units from 2 agents: 2 passed, 1 failed"
+	refute_contains "$output" "attempts"
+	assert_json '.attempts == 3 and .units == 3 and .successes == 2' proj/.corral/summary.json
+	assert_no_file proj/.corral/rerun
+	# what the layers ran is run again by the main layer, nothing else
+	run -0 sort "$RAN"
+	assert_output "$(printf 'FAIL-c\na')"
 }

@@ -29,13 +29,14 @@ struct opts {
 	struct corral_strv units, parts, exclude, files;
 	const char *estimates;
 	unsigned char no_retry[256];
+	unsigned char skip[256];
 	int sep;
 };
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
-	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
-	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
+	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-K CODES] [-L "
+	"LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
 	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
 	"-0\tSLICE is NUL-separated\n"
@@ -46,6 +47,7 @@ static const struct corral_usage use = {
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
+	"-K CODES\texit codes that mean skip, comma-separated\n"
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
@@ -160,11 +162,11 @@ parse_limit(struct corral_limits *l, const char *arg)
 }
 
 static void
-parse_codes(unsigned char *no_retry, const char *arg)
+parse_codes(unsigned char *codes, const char *arg, const char *what)
 {
 	struct corral_err err;
 
-	if (corral_codes_parse(no_retry, arg, "-N", &err) < 0)
+	if (corral_codes_parse(codes, arg, what, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
@@ -242,7 +244,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
+	    "0C:c:d:e:G:g:hi:K:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
@@ -253,10 +255,14 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'g': r->grace_ms = seconds(c, optarg); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
+		case 'K':
+			parse_codes(o->skip, optarg, "-K");
+			r->skip = o->skip;
+			break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;
-		case 'N': parse_codes(o->no_retry, optarg); break;
+		case 'N': parse_codes(o->no_retry, optarg, "-N"); break;
 		case 'o': r->output_max = size(c, optarg); break;
 		case 'p': xadd(&o->parts, optarg); break;
 		case 'P': xadd(&o->files, optarg); break;

@@ -117,8 +117,10 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 		printf("  COULD NOT TELL: %s\n", why);
 		return;
 	}
-	printf("  %zu units  ->  %zu successes, %zu failures\n", s->units,
-	    s->successes, s->failures);
+	printf("  %zu unit%s  ->  %zu success%s, %zu failure%s\n", s->units,
+	    s->units == 1 ? "" : "s", s->successes,
+	    s->successes == 1 ? "" : "es", s->failures,
+	    s->failures == 1 ? "" : "s");
 	printf("  by verdict:\n");
 	if (corral_score_order(s, &order) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");

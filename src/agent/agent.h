@@ -82,7 +82,7 @@ int corral_remove_tree(const char *path, struct corral_err *err);
 /* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
 struct corral_tally {
 	size_t total;		/* units of the agents that have started */
-	size_t done, pass, fail, flaky, timeout;
+	size_t done, pass, fail, flaky, timeout, skip;
 	long long weight;	/* their expected work (ms, or 1 a unit) */
 	long long wdone;	/* the expected work of the finished units */
 	long long start_ms;	/* when the first agent started (Epoch ms) */
@@ -180,6 +180,9 @@ struct corral_run {
 	long long deadline_ms;	/* Epoch ms by which the whole run must end */
 	int retries;		/* attempts after a failed one, at most */
 	const unsigned char *no_retry;	/* [256]: exit codes never retried */
+	const unsigned char *skip;	/* [256]: exit codes that mean the unit
+					   skipped itself ("skip", ok), or
+					   NULL: none */
 	long long output_max;	/* bytes of a unit's output kept (head+tail) */
 	struct corral_limits limits;
 	const long long *expect;	/* expected ms per unit, or NULL */

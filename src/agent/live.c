@@ -141,6 +141,8 @@ tick_letter(const char *status)
 		return 'k';
 	if (!strcmp(status, "timeout"))
 		return 't';
+	if (!strcmp(status, "skip"))
+		return 's';
 	return 'f';
 }
 
@@ -153,6 +155,7 @@ tally_tick(struct corral_tally *t, int letter, long long w)
 	case 'p': t->pass++; break;
 	case 'k': t->flaky++; break;
 	case 't': t->timeout++; break;
+	case 's': t->skip++; break;
 	default: t->fail++; break;
 	}
 }
