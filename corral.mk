@@ -55,6 +55,9 @@
 #   CORRAL_SKIP_CODES ?= 77      exit codes that mean the unit skipped
 #                                itself: status skip, never a failure
 #   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
+#   CORRAL_HALT       ?=         once this many units failed, agents start
+#                                no unit: the rest are not-run, noted as
+#                                halted; empty: never
 #   CORRAL_OUTPUT_MAX ?= 1M      bytes of each unit's output kept (the first
 #                                and last halves, a marker between); 0: all
 #   CORRAL_LIMIT_CPU  ?=         CPU seconds per unit process (setrlimit)
@@ -62,6 +65,8 @@
 #                                (K, M, G suffixes)
 #   CORRAL_LIMIT_FSIZE ?=        largest file a unit may write, bytes
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
+#   CORRAL_SLOWEST    ?= 5       the summary ends with this many of the
+#                                run's slowest units; 0: none
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
 #   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
@@ -124,11 +129,13 @@ CORRAL_RETRIES    ?= 0
 CORRAL_NO_RETRY   ?=
 CORRAL_SKIP_CODES ?= 77
 CORRAL_FAIL_ON_FLAKY ?= 0
+CORRAL_HALT       ?=
 CORRAL_OUTPUT_MAX ?= 1M
 CORRAL_LIMIT_CPU  ?=
 CORRAL_LIMIT_MEM  ?=
 CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
+CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
 CORRAL_WAIT       ?=
 CORRAL_ONLY       ?=
@@ -171,6 +178,8 @@ $(call __corral-want,CORRAL_RUN_TIMEOUT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_GRACE,.,$(__corral_secs))
 $(call __corral-want,CORRAL_WAIT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_RETRIES,,a number)
+$(call __corral-want,CORRAL_HALT,,a number)
+$(call __corral-want,CORRAL_SLOWEST,,a number)
 $(call __corral-want,CORRAL_LIMIT_CPU,,a number of seconds)
 __corral_bytes := a number of bytes, optionally with K, M or G
 $(call __corral-want,CORRAL_OUTPUT_MAX,K M G,$(__corral_bytes))
@@ -240,6 +249,7 @@ __corral-on = $(if $(filter 1,$(words $(1))),$(filter 1,$(1)))
 __corral_slice_opts = $(strip \
 	$(call __corral-opt,-g,$(CORRAL_GRACE)) \
 	$(call __corral-opt,-R,$(CORRAL_RETRIES)) \
+	$(call __corral-opt,-H,$(filter-out 0,$(strip $(CORRAL_HALT)))) \
 	$(call __corral-opt,-t,$(CORRAL_TIMEOUT)) \
 	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
 	$(call __corral-opt,-N,$(__corral_no_retry)) \
@@ -255,6 +265,7 @@ __corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
 	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
 	$(CORRAL_PARTS_CMD)), '-P' $(call __corral-q,$(CORRAL_PARTS_CMD)))
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
+__corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
 __corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
 	$(abspath $(CORRAL_JUNIT))))
@@ -290,6 +301,7 @@ __corral_env = \
 	__corral_parts_opts=$(call __corral-q,$(__corral_parts_opts)) \
 	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
+	__corral_score_opts=$(call __corral-q,$(__corral_score_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 

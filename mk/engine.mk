@@ -21,10 +21,11 @@
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
 #   __corral_slice_opts, __corral_parts_opts, __corral_split_opts,
-#   __corral_merge_opts, __corral_report_opts
+#   __corral_merge_opts, __corral_score_opts, __corral_report_opts
 #                            the options of corral-run-slice, corral-plan
-#                            -c, corral-split, corral-merge and
-#                            corral-report that come from CORRAL_*
+#                            -c, corral-split, corral-merge,
+#                            corral-scoreboard and corral-report that
+#                            come from CORRAL_*
 #                            settings, as quoted words
 #   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
@@ -86,6 +87,7 @@ __corral_slice_opts := $(value __corral_slice_opts)
 __corral_parts_opts := $(value __corral_parts_opts)
 __corral_split_opts := $(value __corral_split_opts)
 __corral_merge_opts := $(value __corral_merge_opts)
+__corral_score_opts := $(value __corral_score_opts)
 __corral_report_opts := $(value __corral_report_opts)
 # CORRAL_OUT, when inside CORRAL_SRC, is never a unit and never cloned.
 __corral_x := $(if $(value __corral_outrel),-x $(call __corral-q,$(value \
@@ -98,9 +100,11 @@ __corral_filechk = if cmp -s $@.tmp $@; then rm -f $@.tmp; \
 
 # __corral-say: one short line per step, unless every command is shown
 # or make runs silent (-s).
+# __corral_tell: non-empty when step lines are printed.
 __corral_silent := $(value __corral_silent)
-__corral-say = $(if $(__corral_Q),$(if $(__corral_silent),,@printf \
-	'  %-7s %s\n' $(1) $(call __corral-q,$(2))))
+__corral_tell := $(if $(__corral_Q),$(if $(__corral_silent),,1))
+__corral-say = $(if $(__corral_tell),@printf '  %-7s %s\n' $(1) $(call \
+	__corral-q,$(2)))
 
 __corral_phony :=
 
@@ -203,9 +207,21 @@ __corral-plan: units agents
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
 # agent still alive would hold it too, so none of them is anybody's.
+# Its ticks start with the number of units the run will run ("T N"), so
+# that the progress total is right from the first line: the units of the
+# slices whose stamps are missing or older than what they depend on (as
+# make will find them: the manifests are fresh by now), or all under -B.
 __corral_phony += __corral-live
-__corral-live:
-	$(__corral_Q)rm -rf live work && mkdir -p live
+__corral-live: inputs
+	$(__corral_Q)rm -rf live work && mkdir -p live && n=0; \
+	for k in $(__corral_slices); do \
+		s=slices/$$k; \
+		if [ -z "$(findstring B,$(firstword -$(MAKEFLAGS)))" ] && \
+			[ -e $$s.pass ] && [ -e $$s.manifest ] && [ -z "$$(find \
+			$$s.units $$s.manifest cmd -newer $$s.pass)" ]; then \
+			continue; fi; \
+		n=$$((n + $$(wc -l < $$s.units))); \
+	done; echo "T $$n" > live/ticks
 
 # __corral-gone: true when the make that started the run is gone, dead
 # or a zombie not reaped yet (corral-lock's -G asks the same question as
@@ -267,7 +283,8 @@ __corral_merge = set -- $(__corral_o)/logs; \
 __corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
 	mv -f failed.units.tmp failed.units; \
-	$(__corral_b)corral-scoreboard -f $(__corral_o)$(if \
+	$(__corral_b)corral-scoreboard -f $(__corral_score_opts) \
+	$(__corral_o)$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)
 
@@ -289,11 +306,20 @@ inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
 # make's error line, if any, names the target the user asked for.
 __corral_answer = echo $$st > exit-status
 
+# An empty population is said in one line, and is no result.
+__corral_nounits = if [ -n "$$CORRAL_DISCOVER" ]; then \
+		echo "corral: no units: CORRAL_DISCOVER printed nothing"; \
+	elif [ -n "$$__corral_units_file" ]; then \
+		echo "corral: no units: CORRAL_UNITS_FILE '$$__corral_units_file' is empty"; \
+	else echo "corral: no units: CORRAL_UNITS is empty"; fi >&2
+
 __corral_phony += __corral-run
 __corral-run: $(__corral_stamps)
-	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)rm -rf rerun; $(__corral_merge); st=$$?; \
-	$(__corral_summary); $(__corral_answer)
+	$(__corral_Q)if [ ! -s units ]; then st=2; $(__corral_nounits); else \
+	$(if $(__corral_tell),printf '  %-7s %s\n' MERGE $(call \
+		__corral-q,$(__corral_O));) \
+	rm -rf rerun; $(__corral_merge); st=$$?; $(__corral_summary); fi; \
+	$(__corral_answer)
 
 __corral_phony += __corral-merge
 __corral-merge:
@@ -312,9 +338,10 @@ __corral-merge:
 __corral-layer-run = n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
 	if $(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
 		$(__corral_o)/$(1); then \
-	$(if $(__corral_silent),:,printf '  %-7s %s\n' RERUN \
-		"$$(wc -l < $(1)) unit(s) as layer $$n"); \
+	$(if $(__corral_tell),printf,:) '  %-7s %s\n' RERUN \
+		"$$(wc -l < $(1)) unit(s) as layer $$n"; \
 	$(call __corral-unstamp,$(1)); \
+	echo "T $$(wc -l < $(1))" >> live/ticks; \
 	if CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer; then \

@@ -90,7 +90,7 @@ make_errors() {
 
 @test "conventions: a run with failures prints its summary and one line of make's error, naming corral-run, none naming the engine" {
 	project ok-1 FAIL-2
-	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
 	assert_contains "$output" "failed units:"
 	run -0 make_errors "$stderr"
 	assert_output "make: *** [$CORRAL_ROOT/corral.mk:$(grep -n '__corral_run_goal)$' "$CORRAL_ROOT/corral.mk" | cut -d: -f1): corral-run] Error 1"
@@ -134,7 +134,7 @@ EOF
 
 @test "conventions: exit 77 is a skip: status skip in successes.jsonl, counted in the summary, never re-run by corral-rerun-failed" {
 	project ok-1 SKIP-2 FAIL-3
-	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
 	assert_contains "$output" "merged 3 units from 2 agents: 1 passed, 1 skipped, 1 failed"
 	assert_contains "$output" "3 units  ->  2 successes, 1 failure"
 	assert_contains "$output" "SKIP             1"
@@ -146,7 +146,7 @@ EOF
 	assert_equal FAIL-3 "$(cat "$RAN")"
 	# a second run re-runs the slice that failed, not the one that skipped
 	: > "$RAN"
-	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
 	assert_equal FAIL-3 "$(grep -v ok-1 "$RAN")"
 }
 
@@ -165,7 +165,7 @@ EOF
 
 @test "conventions: CORRAL_ONLY runs only the units matching its shell patterns, over the result so far, and plans nothing again" {
 	project a1 a2 b1 'c d' FAIL-x
-	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
 	local plan
 	plan=$(cat proj/.corral/plan.mk proj/.corral/slices/*.units | sha256sum)
 	: > "$RAN"
@@ -184,12 +184,12 @@ EOF
 
 @test "conventions: after a whole corral-run the layers of corral-rerun-failed and CORRAL_ONLY no longer count in the summary" {
 	project a b FAIL-c
-	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
 	run -2 --separate-stderr make -C proj corral-rerun-failed
 	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY=a
 	assert_json '.attempts == 5' proj/.corral/summary.json
 	: > "$RAN"
-	run -2 --separate-stderr make -C proj -j2 corral-run
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
 	assert_contains "$output" "merged 3 units from 2 agents: 2 passed, 1 failed"
 	refute_contains "$output" "attempts"
 	assert_json '.attempts == 3 and .units == 3 and .successes == 2' proj/.corral/summary.json
@@ -197,4 +197,92 @@ EOF
 	# what the layers ran is run again by the main layer, nothing else
 	run -0 sort "$RAN"
 	assert_output "$(printf 'FAIL-c\na')"
+}
+
+@test "conventions: CORRAL_HALT=2 starts no unit once 2 failed; the rest are not-run, noted as halted, and the result is complete" {
+	# agent 0 has FAIL-1, FAIL-3 and u5; agent 1, which starts after it, the rest
+	project FAIL-1 u2 FAIL-3 u4 u5 u6
+	run -2 --separate-stderr make -C proj -j1 corral-run CORRAL_HALT=2 CORRAL_AGENTS=2 CORRAL_SPLIT=roundrobin
+	assert_equal "$(printf 'FAIL-1\nFAIL-3')" "$(cat "$RAN")"
+	assert_json '.units == 6 and .merged == 6 and .missing == 0 and .failures == 6' proj/.corral/summary.json
+	run -0 jq -r 'select(.status == "not-run") | .note' proj/.corral/failures.jsonl
+	assert_equal 4 "${#lines[@]}"
+	assert_equal "NOT-RUN: the run was halted once 2 units had failed" "$(printf '%s\n' "$output" | sort -u)"
+	# without it every unit runs
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=2
+	assert_equal 6 "$(ran_count)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_HALT=x
+	assert_contains "$stderr" "corral: CORRAL_HALT is 'x'; it must be a number"
+}
+
+@test "conventions: the summary ends with the CORRAL_SLOWEST slowest units of the run, 5 by default, 0 none" {
+	project u1 u2 u3 u4 u5 u6 u7
+	cat >> proj/Makefile <<'EOF2'
+CORRAL_CMD = case "$$CORRAL_UNIT" in u7) sleep 0.6 ;; u3) sleep 0.3 ;; esac
+EOF2
+	run -0 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	assert_equal "  slowest units:" "${lines[${#lines[@]} - 6]}"
+	assert_contains "${lines[${#lines[@]} - 5]}" "  u7"
+	assert_contains "${lines[${#lines[@]} - 4]}" "  u3"
+	run -0 --separate-stderr make --no-print-directory -C proj -B -j2 corral-run CORRAL_SLOWEST=1
+	assert_equal "  slowest units:" "${lines[${#lines[@]} - 2]}"
+	run -0 --separate-stderr make -C proj -B -j2 corral-run CORRAL_SLOWEST=0
+	refute_contains "$output" "slowest"
+	# a run that ran nothing has no slowest units
+	run -0 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	refute_contains "$output" "slowest"
+}
+
+@test "conventions: an empty population says so in one line and exits non-zero" {
+	printf 'CORRAL_DISCOVER = true\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > proj/Makefile
+	run -2 --separate-stderr make -C proj corral-run
+	assert_stderr "$(printf '%s\n' "corral: no units: CORRAL_DISCOVER printed nothing" \
+		"make: *** [$CORRAL_ROOT/corral.mk:$(grep -n '__corral_run_goal)$' "$CORRAL_ROOT/corral.mk" | cut -d: -f1): corral-run] Error 2")"
+	refute_contains "$output" "COULD NOT TELL"
+	: > proj/units.txt
+	printf 'CORRAL_UNITS_FILE = units.txt\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > proj/Makefile
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$stderr" "corral: no units: CORRAL_UNITS_FILE '$PWD/proj/units.txt' is empty"
+}
+
+@test "conventions: the progress total is the run's from the first line, not the agents' started so far" {
+	project u1 u2 u3 u4 u5 u6
+	run -0 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=3
+	assert_equal 6 "$(grep -c '^corral: \[[1-6]/6\] pass ' <<<"$stderr")"
+	# a second run with one slice to run again counts that slice's units
+	sed -i 's/^CORRAL_CMD = /&test ! -e "$$CORRAL_WORKDIR\/..\/..\/..\/redo" || sleep 0; /' proj/Makefile
+	run -0 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=3
+	assert_equal 6 "$(grep -c '^corral: \[[1-6]/6\] pass ' <<<"$stderr")"
+	rm proj/.corral/slices/1.pass
+	run -0 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=3
+	assert_equal 2 "$(grep -c '^corral: \[[1-2]/2\] pass ' <<<"$stderr")"
+}
+
+@test "conventions: CORRAL_OUT gets a .gitignore holding * when corral makes it" {
+	project a
+	git init -q proj
+	run -0 make -C proj corral-run
+	assert_equal '*' "$(cat proj/.corral/.gitignore)"
+	run -0 git -C proj status --porcelain --untracked-files=all
+	refute_contains "$output" ".corral"
+	# one the user changed is left alone
+	echo '!keep' > proj/.corral/.gitignore
+	run -0 make -C proj -B corral-run
+	assert_equal '!keep' "$(cat proj/.corral/.gitignore)"
+}
+
+@test "conventions: on a terminal, the progress line of an interrupted run ends with a newline, once" {
+	printf 'a\nb\n' > slice
+	script -qfec "corral-run-slice -v -S out/live -c 'case \$CORRAL_UNIT in b) sleep 1000 ;; esac' -l out/logs 0 slice" /dev/null > ts.out 2>&1 3>&- &
+	local i
+	for i in $(seq 100); do
+		grep -q '"unit":"b"' out/live/agent-0.status 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -TERM "$(head -1 out/live/agent-0.status | jq .pid)"
+	wait
+	assert_contains "$(cat ts.out)" "1/2 done (1 pass"
+	assert_equal '0a' "$(tail -c 1 ts.out | od -An -tx1 | tr -d ' ')"
+	assert_file_exists out/live/interrupted
 }

@@ -159,7 +159,7 @@ stub() {
 
 @test "corral: scoreboard is corral-scoreboard, COULD NOT TELL and usage errors included" {
 	run -2 --separate-stderr corral scoreboard
-	assert_stderr "usage: corral-scoreboard [-fhju] DIR"
+	assert_stderr "usage: corral-scoreboard [-fhju] [-s N] DIR"
 	mkdir empty
 	run -2 --separate-stderr corral scoreboard empty
 	assert_contains "$output" "COULD NOT TELL: empty holds neither successes.jsonl nor failures.jsonl"

@@ -9,7 +9,7 @@ setup() {
 	mkdir run
 }
 
-USAGE='usage: corral-scoreboard [-fhju] DIR'
+USAGE='usage: corral-scoreboard [-fhju] [-s N] DIR'
 
 # row FILE UNIT NOTE: append one record to run/FILE
 row() {

@@ -35,7 +35,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
-	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-K CODES] [-L "
+	"ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
 	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
@@ -46,6 +46,7 @@ static const struct corral_usage use = {
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
+	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
 	"-K CODES\texit codes that mean skip, comma-separated\n"
 	"-k\tkeep the clone and print its path\n"
@@ -244,7 +245,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:K:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
+	    "0C:c:d:e:G:g:H:hi:K:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
@@ -253,6 +254,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
 		case 'g': r->grace_ms = seconds(c, optarg); break;
+		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
 		case 'K':

@@ -82,6 +82,7 @@ int corral_remove_tree(const char *path, struct corral_err *err);
 /* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
 struct corral_tally {
 	size_t total;		/* units of the agents that have started */
+	size_t planned;		/* units the run will run ("T N"), or 0 */
 	size_t done, pass, fail, flaky, timeout, skip;
 	long long weight;	/* their expected work (ms, or 1 a unit) */
 	long long wdone;	/* the expected work of the finished units */
@@ -95,6 +96,8 @@ struct corral_tally {
  */
 typedef void corral_progress_fn(void *arg, const char *line, size_t len);
 
+/* The run's total: what it planned, or more once more agents started. */
+size_t corral_tally_total(const struct corral_tally *t);
 /* The tally of STATEDIR/ticks into t (zero when there is none).  0 or -1. */
 int corral_live_tally(const char *statedir, struct corral_tally *t,
     struct corral_err *err);
@@ -179,6 +182,9 @@ struct corral_run {
 	long long slice_ms;	/* the whole slice */
 	long long deadline_ms;	/* Epoch ms by which the whole run must end */
 	int retries;		/* attempts after a failed one, at most */
+	size_t halt;		/* once this many units of the run failed
+				   (STATEDIR's ticks), start no unit; 0:
+				   never */
 	const unsigned char *no_retry;	/* [256]: exit codes never retried */
 	const unsigned char *skip;	/* [256]: exit codes that mean the unit
 					   skipped itself ("skip", ok), or
