@@ -38,6 +38,7 @@
 #                                weighted (longest first over durations
 #                                learned from history.jsonl); auto: weighted
 #                                once history knows a unit, else roundrobin
+#                                (corral-split -L lists the strategies)
 #   CORRAL_TIMEOUT    ?=         seconds an attempt of a unit may take
 #                                (fractions allowed); empty: no limit
 #   CORRAL_SLICE_TIMEOUT ?=      seconds a whole slice may take; the units
@@ -174,11 +175,6 @@ ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
 $(error corral: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
 	exit codes separated by commas or spaces)
 endif
-ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
-	$(words $(CORRAL_SPLIT)),1 1)
-$(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
-	roundrobin, weighted or auto)
-endif
 # __corral-path NAME,MIN: stop unless $(NAME) is one word (MIN 1) or at
 # most one (MIN 0).  A path may hold any character but white space, which
 # make cannot keep apart from the space between words; everything else
@@ -273,9 +269,28 @@ __corral-locked = $(__corral_b)corral-lock \
 	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
 	$(call __corral-q,$(__corral_outdir)) $(1)
 
+# CORRAL_SPLIT names a strategy of corral-split, which alone defines them
+# (corral-split -L lists them).  A target that runs the engine checks it
+# as make expands its recipe, before anything runs, so that a make that
+# runs no corral target never starts corral-split.  No line here ends in
+# a space before its backslash: an includer's .POSIX keeps that space.
+# __corral-or WORDS: "a, b or c".
+__corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_comma)$(\
+)$(__corral_space),$(wordlist 2,$(words $(1)),x $(1))) or $(lastword\
+	$(1)),$(1))
+__corral-split-bad = $(or $(if $(CORRAL_SPLIT),,empty),$(word\
+	2,$(CORRAL_SPLIT)),$(filter-out $(__corral_strategies),$(CORRAL_SPLIT)))
+__corral-split-ok = $(eval __corral_strategies := $(shell\
+	$(__corral_b)corral-split -L 2>/dev/null))$(if\
+	$(__corral_strategies),,$(error corral: cannot run\
+	'$(__corral_bindir)corral-split -L' to check CORRAL_SPLIT; set\
+	CORRAL_BIN to where the corral programs are))$(if $(__corral-split-bad),$(error corral:\
+	CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be $(call\
+	__corral-or,$(__corral_strategies))))
+
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.
-__corral_engine = $(__corral_env) $(call __corral-locked,$(MAKE) \
+__corral_engine = $(__corral-split-ok)$(__corral_env) $(call __corral-locked,$(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
 	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
 

@@ -717,6 +717,35 @@ EOF
 	done
 }
 
+@test "corral-mk: CORRAL_SPLIT is checked against the strategies corral-split -L lists, nowhere else" {
+	local p
+	project a b
+	mkdir stubbin
+	for p in "$CORRAL_TEST_BIN"/*; do ln -s "$p" stubbin/; done
+	rm stubbin/corral-split
+	# a corral-split that knows one strategy more than the real one
+	cat > stubbin/corral-split <<EOF
+#!/bin/sh
+if [ "\$1" = -L ]; then "$CORRAL_TEST_BIN/corral-split" -L; echo fastest; exit; fi
+exec "$CORRAL_TEST_BIN/corral-split" "\$@"
+EOF
+	chmod +x stubbin/corral-split
+	run -0 make -n -C proj corral-run CORRAL_BIN="$PWD/stubbin" CORRAL_SPLIT=fastest
+	run -2 --separate-stderr make -n -C proj corral-run CORRAL_SPLIT=fastest
+	assert_contains "$stderr" "corral: CORRAL_SPLIT is 'fastest'; it must be roundrobin, weighted or auto."
+	run -2 --separate-stderr make -n -C proj corral-run CORRAL_BIN="$PWD/stubbin" CORRAL_SPLIT=slowest
+	assert_contains "$stderr" "it must be roundrobin, weighted, auto or fastest."
+}
+
+@test "corral-mk: an includer with .POSIX: runs corral-run (its backslash-newlines keep their spaces)" {
+	project a b c
+	sed -i '1i .POSIX:' proj/Makefile
+	run -0 make -C proj -j2 corral-run
+	assert_json '.successes == 3' proj/.corral/summary.json
+	run -2 --separate-stderr make -C proj corral-run CORRAL_SPLIT=fastest
+	assert_contains "$stderr" "corral: CORRAL_SPLIT is 'fastest'; it must be roundrobin, weighted or auto."
+}
+
 @test "corral-mk: an empty CORRAL_GRACE, CORRAL_RETRIES or CORRAL_OUTPUT_MAX means the agents' defaults" {
 	project a b
 	run -0 make -C proj -j2 corral-run CORRAL_GRACE= CORRAL_RETRIES= CORRAL_OUTPUT_MAX=

@@ -5,7 +5,8 @@
  * needs (sorted, each once), the log_path it alone writes, and a task
  * made from a template.  The population comes from FILE or standard
  * input, one unit per line (NUL-separated with -0), and is cut exactly as
- * corral-split cuts it, so the logs of the agents fold with one
+ * corral-split cuts it (-s STRATEGY and -H HISTORY as corral-split's,
+ * round-robin by default), so the logs of the agents fold with one
  * corral-merge.  No unit gives "[]".  With -c it prints instead the
  * parts that the clone of FILE's units, as one slice, holds, one per
  * line, unchecked: corral.mk's engine makes each slice's parts file so,
@@ -28,28 +29,21 @@
 	"merge folds every agent's log afterwards."
 
 static const struct corral_usage use = {
-	"corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] "
-	"[-t TEMPLATE] -n N [FILE]\n"
+	"corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] "
+	"[-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]\n"
 	"corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree: units that are paths in it, parts commands run there\n"
 	"-c\tprint the parts of all the units, one per line, not briefs\n"
+	"-H HISTORY\ta history of durations, as corral-split's\n"
 	"-l LOGDIR\tthe directory of the logs in the briefs\n"
 	"-n N\tthe number of agents (required for briefs)\n"
 	"-P PARTS_CMD\ta command that prints a unit's parts\n"
 	"-p PART\ta part every agent clones (repeatable)\n"
+	"-s STRATEGY\thow to cut, as corral-split's (corral-split -h lists them)\n"
 	"-t TEMPLATE\tthe task text",
 	NULL
 };
-
-static void
-read_units(const char *file, int sep, struct corral_strv *units)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, units, 1, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
 
 /* The parts of all units, as one slice, each ended by sep. */
 static void
@@ -74,8 +68,8 @@ main(int argc, char *argv[])
 {
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
-	struct corral_briefs_opts o = { 0, "logs", { NULL, NULL, NULL },
-	    TEMPLATE };
+	struct corral_briefs_opts o = { 0, corral_strategies, NULL, "logs",
+	    { NULL, NULL, NULL }, TEMPLATE };
 	struct corral_err err;
 	const char *nstr = NULL;
 	long long n;
@@ -83,12 +77,13 @@ main(int argc, char *argv[])
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0cC:hl:n:p:P:t:")) != -1) {
+	while ((c = getopt(argc, argv, "0cC:hH:l:n:p:P:s:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'c': only_parts = 1; break;
 		case 'C': o.parts.srcdir = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'H': o.history = optarg, briefs_opts = 1; break;
 		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'p':
@@ -96,6 +91,12 @@ main(int argc, char *argv[])
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 			break;
 		case 'P': o.parts.parts_cmd = optarg; break;
+		case 's':
+			if (!(o.strategy = corral_strategy_find(optarg, "-s",
+			    &err)))
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			briefs_opts = 1;
+			break;
 		case 't': o.template = optarg, briefs_opts = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
@@ -110,7 +111,7 @@ main(int argc, char *argv[])
 	o.nslices = nstr ? (long)n : 0;
 	o.parts.parts = &parts;
 
-	read_units(optind < argc ? argv[optind] : "-", sep, &units);
+	xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
 	if (only_parts)
 		print_parts(&o.parts, &units, sep, &out);
 	else if (corral_briefs_write(&o, &units, &out, &err) < 0)

@@ -70,16 +70,6 @@ xadd(struct corral_strv *sv, const char *s)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 }
 
-/* Append the entries of file to list; duplicates are named if warn. */
-static void
-read_list(const char *file, int sep, struct corral_strv *list, int warn)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, list, warn, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
-
 /*
  * The expected milliseconds of each unit, one number a line, in the
  * order of SLICE; NULL (with a warning) when they do not fit it.
@@ -297,8 +287,8 @@ main(int argc, char *argv[])
 	if (corral_agent_check(argv[optind], &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < o.files.n; i++)
-		read_list(o.files.v[i], '\n', &o.parts, 0);
-	read_list(argv[optind + 1], o.sep, &o.units, 1);
+		xunits_load(o.files.v[i], '\n', &o.parts, 0);
+	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);
 	corral_run_id(runid);

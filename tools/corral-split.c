@@ -13,7 +13,8 @@
  * -s picks the strategy: round-robin (the original's, and the default),
  * weighted (longest processing time first over durations learned from the
  * history file of -H; file sizes under -C when there is none), or auto
- * (weighted when the history knows a unit, else round-robin).  A weighted
+ * (weighted when the history knows a unit, else round-robin); -L prints
+ * their names, strategy.c's table, for corral.mk.  A weighted
  * plan says on stderr how many units were estimated; with -o, DIR/plan.json
  * describes the plan and DIR/K.est the expected milliseconds of each unit.
  */
@@ -27,19 +28,47 @@
 
 #include "corral.h"
 
+static void more(FILE *fp);
+
 static const struct corral_usage use = {
 	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
-	"[-s STRATEGY] -n N [FILE]",
+	"[-s STRATEGY] -n N [FILE]\n"
+	"corral-split -L",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree the units are paths in (weighted)\n"
 	"-H HISTORY\ta history of durations (weighted)\n"
 	"-j\tprint the plan as JSON also with -o\n"
+	"-L\tprint the names of the strategies, one per line, and exit\n"
 	"-l LOGDIR\twith -o, remove the logs of stale slices in LOGDIR\n"
 	"-n N\tthe number of slices (required)\n"
 	"-o DIR\twrite the slice files in DIR\n"
-	"-s STRATEGY\thow to cut: roundrobin, weighted, auto",
-	NULL
+	"-s STRATEGY\thow to cut (below; default: the first)",
+	more
 };
+
+/* --help: the strategies, from their table. */
+static void
+more(FILE *fp)
+{
+	const struct corral_strategy *s;
+
+	fputs("strategies:\n", fp);
+	for (s = corral_strategies; s->name; s++)
+		fprintf(fp, "  %-14s %s\n", s->name, s->what);
+}
+
+/* -L: the names alone, for corral.mk's check of CORRAL_SPLIT. */
+static void
+list_strategies(void)
+{
+	const struct corral_strategy *s;
+
+	for (s = corral_strategies; s->name; s++)
+		puts(s->name);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	exit(CORRAL_EXIT_OK);
+}
 
 /* Append one line of a slice file about unit to b: 0, or -1 (ENOMEM). */
 typedef int line_fn(struct corral_buf *b, const struct corral_plan *p,
@@ -176,15 +205,6 @@ print_plan(struct corral_strv *slices, size_t n)
 	corral_buf_release(&out);
 }
 
-static void
-read_units(const char *file, int sep, struct corral_strv *units)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, units, 1, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
-
 /* DIR/plan.json: what the plan is made of, for people and benchmarks. */
 static void
 write_plan_json(const char *dir, const struct corral_plan *p)
@@ -228,17 +248,15 @@ say_plan(const struct corral_plan *p, const char *history)
 		    p->wt.nknown);
 }
 
-static enum corral_strategy
+static const struct corral_strategy *
 parse_strategy(const char *s)
 {
-	if (!strcmp(s, "roundrobin"))
-		return CORRAL_SPLIT_ROUNDROBIN;
-	if (!strcmp(s, "weighted"))
-		return CORRAL_SPLIT_WEIGHTED;
-	if (!strcmp(s, "auto"))
-		return CORRAL_SPLIT_AUTO;
-	corral_die(CORRAL_EXIT_ERR, "-s '%s' is not a strategy (roundrobin, "
-	    "weighted or auto)", s);
+	const struct corral_strategy *st;
+	struct corral_err err;
+
+	if (!(st = corral_strategy_find(s, "-s", &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return st;
 }
 
 int
@@ -247,7 +265,7 @@ main(int argc, char *argv[])
 	struct corral_plan p;
 	struct corral_strv units = CORRAL_STRV_INIT;
 	struct corral_err err;
-	enum corral_strategy strategy = CORRAL_SPLIT_ROUNDROBIN;
+	const struct corral_strategy *strategy = corral_strategies;
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
 	const char *logdir = NULL;
 	int c, sep = '\n', json = 0, chosen = 0;
@@ -255,13 +273,14 @@ main(int argc, char *argv[])
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0C:hH:jl:n:o:s:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:hH:jLl:n:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
+		case 'L': list_strategies(); break;
 		case 'l': logdir = optarg; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
@@ -274,11 +293,12 @@ main(int argc, char *argv[])
 	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 
-	read_units(optind < argc ? argv[optind] : "-", sep, &units);
+	xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
 	if (corral_plan_make(&p, &units, strategy, history, srcdir,
 	    (long)nslices, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (strategy != CORRAL_SPLIT_ROUNDROBIN && units.n)
+	/* the default, the original's round-robin, says nothing */
+	if (strategy != corral_strategies && units.n)
 		say_plan(&p, history);
 	if (dir) {
 		write_per_slice(dir, &p, "units", unit_line, sep);

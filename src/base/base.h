@@ -238,6 +238,9 @@ int corral_units_read(FILE *fp, int sep, const char *name,
  */
 int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
+/* corral_units_load, exiting 2 with its message on an error (xalloc.c). */
+void xunits_load(const char *file, int sep, struct corral_strv *units,
+    int warn);
 
 /* ------------------------------------------------------------------ */
 /* usage.c: what a program says about itself (for tools; it prints)    */
@@ -262,11 +265,20 @@ void corral_usage(const struct corral_usage *u, int status)
 void corral_usage_version(const struct corral_usage *u)
 	__attribute__((noreturn));
 /*
- * --help or --version as the first argument: print u or "PROGRAM
- * VERSION" on stdout and exit 0; anything else returns.  Every program
- * calls it first, before its option loop.
+ * --help or --version among the options, as GNU programs take them: an
+ * argument anywhere before "--" that is not the value of an option ("-C
+ * DIR" in u's option lines takes one, "-j, --junit FILE" too, also as
+ * "-CDIR" and "--junit=FILE").  Print u or "PROGRAM VERSION" on stdout
+ * and exit 0; without either, return.  Every program calls it (or
+ * corral_usage_check_command) first, before its option loop.
  */
 void corral_usage_check(const struct corral_usage *u, int argc,
+    char *argv[]);
+/*
+ * The same for a program whose first operand starts a command with
+ * arguments of its own (getopt's "+"): the options end there.
+ */
+void corral_usage_check_command(const struct corral_usage *u, int argc,
     char *argv[]);
 /*
  * The option loop of a program whose only option is -h (after

@@ -1,7 +1,8 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * xalloc.c holds the helpers that exit instead of returning an error:
- * allocation (git's x* family) and a strtonum for option values.  Only
+ * allocation (git's x* family), reading a list of units, and a strtonum
+ * for option values.  Only
  * tools/ may call the x* functions; the library reports and never exits.
  */
 #include <errno.h>
@@ -48,6 +49,15 @@ xstrdup(const char *s)
 	if (!p)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	return p;
+}
+
+void
+xunits_load(const char *file, int sep, struct corral_strv *units, int warn)
+{
+	struct corral_err err;
+
+	if (corral_units_load(file, sep, units, warn, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
 int
