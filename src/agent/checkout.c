@@ -201,11 +201,16 @@ remember_dir(struct job *j, const char *path, const struct stat *st)
 	return 0;
 }
 
+static int
+write_chunk(void *fd, const char *p, size_t n)
+{
+	return corral_write_all(*(int *)fd, p, n);
+}
+
 /* Copy bytes fd to fd: a reflink if possible, else the kernel, else us. */
 static int
 copy_bytes(int in, int out)
 {
-	char buf[65536];
 	ssize_t n;
 
 	if (ioctl(out, FICLONE, in) == 0)
@@ -220,13 +225,7 @@ copy_bytes(int in, int out)
 	if (lseek(in, 0, SEEK_SET) < 0 || ftruncate(out, 0) < 0 ||
 	    lseek(out, 0, SEEK_SET) < 0)
 		return -1;
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || corral_write_all(out, buf, (size_t)n) < 0)
-			return -1;
-	}
-	return 0;
+	return corral_fd_chunks(in, write_chunk, &out);
 }
 
 static int

@@ -340,6 +340,15 @@ int corral_write_all(int fd, const void *p, size_t n);
  */
 int corral_open_input(const char *path, struct corral_err *err);
 FILE *corral_fopen_input(const char *path, struct corral_err *err);
+/*
+ * Read fd to its end (retrying on EINTR), each chunk read passed to eat,
+ * which returns 0, or -1 to stop.  0, or -1 when a read failed (errno
+ * set) or eat stopped (errno as eat left it).  corral_buf_eat appends
+ * to the struct corral_buf ctx (NULL: the bytes are dropped).
+ */
+int corral_fd_chunks(int fd, int (*eat)(void *ctx, const char *p, size_t n),
+    void *ctx);
+int corral_buf_eat(void *b, const char *p, size_t n);
 /* Read a whole file into b (appending), by open_input.  0, or -1/err. */
 int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
