@@ -121,7 +121,6 @@ main(int argc, char *argv[])
 	corral_buf_release(&out);
 	corral_strv_release(&units);
 	corral_strv_release(&parts);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }

@@ -103,28 +103,18 @@ read_estimates(const char *file, size_t nunits)
 	return ms;
 }
 
+/* The value of option opt, by corral_seconds_parse or corral_size_parse. */
 static long long
-seconds(int opt, const char *arg)
+value(int opt, const char *arg, int (*parse)(const char *, long long *,
+    const char *, struct corral_err *))
 {
 	struct corral_err err;
 	char what[3] = { '-', (char)opt, '\0' };
-	long long ms;
+	long long v;
 
-	if (corral_seconds_parse(arg, &ms, what, &err) < 0)
+	if (parse(arg, &v, what, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	return ms;
-}
-
-static long long
-size(int opt, const char *arg)
-{
-	struct corral_err err;
-	char what[3] = { '-', (char)opt, '\0' };
-	long long bytes;
-
-	if (corral_size_parse(arg, &bytes, what, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-	return bytes;
+	return v;
 }
 
 static long long
@@ -235,24 +225,24 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
-		case 'd': r->deadline_ms = seconds(c, optarg); break;
+		case 'd': r->deadline_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
-		case 'g': r->grace_ms = seconds(c, optarg); break;
+		case 'g': r->grace_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;
 		case 'N': parse_codes(o->no_retry, optarg); break;
-		case 'o': r->output_max = size(c, optarg); break;
+		case 'o': r->output_max = value(c, optarg, corral_size_parse); break;
 		case 'p': xadd(&o->parts, optarg); break;
 		case 'P': xadd(&o->files, optarg); break;
 		case 'R': r->retries = (int)number(optarg, 1000, "-R"); break;
 		case 'r': r->run = optarg; break;
 		case 'S': r->statedir = optarg; break;
-		case 'T': r->slice_ms = seconds(c, optarg); break;
-		case 't': r->timeout_ms = seconds(c, optarg); break;
+		case 'T': r->slice_ms = value(c, optarg, corral_seconds_parse); break;
+		case 't': r->timeout_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'v': r->progress = print_progress; break;
 		case 'w': r->workroot = optarg; break;
 		case 'x': xadd(&o->exclude, optarg); break;

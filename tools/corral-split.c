@@ -65,8 +65,7 @@ list_strategies(void)
 
 	for (s = corral_strategies; s->name; s++)
 		puts(s->name);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	exit(CORRAL_EXIT_OK);
 }
 
@@ -92,6 +91,17 @@ estimate_line(struct corral_buf *b, const struct corral_plan *p,
 	return corral_buf_addf(b, "%lld\n", corral_plan_weight(p, unit));
 }
 
+/* body at path, atomically, and only when it changed. */
+static void
+write_file(const char *path, const struct corral_buf *body)
+{
+	struct corral_err err;
+
+	if (corral_atomic_file(path, body->data, body->len,
+	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
 /* DIR/K.EXT for every slice K of p, a line of each unit in order. */
 static void
 write_per_slice(const char *dir, const struct corral_plan *p,
@@ -111,9 +121,7 @@ write_per_slice(const char *dir, const struct corral_plan *p,
 		for (i = 0; i < p->slices[k].n; i++)
 			if (line(&body, p, p->slices[k].v[i], sep) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		if (corral_atomic_file(path.data, body.data, body.len,
-		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
-			corral_die_err(CORRAL_EXIT_ERR, &err);
+		write_file(path.data, &body);
 	}
 	corral_buf_release(&path);
 	corral_buf_release(&body);
@@ -185,24 +193,15 @@ static void
 print_plan(struct corral_strv *slices, size_t n)
 {
 	struct corral_buf out = CORRAL_BUF_INIT;
-	size_t k, i;
+	size_t k;
 	int rc = corral_buf_addch(&out, '{');
 
 	for (k = 0; k < n && rc == 0; k++) {
-		rc |= corral_buf_addf(&out, "%s\"%zu\":[", k ? "," : "", k);
-		for (i = 0; i < slices[k].n; i++) {
-			if (i)
-				rc |= corral_buf_addch(&out, ',');
-			rc |= corral_buf_addjson(&out, slices[k].v[i],
-			    strlen(slices[k].v[i]));
-		}
-		rc |= corral_buf_addch(&out, ']');
+		rc |= corral_buf_addf(&out, "%s\"%zu\":", k ? "," : "", k);
+		rc |= corral_strv_json(&out, &slices[k]);
 	}
 	rc |= corral_buf_addstr(&out, "}\n");
-	if (rc < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	fwrite(out.data, 1, out.len, stdout);
-	corral_buf_release(&out);
+	xprint_buf(&out, rc);
 }
 
 /* DIR/plan.json: what the plan is made of, for people and benchmarks. */
@@ -210,14 +209,11 @@ static void
 write_plan_json(const char *dir, const struct corral_plan *p)
 {
 	struct corral_buf path = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
-	struct corral_err err;
 
 	if (corral_plan_json(p, &b) < 0 ||
 	    corral_buf_addf(&path, "%s/plan.json", dir) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_atomic_file(path.data, b.data, b.len,
-	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
+	write_file(path.data, &b);
 	corral_buf_release(&path);
 	corral_buf_release(&b);
 }
@@ -315,7 +311,6 @@ main(int argc, char *argv[])
 		print_plan(p.slices, p.n);
 	corral_plan_release(&p);
 	corral_strv_release(&units);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }

@@ -170,6 +170,8 @@ int corral_strv_add(struct corral_strv *sv, const char *s);
 void corral_strv_release(struct corral_strv *sv);	/* frees every string */
 /* Sort sv bytewise (strcmp) and free repeats, keeping each string once. */
 void corral_strv_sort_unique(struct corral_strv *sv);
+/* Append sv as a JSON array of strings: 0, or -1 (ENOMEM). */
+int corral_strv_json(struct corral_buf *b, const struct corral_strv *sv);
 
 /* ------------------------------------------------------------------ */
 /* line.c: where a line ends                                           */
@@ -238,6 +240,17 @@ int corral_units_read(FILE *fp, int sep, const char *name,
  */
 int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
+/*
+ * Flush standard output, or exit 2 with "cannot write standard output:
+ * ..." when it took no write (xalloc.c).
+ */
+void xflush_stdout(void);
+/*
+ * The text a tool built in b, rc the or-ed results of building it: exit
+ * 2 with "out of memory" when rc < 0, else write b to standard output
+ * (xflush_stdout says whether it took it) and release b (xalloc.c).
+ */
+void xprint_buf(struct corral_buf *b, int rc);
 /* corral_units_load, exiting 2 with its message on an error (xalloc.c). */
 void xunits_load(const char *file, int sep, struct corral_strv *units,
     int warn);

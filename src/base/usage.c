@@ -48,8 +48,7 @@ print_options(FILE *fp, const char *options)
 static void __attribute__((noreturn))
 finish(int status)
 {
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	exit(status);
 }
 

@@ -77,20 +77,6 @@ fill(struct corral_buf *b, const char *t, size_t agent,
 }
 
 static int
-add_array(struct corral_buf *b, const struct corral_strv *sv)
-{
-	size_t i;
-	int rc = corral_buf_addch(b, '[');
-
-	for (i = 0; i < sv->n; i++) {
-		if (i)
-			rc |= corral_buf_addch(b, ',');
-		rc |= corral_buf_addjson(b, sv->v[i], strlen(sv->v[i]));
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-static int
 brief(const struct corral_briefs_opts *o, size_t k,
     const struct corral_strv *slice, struct corral_buf *out,
     struct corral_err *err)
@@ -110,9 +96,9 @@ brief(const struct corral_briefs_opts *o, size_t k,
 		goto nomem;
 	rc = corral_buf_addf(out, "%s{\"agent_id\":\"%zu\",\"units\":",
 	    k ? ",\n" : "", k);
-	rc |= add_array(out, slice);
+	rc |= corral_strv_json(out, slice);
 	rc |= corral_buf_addstr(out, ",\"clone_parts\":");
-	rc |= add_array(out, &parts);
+	rc |= corral_strv_json(out, &parts);
 	rc |= corral_buf_addstr(out, ",\"log_path\":");
 	rc |= corral_buf_addjson(out, log.data, log.len);
 	rc |= corral_buf_addstr(out, ",\"task\":");
