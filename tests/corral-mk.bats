@@ -8,9 +8,7 @@ setup() {
 	load test_helper
 	_corral_setup
 	mkdir -p proj
-	RAN=$PWD/ran
-	: > "$RAN"
-	export RAN
+	_corral_ran
 }
 
 # project [UNITS...]: a project whose units are listed in units.txt; each
@@ -30,14 +28,8 @@ EOF
 }
 
 teardown() {
-	local p
-	# what a test left running in the background on purpose
-	for p in $(cat "$BATS_TEST_TMPDIR"/bg.pids 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	_corral_kill_bg
 }
-
-ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 @test "corral-mk: 200 units over -j16 run exactly once and are merged exactly once" {
 	project $(seq -f 'unit-%03g' 1 200)
