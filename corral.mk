@@ -275,18 +275,20 @@ __corral-locked = $(__corral_b)corral-lock \
 # runs no corral target never starts corral-split.  No line here ends in
 # a space before its backslash: an includer's .POSIX keeps that space.
 # __corral-or WORDS: "a, b or c".
-__corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_comma)$(\
-)$(__corral_space),$(wordlist 2,$(words $(1)),x $(1))) or $(lastword\
-	$(1)),$(1))
+__corral_list_sep := $(__corral_comma)$(__corral_space)
+__corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_list_sep),$(wordlist\
+	2,$(words $(1)),x $(1))) or $(lastword $(1)),$(1))
 __corral-split-bad = $(or $(if $(CORRAL_SPLIT),,empty),$(word\
 	2,$(CORRAL_SPLIT)),$(filter-out $(__corral_strategies),$(CORRAL_SPLIT)))
 __corral-split-ok = $(eval __corral_strategies := $(shell\
 	$(__corral_b)corral-split -L 2>/dev/null))$(if\
-	$(__corral_strategies),,$(error corral: cannot run\
+	$(__corral_strategies),,$(__corral-split-cannot))$(if\
+	$(__corral-split-bad),$(__corral-split-refuse))
+__corral-split-cannot = $(error corral: cannot run\
 	'$(__corral_bindir)corral-split -L' to check CORRAL_SPLIT; set\
-	CORRAL_BIN to where the corral programs are))$(if $(__corral-split-bad),$(error corral:\
-	CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be $(call\
-	__corral-or,$(__corral_strategies))))
+	CORRAL_BIN to where the corral programs are)
+__corral-split-refuse = $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)';\
+	it must be $(call __corral-or,$(__corral_strategies)))
 
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.
