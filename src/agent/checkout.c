@@ -670,6 +670,25 @@ out:
 }
 
 /*
+ * name under dirfd (AT_FDCWD: a path) opened as a directory, never
+ * through a symlink, its descriptor in *fd.  NULL with err set.
+ */
+static DIR *
+open_dir(int dirfd, const char *name, int *fd, struct corral_err *err)
+{
+	DIR *d;
+
+	*fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (*fd >= 0 && (d = fdopendir(*fd)))
+		return d;
+	corral_err_set(err, errno, "cannot open '%s'", name);
+	if (*fd >= 0)
+		close(*fd);
+	return NULL;
+}
+
+/*
  * Remove the directory entry name under dirfd and, for a directory,
  * everything below it.  Symlinks are removed, never followed.  A directory
  * a unit made unreadable is given u+rwx back first.
@@ -693,14 +712,8 @@ remove_at(int dirfd, const char *name, struct corral_err *err)
 	}
 	if ((st.st_mode & 0700) != 0700)
 		fchmodat(dirfd, name, (st.st_mode & 07777) | 0700, 0);
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		rc = corral_err_set(err, errno, "cannot open '%s'", name);
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	if (!(d = open_dir(dirfd, name, &fd, err)))
+		return -1;
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			rc = remove_at(fd, de->d_name, err);
@@ -727,13 +740,8 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 		    "not removing it", dest);
 	if ((st.st_mode & 0700) != 0700)
 		chmod(dest, (st.st_mode & 07777) | 0700);
-	fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		rc = corral_err_set(err, errno, "cannot open '%s'", dest);
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	if (!(d = open_dir(AT_FDCWD, dest, &fd, err)))
+		return -1;
 	/* The mark goes last, so a clone half removed is still a clone. */
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
