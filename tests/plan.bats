@@ -11,7 +11,7 @@ setup() {
 }
 
 USAGE='usage: corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]
-       corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]'
+       corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] [FILE]'
 
 # units N: u0 .. u(N-1), one per line, in the file units
 units() {
@@ -76,13 +76,11 @@ units() {
 	assert_json '.[0].units[0] != "u0"'
 }
 
-@test "plan: an unknown -s is refused with exit 2 naming the strategies; -s, -H are refused with -c" {
+@test "plan: an unknown -s is refused with exit 2 naming the strategies; -s is refused with -c" {
 	units 3
 	run -2 --separate-stderr corral-plan -s fastest -n 2 units
 	assert_stderr "corral-plan: -s 'fastest' is not a strategy (roundrobin, weighted or auto)"
 	run -2 --separate-stderr corral-plan -c -s weighted units
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-plan -c -H history.jsonl units
 	assert_stderr "$USAGE"
 }
 

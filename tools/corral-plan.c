@@ -10,9 +10,11 @@
  * corral-merge.  No unit gives "[]".  With -c it prints instead the
  * parts that the clone of FILE's units, as one slice, holds, one per
  * line, unchecked: corral.mk's engine makes each slice's parts file so,
- * and corral-checkout refuses what escapes.  Exit 0, or 2 on a usage error, an
- * unreadable FILE, a part that leaves the tree, or a failing parts
- * command.
+ * and corral-checkout refuses what escapes; -H adds what the history
+ * learned each unit reads (CORRAL_PARTS = auto), or "." for a unit it
+ * has not learned yet, whose slice then learns in the whole tree.  Exit
+ * 0, or 2 on a usage error, an unreadable FILE or HISTORY, a part that
+ * leaves the tree, or a failing parts command.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -31,11 +33,13 @@
 static const struct corral_usage use = {
 	"corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] "
 	"[-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]\n"
-	"corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]",
+	"corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] "
+	"[FILE]",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree: units that are paths in it, parts commands run there\n"
 	"-c\tprint the parts of all the units, one per line, not briefs\n"
-	"-H HISTORY\ta history of durations, as corral-split's\n"
+	"-H HISTORY\tthe durations -s cuts by; with -c, add the parts learned "
+	"there ('.' for a unit not yet)\n"
 	"-l LOGDIR\tthe directory of the logs in the briefs\n"
 	"-n N\tthe number of agents (required for briefs)\n"
 	"-P PARTS_CMD\ta command that prints a unit's parts\n"
@@ -69,7 +73,8 @@ main(int argc, char *argv[])
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
 	struct corral_briefs_opts o = { 0, corral_strategies, NULL, "logs",
-	    { NULL, NULL, NULL }, TEMPLATE };
+	    { NULL, NULL, NULL, NULL }, TEMPLATE };
+	struct corral_learned learned;
 	struct corral_err err;
 	const char *nstr = NULL;
 	long long n;
@@ -83,7 +88,7 @@ main(int argc, char *argv[])
 		case 'c': only_parts = 1; break;
 		case 'C': o.parts.srcdir = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
-		case 'H': o.history = optarg, briefs_opts = 1; break;
+		case 'H': o.history = optarg; break;
 		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'p':
@@ -110,6 +115,11 @@ main(int argc, char *argv[])
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	o.nslices = nstr ? (long)n : 0;
 	o.parts.parts = &parts;
+	memset(&learned, 0, sizeof(learned));
+	if (only_parts && o.history && corral_learned_read(&learned,
+	    o.history, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	o.parts.learned = only_parts && o.history ? &learned : NULL;
 
 	xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
 	if (only_parts)
@@ -121,6 +131,7 @@ main(int argc, char *argv[])
 	corral_buf_release(&out);
 	corral_strv_release(&units);
 	corral_strv_release(&parts);
+	corral_learned_release(&learned);
 	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }
