@@ -74,6 +74,17 @@ corral_strv_sort_unique(struct corral_strv *sv)
 }
 
 int
+corral_strv_has(const struct corral_strv *sv, const char *s)
+{
+	size_t i;
+
+	for (i = 0; sv && i < sv->n; i++)
+		if (!strcmp(sv->v[i], s))
+			return 1;
+	return 0;
+}
+
+int
 corral_strv_json(struct corral_buf *b, const struct corral_strv *sv)
 {
 	size_t i;
