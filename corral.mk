@@ -353,6 +353,7 @@ __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 # the whole invocation, sortable by time.
 __corral_env = \
 	__corral_guard=$$PPID \
+	__corral_guard_node="$$(uname -n)" \
 	__corral_v=$(call __corral-q,$(__corral_v)) \
 	__corral_silent=$(call __corral-q,$(__corral_silent)) \
 	__corral_shell=$(call __corral-q,$(strip $(CORRAL_SHELL))) \

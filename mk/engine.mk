@@ -38,6 +38,8 @@
 #   __corral_shards          the shard directories corral-merge-shards reads
 #   __corral_launch          CORRAL_LAUNCH: the prefix of every agent's
 #                            command, split at white space, or empty
+#   __corral_guard_node      the node the guard runs on (uname -n): an
+#                            agent launched on another has no guard
 #
 # Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
 # __corral-plan, __corral-merge-shards and __corral-layer (every slice of

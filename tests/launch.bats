@@ -114,3 +114,22 @@ gone() {
 	run -0 make -C proj corral-run
 	assert_json '.successes == 1 and .missing == 0' proj/.corral/summary.json
 }
+
+@test "launch: an agent launched on another node does not take make's pid, meaningless there, for its guard" {
+	project true a b
+	# Another node: another host name, and make's pid names nobody there.
+	cat > remote <<'EOS'
+#!/bin/sh
+n=0
+for a in "$@"; do
+	n=$((n + 1))
+	if [ "$prev" = -G ]; then set -- "$@" 999999999; else set -- "$@" "$a"; fi
+	prev=$a
+done
+shift "$n"
+__corral_guard_node=node-elsewhere exec "$@"
+EOS
+	chmod +x remote
+	run -0 make -C proj corral-run CORRAL_LAUNCH="$PWD/remote"
+	assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
+}

@@ -252,6 +252,23 @@ launched(void)
 	return v && !strcmp(v, "1");
 }
 
+/*
+ * Whether a launcher started this agent on another node than the make's
+ * (__corral_guard_node): the guard's pid means nothing here then.
+ */
+static int
+elsewhere(void)
+{
+	const char *node = getenv("__corral_guard_node");
+	char here[HOST_NAME_MAX + 1];
+
+	if (!launched() || !node || !*node ||
+	    gethostname(here, sizeof(here) - 1) < 0)
+		return 0;
+	here[sizeof(here) - 1] = '\0';
+	return strcmp(node, here) != 0;
+}
+
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
@@ -352,8 +369,11 @@ main(int argc, char *argv[])
 	 * it lives (agents started by hand share it), and no unit gets it.
 	 * Under CORRAL_LAUNCH (srun) the lock's descriptor does not travel
 	 * with the agent: the run that started the launcher holds the lock
-	 * for it, and the guard (-G) stops it when that run is gone.
+	 * for it, and the guard (-G) stops it when that run is gone -- on
+	 * the make's node; on another, the launcher stops it.
 	 */
+	if (elsewhere())
+		r.guard = 0;
 	corral_lock_init(&lock);
 	if (!launched())
 		xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
