@@ -281,12 +281,12 @@ out:
 enum {
 	FLD_UNIT, FLD_OK, FLD_STATUS, FLD_RUN, FLD_AT, FLD_NOTE, FLD_OUTPUT,
 	FLD_INPUTS, FLD_AGENT_ID, FLD_SIGNAL, FLD_DURATION_MS, FLD_EXIT,
-	FLD_ATTEMPT, FLD_TESTS, NFIELDS
+	FLD_ATTEMPT, FLD_TESTS, FLD_HOST, NFIELDS
 };
 
 static const char *const field_name[NFIELDS] = {
 	"unit", "ok", "status", "run", "at", "note", "output", "inputs",
-	"agent_id", "signal", "duration_ms", "exit", "attempt", "tests"
+	"agent_id", "signal", "duration_ms", "exit", "attempt", "tests", "host"
 };
 
 static int
@@ -461,6 +461,7 @@ corral_json_record_parse(const char *line, size_t len,
 	r->inputs = cj_str(v[FLD_INPUTS]);
 	r->agent_id = cj_str(v[FLD_AGENT_ID]);
 	r->signal = cj_str(v[FLD_SIGNAL]);
+	r->host = cj_str(v[FLD_HOST]);
 	r->duration_ms = cj_int(v[FLD_DURATION_MS]);
 	r->exit_code = cj_int(v[FLD_EXIT]);
 	r->attempt = cj_int(v[FLD_ATTEMPT]);

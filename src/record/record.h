@@ -161,6 +161,7 @@ struct corral_json_record {
 	const char *inputs;
 	const char *agent_id;	/* NULL when absent or not a string */
 	const char *signal;
+	const char *host;	/* NULL when absent or not a string */
 	long long duration_ms;	/* -1 when absent or not a number */
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
