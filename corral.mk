@@ -59,6 +59,8 @@
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_JUNIT_SUITE ?= $(notdir CORRAL_SRC)   the JUnit report's suite
+#                                name (default: the project directory's)
 #   CORRAL_WAIT       ?=         seconds to wait for another run holding
 #                                CORRAL_OUT; empty: as long as it takes;
 #                                0: refuse at once (exit 2)
@@ -119,6 +121,7 @@ CORRAL_LIMIT_MEM  ?=
 CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_JUNIT      ?=
+CORRAL_JUNIT_SUITE ?= $(notdir $(abspath $(CORRAL_SRC)))
 CORRAL_WAIT       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
@@ -190,6 +193,9 @@ $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
+ifeq ($(strip $(CORRAL_JUNIT_SUITE)),)
+$(error corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite)
+endif
 $(call __corral-path,CORRAL_BIN,)
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
@@ -234,8 +240,9 @@ __corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
 	$(CORRAL_PARTS_CMD)), '-P' $(call __corral-q,$(CORRAL_PARTS_CMD)))
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
-__corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
-	$(abspath $(CORRAL_JUNIT))))
+__corral_report_opts = $(if $(strip $(CORRAL_JUNIT)),$(call __corral-opt,-j,\
+	$(abspath $(CORRAL_JUNIT))) $(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
+	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \

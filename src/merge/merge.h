@@ -90,6 +90,8 @@ void corral_merge_stats_release(struct corral_merge_stats *st);
 /* The tally of DIR/successes.jsonl and DIR/failures.jsonl. */
 struct corral_score {
 	size_t units, successes, failures;
+	size_t tap_units;		/* units whose records count tests */
+	long long tests, tests_failed, tests_skipped;	/* over those */
 	struct corral_strv verdicts;	/* distinct, first seen first */
 	struct corral_set *counts;	/* verdict -> rows */
 	struct corral_strv found;	/* the result files that exist */
