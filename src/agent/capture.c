@@ -204,10 +204,11 @@ void
 corral_run_capture_stream(struct capture *c, int stream, const char *p,
     size_t n)
 {
-	corral_run_capture_add(c, p, n);
+	/* Read first: p may be c->buf, which moving the window reuses. */
 	last_line_add(&c->last[stream == 2], p, n);
 	if (stream == 1)
 		(void)corral_tap_add(&c->tap, p, n);
+	corral_run_capture_add(c, p, n);
 }
 
 /* Append ": " and s[0..n) trimmed and cut; nothing when it is blank. */
