@@ -197,21 +197,6 @@ ms_since() {
 	assert_output "FAIL: exit 1: x$e99..."
 }
 
-# bats_file NAME: a bats file of four tests (pass, fail, skip, fail), and
-# ./bats-tap, which runs one as a unit would: bats --tap, without the
-# environment of the bats running this test.
-bats_file() {
-	# (printf: a line starting with @test here would be a test of this file)
-	printf '@test %s\n' '"first passes" { true; }' '"second fails" { false; }' \
-		'"third skips" { skip "no db"; }' \
-		'"fourth fails" { echo "expected 3, got 4"; return 1; }' > "$1"
-	cat > bats-tap <<'EOF'
-#!/bin/sh
-exec env -i PATH="$PATH" bats --tap "$@"
-EOF
-	chmod +x bats-tap
-}
-
 @test "run-slice: a failing unit's note quotes the last line of standard error, not a later line of standard output" {
 	units u1
 	run -1 corral-run-slice -c 'echo "error: expected 3, got 4" >&2; echo "see https://example.org/wiki/SC1234"; exit 1' -l logs K slice
