@@ -507,7 +507,7 @@ struct junit {
 	struct corral_buf *dest;	/* where end_suite writes */
 };
 
-/* A row as one <testcase>, named name (its unit's when NULL). */
+/* A row as one <testcase>; classname NULL: its directory, dotted. */
 static int
 add_unit_case(struct junit *j, struct suite *su,
     const struct corral_report_row *r, const char *classname)
