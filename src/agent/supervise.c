@@ -443,32 +443,39 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 /* ------------------------------------------------------------------ */
 /* Waiting for a unit                                                   */
 
-/* Read what one pipe holds now into c; EOF closes it. */
-static void
-drain_fd(int *fd, int stream, struct capture *c)
+/* One read of a pipe into c; EOF closes it.  1 when there may be more. */
+static int
+drain_once(int *fd, int stream, struct capture *c)
 {
 	ssize_t n;
 
-	while (*fd >= 0) {
-		n = read(*fd, c->buf, IOBUF_SIZE);
-		if (n > 0) {
-			corral_run_capture_stream(c, stream, c->buf,
-			    (size_t)n);
-		} else if (n == 0) {
-			close(*fd);
-			*fd = -1;
-		} else if (errno != EINTR) {
-			break;
-		}
+	if (*fd < 0)
+		return 0;
+	n = read(*fd, c->buf, IOBUF_SIZE);
+	if (n > 0) {
+		corral_run_capture_stream(c, stream, c->buf, (size_t)n);
+		return 1;
 	}
+	if (n == 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return n < 0 && errno == EINTR;
 }
 
-/* Both pipes: standard output first, as a unit usually writes it first. */
+/*
+ * What both pipes hold now, a chunk of each in turn, so that a unit
+ * flooding one of them cannot keep the other waiting.
+ */
 static void
 drain(struct waiting *w, struct capture *c)
 {
-	drain_fd(&w->pipefd[0], 1, c);
-	drain_fd(&w->pipefd[1], 2, c);
+	int more;
+
+	do {
+		more = drain_once(&w->pipefd[0], 1, c);
+		more |= drain_once(&w->pipefd[1], 2, c);
+	} while (more);
 }
 
 /*
