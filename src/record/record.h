@@ -80,6 +80,8 @@ struct corral_record {
 	const char *output;	/* path of the captured output, or NULL */
 	const char *inputs;	/* digest of what the unit depended on */
 	long stray;		/* processes it left, killed; 0: no such key */
+	const struct corral_strv *reads;	/* the files of the tree it
+					   opened, learned; NULL: no such key */
 	const struct corral_tap *tap;	/* its tests, or NULL: no "tests" */
 };
 
@@ -165,6 +167,7 @@ struct corral_json_record {
 	long long duration_ms;	/* -1 when absent or not a number */
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
+	const void *reads;	/* the "reads" array, or NULL: see below */
 	long long tests;	/* "tests": total, -1 when absent */
 	long long tests_failed, tests_skipped;	/* -1 when absent */
 	const void *failed_names;	/* the JSON array, or NULL */
@@ -181,6 +184,13 @@ struct corral_json_record {
 int corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err);
 void corral_json_record_release(struct corral_json_record *r);
+/*
+ * Append the strings of r's "reads" array (the files the unit was seen
+ * to open; empty strings and other values skipped) to reads.  1 when r
+ * has such an array, 0 when not, -1 on ENOMEM.
+ */
+int corral_json_record_reads(const struct corral_json_record *r,
+    struct corral_strv *reads);
 /* The i-th of r's failed test names, or NULL past the last (or none). */
 const char *corral_json_record_failed_name(const struct corral_json_record *r,
     size_t i);
