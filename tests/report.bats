@@ -341,3 +341,23 @@ $PWD/t.bats 4 2 0 1 ok"
 $PWD/t.bats 4 2 1
 total 6 2 3 1 2"
 }
+
+@test "report: a unit that exits with a skip code is a skipped testcase, counted in skipped, and '# SKIP' in TAP" {
+	printf '%s\n' gone here > slice
+	corral-run-slice -K 77 -c 'if [ "$CORRAL_UNIT" = gone ]; then echo "no database here" >&2; exit 77; fi' -l out/logs 0 slice || true
+	corral-merge -q -o out out/logs || true
+	run -0 corral-report -j junit.xml out
+	run -0 x '//testcase[@name="gone"]/skipped/@message'
+	assert_output "SKIP: exit 77: no database here"
+	run -0 xmllint --xpath 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' junit.xml
+	assert_output "2 0 0 1"
+	run -0 corral-report -t out
+	assert_equal "ok 1 - gone # SKIP SKIP: exit 77: no database here" "${lines[2]}"
+}
+
+@test "report: bats --timing's 'in Nms' is a test's time, not part of its name" {
+	results 'printf "1..2\nok 1 quick one in 1234ms\nok 2 plain\n"' t
+	run -0 corral-report -j junit.xml out
+	run -0 xmllint --xpath 'concat(//testcase[1]/@name, "|", //testcase[1]/@time, "|", //testcase[2]/@name, "|", //testcase[2]/@time)' junit.xml
+	assert_output "quick one|1.234|plain|0.000"
+}
