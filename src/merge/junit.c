@@ -281,19 +281,21 @@ end_suite(struct junit *j, struct suite *su, const char *name,
  * is whole), else 0 and the unit is reported as one testcase.
  */
 static int
+eat_tap(void *tap, const char *p, size_t n)
+{
+	return corral_tap_add(tap, p, n);
+}
+
+static int
 read_unit_tests(const struct corral_report *rep,
     const struct corral_report_row *r, struct corral_tap *tap)
 {
-	char chunk[65536];
-	ssize_t n;
 	int fd, rc;
 
 	if (r->tests < 0 || (fd = report_open_output(rep, r->output)) < 0)
 		return 0;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if (corral_tap_add(tap, chunk, (size_t)n) < 0)
-			break;
-	rc = n == 0 && corral_tap_end(tap) == 0 && corral_tap_found(tap) &&
+	rc = corral_fd_chunks(fd, eat_tap, tap) == 0 &&
+	    corral_tap_end(tap) == 0 && corral_tap_found(tap) &&
 	    (long long)tap->tests == r->tests &&
 	    (long long)tap->failed == r->tests_failed &&
 	    (long long)tap->skipped == r->tests_skipped;
