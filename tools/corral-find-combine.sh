@@ -82,6 +82,6 @@ jq -cs '
 	            trust: "corroborated"} end)
 	| sort_by(.location, .line, .identity) | .[]
 	| select((.location // "") as $l | $scopes | split("\n")
-	         | any(. == "." or . == $l or ($l | startswith(. + "/"))))' \
+	         | any(. as $s | $s == "." or $s == $l or ($l | startswith($s + "/"))))' \
 	--arg scopes "${scopes:-.}" ||
 	die "could not look: cannot merge the findings"
