@@ -31,7 +31,7 @@ synopsis='corral-find-combine [-i PATH] FINDER... DIR'
 options='-i PATH	print only findings located in PATH (repeatable)'
 #include finder.sh
 
-finder_start "${1-}"
+finder_start "$@"
 while getopts hi: opt; do
 	case $opt in
 	h) usage 0 ;;

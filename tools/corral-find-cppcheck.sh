@@ -29,7 +29,7 @@ options='-i PATH	look only at PATH in DIR (repeatable)'
 #include scope.sh
 cc=${CPPCHECK:-cppcheck}
 
-finder_start "${1-}"
+finder_start "$@"
 while getopts hi: opt; do
 	case $opt in
 	h) usage 0 ;;

@@ -35,7 +35,7 @@ options='-i PATH	look only at PATH in DIR (repeatable)'
 #include scope.sh
 gcc=${GCC:-gcc}
 
-finder_start "${1-}"
+finder_start "$@"
 while getopts hi: opt; do
 	case $opt in
 	h) usage 0 ;;

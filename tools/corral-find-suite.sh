@@ -31,7 +31,7 @@ options='-f MAKEFILE	the Makefile in DIR that includes corral.mk
 
 makefile=Makefile
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null) || jobs=1
-finder_start "${1-}"
+finder_start "$@"
 while getopts f:hj: opt; do
 	case $opt in
 	f) makefile=$OPTARG ;;

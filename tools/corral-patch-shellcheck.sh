@@ -21,7 +21,7 @@ options=
 #include usage.sh
 sc=${SHELLCHECK:-shellcheck}
 
-finder_start "${1-}"
+finder_start "$@"
 while getopts h opt; do
 	case $opt in
 	h) usage 0 ;;

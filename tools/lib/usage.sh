@@ -8,7 +8,7 @@
 #   die MESSAGE...      "prog: MESSAGE" on stderr, exit 2
 #   usage STATUS        0: synopsis and options on stdout, exit 0;
 #                       else the synopsis alone on stderr, exit 2
-#   finder_start ARG    --help or --version as the first argument
+#   finder_start "$@"   --help and --version, before any other option
 #
 # as the C programs have them (src/base/usage.c), and the version tag
 # that corral-doctor reads:
@@ -38,12 +38,30 @@ usage() {
 	exit 0
 }
 
+# --help and --version anywhere before --, as the C programs answer them
+# (src/base/usage.c): the value of an option that takes one (an options
+# line "-x VALUE<TAB>...") is skipped, not read as one of them.
 finder_start() {
-	case ${1-} in
-	--help) usage 0 ;;
-	--version)
-		printf '%s %s\n' "$prog" "$version" ||
-			die "cannot write standard output"
-		exit 0 ;;
-	esac
+	vals=$(printf '%s\n' "$options" | sed -n 's/^-\([A-Za-z0-9]\) [^	]*	.*/\1/p' |
+		tr -d '\n')
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+		case $1 in
+		--help) usage 0 ;;
+		--version)
+			printf '%s %s\n' "$prog" "$version" ||
+				die "cannot write standard output"
+			exit 0 ;;
+		--*) ;;
+		-?*)
+			a=${1#-}
+			while [ -n "$a" ]; do
+				c=${a%"${a#?}"}
+				a=${a#?}
+				case $vals in
+				*"$c"*) [ -n "$a" ] || [ "$#" -lt 2 ] || shift; break ;;
+				esac
+			done ;;
+		esac
+		shift
+	done
 }
