@@ -56,6 +56,13 @@
 #   CORRAL_LIMIT_MEM  ?=         address space per unit process, bytes
 #                                (K, M, G suffixes)
 #   CORRAL_LIMIT_FSIZE ?=        largest file a unit may write, bytes
+#   CORRAL_SANDBOX    ?= none    bwrap: each unit inside bubblewrap, the file
+#                                system read-only but its clone and a private
+#                                /tmp, CORRAL_OUT hidden, no network, its
+#                                processes gone with it; a run stops (exit 2)
+#                                before any unit when bwrap cannot do that
+#   CORRAL_SANDBOX_ARGS ?=       the user's own bwrap options, as words
+#                                (--bind DIR DIR), after corral's
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
@@ -117,6 +124,8 @@ CORRAL_OUTPUT_MAX ?= 1M
 CORRAL_LIMIT_CPU  ?=
 CORRAL_LIMIT_MEM  ?=
 CORRAL_LIMIT_FSIZE ?=
+CORRAL_SANDBOX    ?= none
+CORRAL_SANDBOX_ARGS ?=
 CORRAL_QUIET      ?= 0
 CORRAL_JUNIT      ?=
 CORRAL_WAIT       ?=
@@ -174,6 +183,11 @@ ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
 $(error corral: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
 	exit codes separated by commas or spaces)
 endif
+ifneq ($(words $(filter none bwrap,$(CORRAL_SANDBOX))) \
+	$(words $(CORRAL_SANDBOX)),1 1)
+$(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or \
+	bwrap)
+endif
 ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
 	$(words $(CORRAL_SPLIT)),1 1)
 $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
@@ -227,7 +241,13 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
 	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
-	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v'))
+	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v') $(__corral_sandbox_opts))
+# The sandbox's, also for the check that it works before any unit runs.
+__corral_sandbox_opts = $(if $(filter bwrap,$(CORRAL_SANDBOX)),'-X' 'bwrap' \
+	$(foreach __corral_a,$(CORRAL_SANDBOX_ARGS),'-A' \
+	$(call __corral-q,$(__corral_a))))
+__corral_sandbox_check = $(if $(__corral_sandbox_opts),$(__corral_b)corral-run-slice \
+	-n $(__corral_sandbox_opts) && )
 # corral-plan -c's (a slice's parts); a command is quoted as written.
 __corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
 	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
@@ -289,13 +309,13 @@ __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 	corral-clean
 
 corral-run:
-	$(__corral_R)$(__corral_engine) __corral-run
+	$(__corral_R)$(__corral_sandbox_check)$(__corral_engine) __corral-run
 
 corral-merge:
 	$(__corral_R)$(__corral_engine) __corral-merge
 
 corral-rerun-failed:
-	$(__corral_R)$(__corral_engine) __corral-rerun-failed
+	$(__corral_R)$(__corral_sandbox_check)$(__corral_engine) __corral-rerun-failed
 
 corral-plan:
 	$(__corral_R)$(__corral_engine) __corral-plan

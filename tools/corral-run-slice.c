@@ -29,15 +29,19 @@ struct opts {
 	const char *estimates;
 	unsigned char no_retry[256];
 	int sep;
+	int sandbox;		/* -X bwrap */
+	int check;		/* -n: check the sandbox, run nothing */
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
+	"corral-run-slice [-0hkv] [-A ARG] [-C SRC] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
 	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
-	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
-	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
+	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-X "
+	"SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
+	"corral-run-slice -n -X SANDBOX [-A ARG]",
 	"-0\tSLICE is NUL-separated\n"
+	"-A ARG\tan argument added to the sandbox's options (repeatable)\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
@@ -49,6 +53,7 @@ static const struct corral_usage use = {
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
+	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
 	"-p PART\ta path to check out (repeatable)\n"
@@ -59,6 +64,7 @@ static const struct corral_usage use = {
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-v\ta progress line as each unit finishes\n"
 	"-w WORKROOT\twhere the clone goes\n"
+	"-X SANDBOX\tnone, or bwrap: each unit inside bubblewrap\n"
 	"-x EXCLUDE\ta path under SRC left out (repeatable)",
 	NULL
 };
@@ -166,6 +172,28 @@ parse_codes(unsigned char *no_retry, const char *arg)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
+static void
+parse_sandbox(int *on, const char *arg)
+{
+	struct corral_err err;
+
+	if (corral_sandbox_parse(arg, on, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+/* -n: whether the sandbox works, said in one line when it does not. */
+static int
+check_sandbox(const struct corral_sandbox *sb, int on)
+{
+	struct corral_err err;
+
+	if (!on)
+		corral_usage(&use, CORRAL_EXIT_ERR);
+	if (corral_sandbox_probe(sb, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return CORRAL_EXIT_OK;
+}
+
 /* Die of sig, as the caller expects of an interrupted program. */
 static void
 die_of(int sig)
@@ -240,9 +268,10 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
+	    "0A:C:c:d:e:G:g:hi:kL:l:N:no:p:P:R:r:S:T:t:vw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
+		case 'A': xadd(&r->sandbox->args, optarg); break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
 		case 'd': r->deadline_ms = seconds(c, optarg); break;
@@ -255,6 +284,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;
 		case 'N': parse_codes(o->no_retry, optarg); break;
+		case 'n': o->check = 1; break;
 		case 'o': r->output_max = size(c, optarg); break;
 		case 'p': xadd(&o->parts, optarg); break;
 		case 'P': xadd(&o->files, optarg); break;
@@ -265,6 +295,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 't': r->timeout_ms = seconds(c, optarg); break;
 		case 'v': r->progress = print_progress; break;
 		case 'w': r->workroot = optarg; break;
+		case 'X': parse_sandbox(&o->sandbox, optarg); break;
 		case 'x': xadd(&o->exclude, optarg); break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
@@ -277,6 +308,7 @@ main(int argc, char *argv[])
 	struct opts o;
 	struct corral_err err;
 	struct corral_run r;
+	struct corral_sandbox sandbox;
 	struct corral_lock lock;
 	const char *keep;
 	long long *expect = NULL;
@@ -287,11 +319,17 @@ main(int argc, char *argv[])
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
 	corral_run_init(&r);
+	corral_sandbox_init(&sandbox);
+	r.sandbox = &sandbox;
 	memset(&o, 0, sizeof(o));
 	o.sep = '\n';
 	r.src = ".";
 	r.grace_ms = 5000;
 	parse_options(argc, argv, &r, &o);
+	if (o.check)
+		return check_sandbox(&sandbox, o.sandbox);
+	if (!o.sandbox)
+		r.sandbox = NULL;
 	if (!r.cmd || !r.logdir || argc - optind != 2)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_agent_check(argv[optind], &err) < 0)
@@ -328,5 +366,6 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.parts);
 	corral_strv_release(&o.exclude);
 	corral_strv_release(&o.files);
+	corral_sandbox_release(&sandbox);
 	return status;
 }
