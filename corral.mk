@@ -286,6 +286,7 @@ __corral_env = \
 	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
+	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.

@@ -23,6 +23,8 @@
 #                            -c, corral-split, corral-merge and
 #                            corral-report that come from CORRAL_*
 #                            settings, as quoted words
+#   __corral_sandbox         corral-run-slice's sandbox options, or empty;
+#                            a change re-runs every slice
 #   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
 #                            no merge starts
@@ -135,8 +137,9 @@ units: FORCE | .corral-out
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
 cmd: FORCE | .corral-out
-	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
-		> $@.tmp && $(__corral_filechk)
+	$(__corral_Q){ printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD"; \
+		[ -z "$$__corral_sandbox" ] || printf 'sandbox %s\n' "$$__corral_sandbox"; \
+		} > $@.tmp && $(__corral_filechk)
 
 parts-config: FORCE | .corral-out
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
