@@ -4,8 +4,8 @@
  * for it: the whole file system read-only, the unit's clone writable and
  * its working directory, a private /tmp, a /dev and a /proc of its own,
  * CORRAL_OUT (and any other directory of the agent's) under an empty
- * tmpfs, no network but a loopback of its own, and a PID namespace of its
- * own that dies with bwrap, so nothing the unit starts outlives it.
+ * tmpfs, no network but a loopback of its own, System V IPC of its own, and
+ * a PID namespace of its own that dies with bwrap, so nothing the unit starts outlives it.
  * Everything else about a unit stays as it is: the same process group,
  * limits, output pipe and environment, bwrap being the group's leader
  * and the unit's shell its grandchild.  Here: the command line, a probe
@@ -85,7 +85,7 @@ add_isolation(struct corral_strv *v, const struct corral_sandbox *sb)
 	size_t i;
 
 	if (add(v, BWRAP, "--die-with-parent", NULL) < 0 ||
-	    add(v, "--unshare-pid", "--unshare-net", NULL) < 0 ||
+	    add(v, "--unshare-pid", "--unshare-net", "--unshare-ipc") < 0 ||
 	    add(v, "--ro-bind", "/", "/") < 0 ||
 	    add(v, "--dev", "/dev", NULL) < 0 ||
 	    add(v, "--proc", "/proc", NULL) < 0 ||
