@@ -187,7 +187,7 @@ fail) echo "it broke"; exit 3 ;;
 crash) sh -c "kill -SEGV \$\$" ;;
 killed) sh -c "kill -KILL \$\$" ;;
 graceful) trap "echo cleaned up; exit 7" TERM; while :; do :; done ;;
-deaf) trap "" TERM; sleep 3 ;;
+deaf) trap "" TERM; sleep 10 ;;
 flaky) [ -e tried ] && exit 0; touch tried; echo first; exit 1 ;;
 big) head -c 5000 /dev/zero | tr "\\0" x; echo ;;
 fsize) head -c 100000 /dev/zero > big ;;
@@ -201,7 +201,7 @@ recorded() {
 	printf '%s\n' $ORDINARIES > "$W/slice"
 	rm -rf "$W/out/logs"/agent-K*
 	as "$who" corral-run-slice -X "$sb" -C "$W/src" -p lib -w "$W/out/work" \
-		-l "$W/out/logs" -t 0.5 -g 1 -R 1 -o 1000 -L fsize=10000 \
+		-l "$W/out/logs" -t 1.5 -g 0.5 -R 1 -o 1000 -L fsize=10000 \
 		-c "$ORDINARY" K "$W/slice" 2> /dev/null || true
 	{
 		records "$W/out/logs/agent-K.jsonl" |
@@ -224,7 +224,8 @@ recorded() {
 	assert_contains "$output" "graceful timeout 1"
 	assert_contains "$output" "flaky flaky 2"
 	assert_contains "$output" "fsize fail 1"
-	grep -q '"note":"TIMEOUT: after 0.5s, ended by SIGTERM: cleaned up"' "$W/recorded.bwrap"
+	grep -q '"note":"TIMEOUT: after 1.5s, ended by SIGTERM: cleaned up"' "$W/recorded.bwrap"
+	grep -q '"note":"TIMEOUT: after 1.5s, ended by SIGKILL (SIGTERM did not end it within 0.5s)"' "$W/recorded.bwrap"
 	grep -q '"note":"all good here"' "$W/recorded.bwrap"
 }
 

@@ -185,50 +185,78 @@ add_first_line(struct corral_buf *b, const struct corral_buf *out)
 	    n, 200);
 }
 
-int
-corral_sandbox_probe(const struct corral_sandbox *sb, struct corral_err *err)
+/* Say in err how bwrap failed: its status, the first line it printed. */
+static int
+say_failed(int wstatus, const char *outfile, struct corral_err *err)
 {
-	struct corral_strv argv = CORRAL_STRV_INIT;
-	struct corral_buf out = CORRAL_BUF_INIT, said = CORRAL_BUF_INIT;
-	struct corral_buf why = CORRAL_BUF_INIT;
-	struct corral_spawn s = { NULL, NULL, NULL, NULL, NULL };
-	struct corral_err serr;
-	char tmp[] = "/tmp/corral-probe.XXXXXX";
-	int wstatus, rc = -1;
+	struct corral_buf said = CORRAL_BUF_INIT, why = CORRAL_BUF_INIT;
+	struct corral_err rerr;
+	int rc;
 
-	if (!mkdtemp(tmp))
-		return corral_err_set(err, errno, "cannot create '%s'", tmp);
-	if (add_isolation(&argv, sb) < 0 || add(&argv, "--bind", tmp, tmp) < 0 ||
-	    add_user(&argv, sb) < 0 || add(&argv, "--chdir", tmp, "--") < 0 ||
-	    add(&argv, "/bin/sh", "-c", ": > probe") < 0 ||
-	    corral_buf_addf(&out, "%s/out", tmp) < 0) {
-		corral_err_set(err, ENOMEM, "cannot check the sandbox");
-		goto out;
-	}
-	s.argv = (const char *const *)argv.v;
-	s.out = out.data;
-	if (corral_spawn_run(&s, &wstatus, &serr) < 0) {
-		rc = corral_err_set(err, 0, "sandbox 'bwrap' asked for, but "
-		    "there is no '%s' on PATH", BWRAP);
-		goto out;
-	}
-	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
-		rc = 0;
-		goto out;
-	}
-	(void)corral_read_file(s.out, &said, &serr);
+	(void)corral_read_file(outfile, &said, &rerr);
 	if (corral_proc_describe(&why, wstatus, 0) < 0 ||
 	    add_first_line(&why, &said) < 0)
 		rc = corral_err_set(err, ENOMEM, "cannot check the sandbox");
 	else
 		rc = corral_err_set(err, 0, "sandbox 'bwrap' asked for, but it "
 		    "does not work here (%s)", why.data);
-out:
-	corral_buf_release(&why);
 	corral_buf_release(&said);
+	corral_buf_release(&why);
+	return rc;
+}
+
+/* Run argv, its output in outfile; 0 when it exited 0, else -1 with err. */
+static int
+probe_run(const struct corral_strv *argv, const char *outfile,
+    struct corral_err *err)
+{
+	struct corral_spawn s = { NULL, NULL, NULL, NULL, NULL };
+	struct corral_err serr;
+	int wstatus;
+
+	s.argv = (const char *const *)argv->v;
+	s.out = outfile;
+	if (corral_spawn_run(&s, &wstatus, &serr) < 0) {
+		if (serr.errnum == ENOENT)
+			return corral_err_set(err, 0, "sandbox 'bwrap' asked "
+			    "for, but there is no '%s' on PATH", BWRAP);
+		return corral_err_set(err, serr.errnum, "sandbox 'bwrap' "
+		    "asked for, but %s", serr.msg);
+	}
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
+		return 0;
+	return say_failed(wstatus, outfile, err);
+}
+
+int
+corral_sandbox_probe(const struct corral_sandbox *sb, struct corral_err *err)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct corral_buf dir = CORRAL_BUF_INIT, out = CORRAL_BUF_INIT;
+	const char *root = getenv("TMPDIR");
+	int rc;
+
+	if (corral_buf_addf(&dir, "%s/corral-probe.XXXXXX", root && *root ?
+	    root : "/tmp") < 0)
+		return corral_err_set(err, ENOMEM, "cannot check the sandbox");
+	if (!mkdtemp(dir.data)) {
+		rc = corral_err_set(err, errno, "cannot create '%s'", dir.data);
+		corral_buf_release(&dir);
+		return rc;
+	}
+	if (add_isolation(&argv, sb) < 0 ||
+	    add(&argv, "--bind", dir.data, dir.data) < 0 ||
+	    add_user(&argv, sb) < 0 ||
+	    add(&argv, "--chdir", dir.data, "--") < 0 ||
+	    add(&argv, "/bin/sh", "-c", ": > probe") < 0 ||
+	    corral_buf_addf(&out, "%s/out", dir.data) < 0)
+		rc = corral_err_set(err, ENOMEM, "cannot check the sandbox");
+	else
+		rc = probe_run(&argv, out.data, err);
+	(void)corral_remove_tree(dir.data, NULL);
 	corral_buf_release(&out);
+	corral_buf_release(&dir);
 	corral_strv_release(&argv);
-	(void)corral_remove_tree(tmp, NULL);
 	return rc;
 }
 
@@ -264,7 +292,7 @@ corral_sandbox_status(int wstatus)
 	if (!WIFEXITED(wstatus))
 		return wstatus;
 	code = WEXITSTATUS(wstatus);
-	if (code > 128 && code - 128 < NSIG && code - 128 != 0x7f)
+	if (code > 128 && code - 128 < NSIG)
 		return code - 128;	/* as wait(2) says "killed by N" */
 	return wstatus;
 }
