@@ -81,9 +81,17 @@ __corral_parts_opts := $(value __corral_parts_opts)
 __corral_split_opts := $(value __corral_split_opts)
 __corral_merge_opts := $(value __corral_merge_opts)
 __corral_report_opts := $(value __corral_report_opts)
+__corral_parts_words := $(value __corral_parts_words)
+# CORRAL_PARTS holds auto: slices clone what history learned each unit
+# reads, and a unit learned of nothing yet makes its slice clone the whole
+# tree (less .git), where its agent learns it.
+__corral_auto := $(value __corral_auto)
+__corral_history := $(if $(__corral_auto),$(wildcard history.jsonl))
 # CORRAL_OUT, when inside CORRAL_SRC, is never a unit and never cloned.
 __corral_x := $(if $(value __corral_outrel),-x $(call __corral-q,$(value \
 	__corral_outrel)))
+# A clone of the whole tree that auto learns in holds no .git.
+__corral_xgit := $(if $(__corral_auto),-x .git)
 
 # Finish writing $@ from $@.tmp: keep the old file (and its mtime) when the
 # content is the same, else rename the new one into place.
@@ -141,7 +149,11 @@ cmd: FORCE | .corral-out
 		[ -z "$$__corral_sandbox" ] || printf 'sandbox %s\n' "$$__corral_sandbox"; \
 		} > $@.tmp && $(__corral_filechk)
 
+# A part that does not exist stops the run here, before any unit, named
+# once (with the nearest path that does, if one is a slip away).
 parts-config: FORCE | .corral-out
+	$(__corral_Q)$(__corral_b)corral-parts -k -C "$$__corral_src" \
+		$(__corral_parts_words) || exit 2
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
 		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
 
@@ -179,9 +191,13 @@ __corral-plan: units agents
 
 # What a slice clones: CORRAL_PARTS, each unit that is a path, and what
 # CORRAL_PARTS_CMD prints for each unit (corral-plan -c, as the briefs).
-%.parts: %.units parts-config
+# With auto, also what history learned (it changes the parts only when a
+# unit was learned anew).
+%.parts: %.units parts-config $(__corral_history)
 	$(__corral_Q)$(call __corral-unlocked,$(__corral_b)corral-plan -c \
-		-C "$$__corral_src" $(__corral_parts_opts) $(__corral_o)/$<) \
+		-C "$$__corral_src" $(__corral_parts_opts) $(if \
+		$(__corral_auto),-H $(__corral_o)/history.jsonl) \
+		$(__corral_o)/$<) \
 		> $@.tmp || { rm -f $@.tmp; exit 2; }; $(__corral_filechk)
 
 # Checked on every run, rewritten only when a part changed.  A part that
@@ -189,8 +205,8 @@ __corral-plan: units agents
 # (a unit named '..' fails alone).
 %.manifest: %.parts FORCE
 	$(__corral_Q)$(__corral_b)corral-checkout -m $(__corral_o)/$@ \
-		-p $(__corral_o)/$< $(__corral_x) "$$__corral_src" 2>/dev/null || \
-		rm -f $@
+		-p $(__corral_o)/$< $(__corral_x) $(__corral_xgit) \
+		"$$__corral_src" 2>/dev/null || rm -f $@
 
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
@@ -219,7 +235,9 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
 		-S $(__corral_o)/live -C "$$__corral_src" \
-		-P $(__corral_o)/$*.parts $(__corral_x) \
+		-P $(__corral_o)/$*.parts $(__corral_x) $(__corral_xgit) \
+		$(if $(__corral_auto),-A $(__corral_o)/history.jsonl) \
+		$(if $(value CORRAL_LAYER),,-M) \
 		-w $(__corral_o)/work -r "$$CORRAL_RUN" \
 		-i "$$(cat inputs 2>/dev/null)" -c "$$CORRAL_CMD" \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
@@ -238,11 +256,18 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # (The manifests come from the prerequisites, never a $(wildcard) in the
 # recipe: make's directory cache would miss the ones made in this run.  A
 # slice with a refused part has none.)
+# Here too, once for the run, each part a parts command printed that does
+# not exist (the manifests list it as "- PART"; the agents say nothing).
 inputs: FORCE cmd
 	$(__corral_Q){ cat cmd; \
 		for m in $(sort $(filter %.manifest,$^)); do \
 			[ ! -e $$m ] || cat $$m; done; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
+	$(__corral_Q)for m in $(sort $(filter %.manifest,$^)); do \
+		[ ! -e $$m ] || sed -n 's/^- //p' $$m; done | LC_ALL=C sort -u | \
+		while IFS= read -r p; do \
+		printf "corral: part '%s' not found in '%s'; not cloned\n" \
+			"$$p" "$$__corral_src" >&2; done
 
 # The merge: the only writer of the shared files, over the main layer and
 # every re-run layer, the latest attempt of each unit winning.  It runs

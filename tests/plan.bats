@@ -11,7 +11,7 @@ setup() {
 }
 
 USAGE='usage: corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]
-       corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]'
+       corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] [FILE]'
 
 # units N: u0 .. u(N-1), one per line, in the file units
 units() {

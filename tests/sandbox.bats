@@ -248,10 +248,10 @@ recorded() {
 	assert_no_file "$W/out/logs/agent-K/2.note"
 }
 
-@test "sandbox: CORRAL_SANDBOX_ARGS (-A) adds the user's own bwrap options: a read-write bind" {
+@test "sandbox: CORRAL_SANDBOX_ARGS (-a) adds the user's own bwrap options: a read-write bind" {
 	mkdir "$W/shared"
 	printf 'u\n' > "$W/slice"
-	run corral-run-slice -X bwrap -A --bind -A "$W/shared" -A "$W/shared" \
+	run corral-run-slice -X bwrap -a --bind -a "$W/shared" -a "$W/shared" \
 		-C "$W/src" -w "$W/out/work" -l "$W/out/logs" \
 		-c 'echo hello > "$W/shared/f"' K "$W/slice"
 	assert_equal 0 "$status"

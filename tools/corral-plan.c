@@ -9,7 +9,9 @@
  * corral-merge.  No unit gives "[]".  With -c it prints instead the
  * parts that the clone of FILE's units, as one slice, holds, one per
  * line, unchecked: corral.mk's engine makes each slice's parts file so,
- * and corral-checkout refuses what escapes.  Exit 0, or 2 on a usage error, an
+ * and corral-checkout refuses what escapes; -H adds what the history
+ * learned each unit reads (CORRAL_PARTS = auto), or "." for a unit it
+ * has not learned yet, whose slice then learns in the whole tree.  Exit 0, or 2 on a usage error, an
  * unreadable FILE, a part that leaves the tree, or a failing parts
  * command.
  */
@@ -30,10 +32,12 @@
 static const struct corral_usage use = {
 	"corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] "
 	"[-t TEMPLATE] -n N [FILE]\n"
-	"corral-plan -c [-0] [-C DIR] [-p PART] [-P PARTS_CMD] [FILE]",
+	"corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] "
+	"[FILE]",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree: units that are paths in it, parts commands run there\n"
 	"-c\tprint the parts of all the units, one per line, not briefs\n"
+	"-H HISTORY\tadd the parts learned there ('.' for a unit not yet)\n"
 	"-l LOGDIR\tthe directory of the logs in the briefs\n"
 	"-n N\tthe number of agents (required for briefs)\n"
 	"-P PARTS_CMD\ta command that prints a unit's parts\n"
@@ -74,20 +78,22 @@ main(int argc, char *argv[])
 {
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
-	struct corral_briefs_opts o = { 0, "logs", { NULL, NULL, NULL },
+	struct corral_briefs_opts o = { 0, "logs", { NULL, NULL, NULL, NULL },
 	    TEMPLATE };
+	struct corral_learned learned;
 	struct corral_err err;
-	const char *nstr = NULL;
+	const char *nstr = NULL, *history = NULL;
 	long long n;
 	int c, sep = '\n', only_parts = 0, briefs_opts = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0cC:hl:n:p:P:t:")) != -1) {
+	while ((c = getopt(argc, argv, "0cC:H:hl:n:p:P:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'c': only_parts = 1; break;
 		case 'C': o.parts.srcdir = optarg; break;
+		case 'H': history = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
@@ -100,7 +106,8 @@ main(int argc, char *argv[])
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts : !nstr))
+	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts :
+	    !nstr || history))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (!*o.logdir)
 		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
@@ -109,6 +116,10 @@ main(int argc, char *argv[])
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	o.nslices = nstr ? (long)n : 0;
 	o.parts.parts = &parts;
+	memset(&learned, 0, sizeof(learned));
+	if (history && corral_learned_read(&learned, history, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	o.parts.learned = history ? &learned : NULL;
 
 	read_units(optind < argc ? argv[optind] : "-", sep, &units);
 	if (only_parts)
@@ -120,6 +131,7 @@ main(int argc, char *argv[])
 	corral_buf_release(&out);
 	corral_strv_release(&units);
 	corral_strv_release(&parts);
+	corral_learned_release(&learned);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return CORRAL_EXIT_OK;
