@@ -128,14 +128,15 @@ add_user(struct corral_strv *v, const struct corral_sandbox *sb)
 
 int
 corral_sandbox_argv(const struct corral_sandbox *sb, const char *dir,
-    const char *note, const char *cmd, struct corral_strv *argv)
+    const char *note, const char *shell, const char *cmd,
+    struct corral_strv *argv)
 {
 	if (add_isolation(argv, sb) < 0 ||
 	    add(argv, "--bind", dir, dir) < 0 ||
 	    (note && add(argv, "--bind", note, note) < 0) ||
 	    add_sealed(argv, sb) < 0 || add_user(argv, sb) < 0 ||
 	    add(argv, "--chdir", dir, "--") < 0 ||
-	    add(argv, "/bin/sh", "-c", cmd) < 0)
+	    add(argv, shell, "-c", cmd) < 0)
 		return -1;
 	return 0;
 }

@@ -414,23 +414,24 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
  * file made for bwrap to bind.  0, or the error number.
  */
 static int
-sandboxed(struct corral_run *r, struct corral_strv *argv)
+sandboxed(struct corral_run *r, const char *shell, struct corral_strv *argv)
 {
 	const char *note = strchr(r->st->env.v[r->st->envunit + 1], '=') + 1;
 	int e;
 
 	if ((e = corral_sandbox_note(note)))
 		return e;
-	if (corral_sandbox_argv(r->sandbox, r->clone, note, r->cmd, argv) < 0)
+	if (corral_sandbox_argv(r->sandbox, r->clone, note, shell, r->cmd,
+	    argv) < 0)
 		return ENOMEM;
 	return 0;
 }
 
 /*
- * Start /bin/sh -c CMD for one unit in the clone (inside bwrap with a
- * sandbox), in a process group of its own, its stdout and stderr on
- * outfd, with the unit's limits.  0 with *pid set, or the error number of
- * what kept it from starting.
+ * Start SHELL -c CMD (/bin/sh by default) for one unit in the clone
+ * (inside bwrap with a sandbox), in a process group of its own, its
+ * stdout and stderr on outfd, with the unit's limits.  0 with *pid set,
+ * or the error number of what kept it from starting.
  */
 int
 corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
@@ -441,9 +442,10 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	int e = 0;
 
 	argv[2] = (char *)r->cmd;
-	p.path = "/bin/sh";
+	p.path = r->shell ? r->shell : "/bin/sh";
+	argv[0] = (char *)p.path;
 	p.argv = argv;
-	if (r->sandbox && !(e = sandboxed(r, &sb))) {
+	if (r->sandbox && !(e = sandboxed(r, p.path, &sb))) {
 		p.path = sb.v[0];
 		p.argv = sb.v;
 	}
