@@ -339,3 +339,11 @@ project() {
 	assert_contains "$output" "0 passed, 3 failed"
 	assert_file_exists "$W/src/escaped"
 }
+
+@test "sandbox: a unit's own shell (-s bash) runs inside the sandbox" {
+	printf 'u\n' > "$W/slice"
+	run -0 corral-run-slice -X bwrap -s bash -C "$W/src" -w "$W/out/work" \
+		-l "$W/out/logs" -c 'echo "$BASH_VERSION" > "$CORRAL_NOTE"; ! touch "$W/src/x"' K "$W/slice"
+	assert_json '.note | startswith("5.")' <(records "$W/out/logs/agent-K.jsonl")
+	assert_no_file "$W/src/x"
+}
