@@ -214,10 +214,8 @@ __corral-codes = $(if $(filter-out $(__corral_comma),$(call \
 	$(subst $(__corral_comma), ,$($(1))))))
 __corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
 __corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
-ifneq ($(words $(filter none bwrap,$(CORRAL_SANDBOX))) \
-	$(words $(CORRAL_SANDBOX)),1 1)
-$(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or \
-	bwrap)
+ifneq ($(filter-out none bwrap,$(CORRAL_SANDBOX))$(word 2,$(CORRAL_SANDBOX)),)
+$(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or bwrap)
 endif
 ifneq ($(filter-out 0 1,$(CORRAL_PARTS_CHECK))$(word 2,$(CORRAL_PARTS_CHECK)),)
 $(error corral: CORRAL_PARTS_CHECK is '$(CORRAL_PARTS_CHECK)'; it must be 0 or 1)
