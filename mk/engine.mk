@@ -27,6 +27,8 @@
 #                            corral-scoreboard and corral-report that
 #                            come from CORRAL_*
 #                            settings, as quoted words
+#   __corral_sandbox         corral-run-slice's sandbox options, or empty;
+#                            a change re-runs every slice
 #   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
 #                            no merge starts
@@ -186,8 +188,10 @@ __corral_manifest = $(if $(__corral_shard),; $(__corral_b)corral-shard \
 __corral_agent = $(notdir $*)$(if $(__corral_shard),.s$(__corral_shard))
 
 cmd: FORCE | .corral-out
-	$(__corral_Q)printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
-		"$$CORRAL_CMD" "$$__corral_shell" > $@.tmp && $(__corral_filechk)
+	$(__corral_Q){ printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
+		"$$CORRAL_CMD" "$$__corral_shell"; \
+		[ -z "$$__corral_sandbox" ] || printf 'sandbox %s\n' "$$__corral_sandbox"; \
+		} > $@.tmp && $(__corral_filechk)
 
 # A part that does not exist stops the run here, before any unit, named
 # once (with the nearest path that does, if one is a slip away).
@@ -293,7 +297,7 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 		$(if $(value CORRAL_LAYER),,-M) \
 		-w $(__corral_o)/work -r "$$CORRAL_RUN" \
 		-i "$$(cat inputs 2>/dev/null)" -c "$$CORRAL_CMD" \
-		$${__corral_host:+-n "$$__corral_host"} \
+		$${__corral_host:+-m "$$__corral_host"} \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
 		$(__corral_agent) $(__corral_o)/$<; \
 	st=$$?; \
