@@ -75,6 +75,8 @@
 #                                run's slowest units; 0: none
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_TRACE      ?=         a file to write the run's timeline to on
+#                                every merge, as a Chrome trace (Perfetto)
 #   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
 #                                runs only the units matching one, as a
 #                                layer over the result so far (the others
@@ -144,6 +146,7 @@ CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
+CORRAL_TRACE      ?=
 CORRAL_WAIT       ?=
 CORRAL_ONLY       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
@@ -223,6 +226,7 @@ $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
+$(call __corral-path,CORRAL_TRACE,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 __corral_srcdir = $(abspath $(CORRAL_SRC))
@@ -285,7 +289,9 @@ __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
 __corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
-	$(abspath $(CORRAL_JUNIT))))
+	$(abspath $(CORRAL_JUNIT)))) \
+	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
+	$(abspath $(CORRAL_TRACE))))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \

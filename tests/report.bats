@@ -10,7 +10,7 @@ setup() {
 	mkdir -p "$TMPDIR"
 }
 
-USAGE='usage: corral-report [-ht] [-j FILE] DIR'
+USAGE='usage: corral-report [-ht] [-j FILE] [-T FILE] DIR'
 
 # results CMD UNIT...: run the units with CMD (one retry) and merge into out/
 results() {

@@ -8,7 +8,8 @@
  * its seal (with -s, also one without a seal) is refused: named, none of
  * its records merged, its expected units not run, and the exit status 2.  Exit 0: complete,
  * all passed; 1: complete, some failed (or, with -f, flaky); 2:
- * incomplete, bad input, or an error.
+ * incomplete, bad input, or an error.  When it wrote the results it notes
+ * its start and length in OUTDIR/merge.json, for corral-report's timeline.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -89,16 +90,50 @@ status_of(const struct corral_merge_stats *st, int fail_on_flaky)
 	return CORRAL_EXIT_OK;
 }
 
+/*
+ * When the merge ran and how long it took, in OUTDIR/merge.json for the
+ * run's timeline (the library reads no clock).  A failure is said only.
+ */
+static void
+note_merge(const struct corral_merge_opts *o, long long start, long long ms)
+{
+	struct corral_err err;
+	char *dir = NULL, *slash;
+	int rc;
+
+	if (!o->outdir) {
+		dir = xstrdup(o->logdirs[0]);
+		for (slash = dir + strlen(dir); slash > dir + 1 &&
+		    slash[-1] == '/'; slash--)
+			slash[-1] = '\0';
+		slash = strrchr(dir, '/');
+		if (!slash)
+			strcpy(dir, ".");
+		else
+			slash[slash == dir] = '\0';
+	}
+	rc = corral_timeline_note_merge(o->outdir ? o->outdir : dir, start,
+	    ms, &err);
+	if (rc < 0)
+		corral_warn_err(&err);
+	free(dir);
+}
+
 static int
 run_merge(const struct corral_merge_opts *o, int quiet, int fail_on_flaky)
 {
 	struct corral_merge_stats st;
 	struct corral_err err;
+	long long start, t0;
 	int rc, status;
 
+	start = corral_time_epoch_ms();
+	t0 = corral_time_ms();
 	rc = corral_merge_run(o, &st, report, NULL, &err);
 	if (rc < 0)
 		corral_warn_err(&err);
+	else if (st.written)
+		note_merge(o, start, corral_time_ms() - t0);
 	status = rc < 0 ? CORRAL_EXIT_ERR : status_of(&st, fail_on_flaky);
 	if (st.written && !quiet)
 		print_summary(&st);

@@ -3,7 +3,8 @@
  * corral-report writes a run's merged results (DIR/successes.jsonl and
  * DIR/failures.jsonl, which stay the source of truth) as JUnit XML for CI
  * systems (-j FILE) and as TAP for prove and its kin (-t, on standard
- * output).  The XML file (and its directory) is made as needed and
+ * output), and the run's timeline as a trace for Perfetto (-T FILE).
+ * The XML file (and its directory) is made as needed and
  * replaced atomically.  Exit 0 when it reported,
  * failures or not; 2 when DIR holds no results, a line is not a record,
  * or a write failed.
@@ -16,8 +17,10 @@
 #include "corral.h"
 
 static const struct corral_usage use = {
-	"corral-report [-ht] [-j FILE] DIR",
+	"corral-report [-ht] [-j FILE] [-T FILE] DIR",
 	"-j, --junit FILE\twrite JUnit XML to FILE\n"
+	"-T, --trace FILE\twrite the run's timeline as a Chrome trace "
+	"(Perfetto) to FILE\n"
 	"-t, --tap\twrite TAP version 13 on standard output",
 	NULL
 };
@@ -46,8 +49,25 @@ write_out(const char *file, const struct corral_buf *b)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
+/* The timeline of dir's results, as a trace (-T) in file. */
+static void
+run_timeline(const char *dir, const char *trace)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_timeline t;
+	struct corral_err err;
+
+	if (corral_timeline_read(&t, dir, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (corral_trace_format(&t, &b) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	write_out(trace, &b);
+	corral_timeline_release(&t);
+	corral_buf_release(&b);
+}
+
 static int
-run_report(const char *dir, const char *junit, int tap)
+run_report(const char *dir, const char *junit, int tap, const char *trace)
 {
 	struct corral_buf why = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
 	struct corral_report rep;
@@ -73,11 +93,20 @@ run_report(const char *dir, const char *junit, int tap)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (tap)
 		write_out("-", &b);
+	if (trace)
+		run_timeline(dir, trace);
 	rc = rep.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
 	corral_report_release(&rep);
 	corral_buf_release(&b);
 	corral_buf_release(&why);
 	return rc;
+}
+
+static int
+stdout_twice(const char *junit, int tap, const char *trace)
+{
+	return (junit && !strcmp(junit, "-")) + tap +
+	    (trace && !strcmp(trace, "-")) > 1;
 }
 
 int
@@ -86,27 +115,32 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "junit", required_argument, NULL, 'j' },
 		{ "tap", no_argument, NULL, 't' },
+		{ "trace", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *junit = NULL;
+	const char *junit = NULL, *trace = NULL;
 	int c, tap = 0, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "hj:t", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:tT:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'j': junit = optarg; break;
 		case 't': tap = 1; break;
+		case 'T': trace = optarg; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind != 1 || (!junit && !tap))
+	if (argc - optind != 1 || (!junit && !tap && !trace))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (tap && junit && !strcmp(junit, "-"))
 		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
 		    "to standard output");
-	status = run_report(argv[optind], junit, tap);
+	if (stdout_twice(junit, tap, trace))
+		corral_die(CORRAL_EXIT_ERR, "-T - may not share standard "
+		    "output with -j - or -t");
+	status = run_report(argv[optind], junit, tap, trace);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return status;

@@ -18,6 +18,7 @@
 #include "base/base.h"
 #include "record/record.h"
 #include "merge/merge.h"
+#include "merge/merge-private.h"
 
 /* How much of a failed unit's output a report quotes, at most. */
 #define OUTPUT_TAIL	4096
@@ -467,4 +468,38 @@ corral_report_tap(const struct corral_report *rep, struct corral_buf *b)
 		rc |= add_tap_row(rep, &rep->rows[i], i + 1, b, &tail);
 	corral_buf_release(&tail);
 	return rc < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* For the other writers of the merge area (trace.c, html.c)           */
+
+int
+merge_add_utf8(struct corral_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long c;
+	size_t i, k;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i += k) {
+		k = utf8_next(p + i, n - i, &c);
+		rc = add_cp(b, c);
+	}
+	return rc;
+}
+
+int
+merge_add_xml(struct corral_buf *b, const char *s, size_t n)
+{
+	return add_xml(b, s, n);
+}
+
+void
+merge_read_tail(const char *dir, const char *output, struct corral_buf *b)
+{
+	struct corral_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.dir = dir;
+	read_tail(&rep, output, b);
 }
