@@ -288,10 +288,11 @@ __corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
-__corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
+__corral_report_opts = $(strip \
+	$(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
 	$(abspath $(CORRAL_JUNIT)))) \
 	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
-	$(abspath $(CORRAL_TRACE))))
+	$(abspath $(CORRAL_TRACE)))))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \
