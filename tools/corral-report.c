@@ -141,7 +141,6 @@ main(int argc, char *argv[])
 		corral_die(CORRAL_EXIT_ERR, "-T - may not share standard "
 		    "output with -j - or -t");
 	status = run_report(argv[optind], junit, tap, trace);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return status;
 }

@@ -15,9 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/base.h"
-#include "record/record.h"
-#include "merge/merge.h"
+#include "merge/merge-private.h"
 
 struct reading {
 	struct corral_timeline *t;
@@ -195,55 +193,12 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 	return add_span(rd, &p, iso_ms(c.at), c.duration_ms);
 }
 
+/* One record of a result file: its unit and its spans. */
 static int
-read_file(struct reading *rd, const char *name, int ok, struct corral_err *err)
+add_record(void *ctx, const struct corral_json_record *r, int ok)
 {
-	struct corral_json_record r;
-	struct corral_buf path = CORRAL_BUF_INIT, why = CORRAL_BUF_INIT;
-	struct corral_err lerr;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	FILE *fp = NULL;
-	int rc = -1;
-
-	if (corral_buf_addf(&path, "%s/%s", rd->t->dir, name) < 0)
-		goto nomem;
-	if (!(fp = corral_fopen_input(path.data, &lerr))) {
-		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
-		    lerr.errnum, "%s", lerr.msg);
-		goto out;
-	}
-	while ((len = getline(&line, &cap, fp)) != -1) {
-		lineno++;
-		len = (ssize_t)corral_line_chomp(line, (size_t)len);
-		if (corral_line_blank(line, (size_t)len))
-			continue;
-		if (corral_json_record_parse(line, (size_t)len, &r, &lerr) < 0) {
-			corral_buf_reset(&why);
-			if (corral_buf_addf(&why, "%s line %zu: %s", name,
-			    lineno, lerr.msg) < 0 ||
-			    corral_strv_add(&rd->t->unreadable, why.data) < 0)
-				goto nomem;
-			continue;
-		}
-		rc = add_unit(rd, &r, ok) < 0 || add_record_spans(rd, &r) < 0;
-		corral_json_record_release(&r);
-		if (rc)
-			goto nomem;
-	}
-	rc = ferror(fp) ? corral_err_set(err, errno, "cannot read '%s'",
-	    path.data) : 0;
-	goto out;
-nomem:
-	rc = corral_err_set(err, ENOMEM, "reading '%s'", rd->t->dir);
-out:
-	if (fp)
-		fclose(fp);
-	free(line);
-	corral_buf_release(&path);
-	corral_buf_release(&why);
-	return rc;
+	return add_unit(ctx, r, ok) < 0 || add_record_spans(ctx, r) < 0 ?
+	    -1 : 0;
 }
 
 /* merge.json, when there is one: {"at": END, "duration_ms": MS}. */
@@ -385,6 +340,7 @@ int
 corral_timeline_read(struct corral_timeline *t, const char *dir,
     struct corral_err *err)
 {
+	struct merge_results m;
 	struct reading rd;
 	int rc = -1;
 
@@ -396,8 +352,12 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
 		goto out;
 	}
-	if (read_file(&rd, "successes.jsonl", 1, err) < 0 ||
-	    read_file(&rd, "failures.jsonl", 0, err) < 0)
+	m.dir = dir;
+	m.row = add_record;
+	m.ctx = &rd;
+	m.unreadable = &t->unreadable;
+	if (merge_results_read(&m, "successes.jsonl", 1, err) < 0 ||
+	    merge_results_read(&m, "failures.jsonl", 0, err) < 0)
 		goto out;
 	if (read_merge(&rd) < 0 || sort_lanes(t) < 0) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
