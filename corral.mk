@@ -78,6 +78,8 @@
 #                                every merge; empty: none
 #   CORRAL_TRACE      ?=         a file to write the run's timeline to on
 #                                every merge, as a Chrome trace (Perfetto)
+#   CORRAL_HTML       ?=         a file to write the run to on every merge,
+#                                as one self-contained HTML page
 #   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
 #                                runs only the units matching one, as a
 #                                layer over the result so far (the others
@@ -148,6 +150,7 @@ CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
 CORRAL_TRACE      ?=
+CORRAL_HTML       ?=
 CORRAL_WAIT       ?=
 CORRAL_ONLY       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
@@ -223,6 +226,7 @@ $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
 $(call __corral-path,CORRAL_TRACE,)
+$(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 __corral_srcdir = $(abspath $(CORRAL_SRC))
@@ -288,7 +292,9 @@ __corral_report_opts = $(strip \
 	$(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
 	$(abspath $(CORRAL_JUNIT)))) \
 	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
-	$(abspath $(CORRAL_TRACE)))))
+	$(abspath $(CORRAL_TRACE)))) \
+	$(call __corral-opt,-H,$(if $(strip $(CORRAL_HTML)),\
+	$(abspath $(CORRAL_HTML)))))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \

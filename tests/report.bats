@@ -9,7 +9,7 @@ setup() {
 	_corral_tmpdir
 }
 
-USAGE='usage: corral-report [-ht] [-j FILE] [-T FILE] DIR'
+USAGE='usage: corral-report [-ht] [-H FILE] [-j FILE] [-T FILE] DIR'
 
 # results CMD UNIT...: run the units with CMD (one retry) and merge into out/
 results() {

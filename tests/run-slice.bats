@@ -165,7 +165,7 @@ ms_since() {
 	assert_json 'map(.ok) == [true, false, true]'
 }
 
-@test "run-slice: only the last record of a retried unit tells of the attempts before it, and only the agent's first tells of its checkout" {
+@test "run-slice: only the last record of a retried unit tells of the attempts before it, and only the first unit the agent finishes tells of its checkout" {
 	units a b
 	run -1 corral-run-slice -R 2 -c 'sleep 0.05; test "$CORRAL_UNIT" != b || exit 5' -l logs K slice
 	run -0 jq -cs 'map(select(.unit == "b")) | map(.tries | length)' <(records logs/agent-K.jsonl)
@@ -176,7 +176,13 @@ ms_since() {
 	assert_output true
 	run -0 jq -cs 'map(.checkout | type)' <(records logs/agent-K.jsonl)
 	assert_output '["object","null","null","null"]'
-	run -0 jq -cs '.[0].checkout | (.at | test("Z$")) and .duration_ms >= 0' <(records logs/agent-K.jsonl)
+	# not on an attempt the merge drops: on the first unit's last record
+	units b a
+	rm -rf logs
+	run -1 corral-run-slice -R 2 -c 'test "$CORRAL_UNIT" != b || exit 5' -l logs K slice
+	run -0 jq -cs 'map(.checkout | type)' <(records logs/agent-K.jsonl)
+	assert_output '["null","null","object","null"]'
+	run -0 jq -cs '.[2].checkout | (.at | test("Z$")) and .duration_ms >= 0' <(records logs/agent-K.jsonl)
 	assert_output true
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # trace.bats -- corral-report -T and CORRAL_TRACE: a run's timeline in the
-# Chrome Trace Event Format, from the merged results alone, checked by jq.
+# Chrome Trace Event Format, from the merged results alone, checked by jq
+# (and CORRAL_HTML beside it; the page itself is html.bats's).
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -89,17 +90,17 @@ EOF2
 	run -0 iconv -f UTF-8 -t UTF-8 trace.json
 }
 
-@test "trace: -T - shares standard output with neither -t nor -j -, and a write error exits 2" {
+@test "trace: -T - and -H - share standard output with nothing else, and a write error exits 2" {
 	run2 a --
 	run -2 --separate-stderr corral-report -t -T - out
-	assert_stderr "corral-report: -T - may not share standard output with -j - or -t"
+	assert_stderr "corral-report: only one of -H -, -j -, -t and -T - may write to standard output"
 	run -2 --separate-stderr corral-report -T /dev/full out
 	assert_contains "$stderr" "corral-report: "
 	run -0 sh -c 'corral-report -T - out >/dev/null'
 	run -2 sh -c 'corral-report -T - out >/dev/full'
 }
 
-@test "trace: CORRAL_TRACE writes the trace on every merge, and a path with a space stops make naming it" {
+@test "trace: CORRAL_TRACE and CORRAL_HTML write the trace and the page on every merge, and a path with a space stops make naming it" {
 	mkdir proj
 	printf '%s\n' a b c > proj/units.txt
 	cat > proj/Makefile <<EOF2
@@ -107,10 +108,13 @@ CORRAL_UNITS_FILE = units.txt
 CORRAL_CMD = true
 include $CORRAL_ROOT/corral.mk
 EOF2
-	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_TRACE=out/trace.json
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_TRACE=out/trace.json CORRAL_HTML=out/run.html
+	assert_equal 3 "$(grep -c '<rect class="bar pass"' proj/out/run.html)"
 	assert_json '[.traceEvents[] | select(.cat == "unit")] | length == 3' proj/out/trace.json
 	assert_json '[.traceEvents[] | select(.cat == "unit") | .tid] | unique == [0,1]' proj/out/trace.json
 	assert_json '[.traceEvents[] | select(.cat == "merge")] | length == 1' proj/out/trace.json
 	run -2 --separate-stderr make -C proj corral-run 'CORRAL_TRACE=a b'
 	assert_contains "$stderr" "CORRAL_TRACE is 'a b'"
+	run -2 --separate-stderr make -C proj corral-run 'CORRAL_HTML=a b'
+	assert_contains "$stderr" "CORRAL_HTML is 'a b'"
 }

@@ -3,7 +3,8 @@
  * corral-report writes a run's merged results (DIR/successes.jsonl and
  * DIR/failures.jsonl, which stay the source of truth) as JUnit XML for CI
  * systems (-j FILE) and as TAP for prove and its kin (-t, on standard
- * output), and the run's timeline as a trace for Perfetto (-T FILE).
+ * output), and the run's timeline as a trace for Perfetto (-T FILE) and
+ * as one HTML page that needs nothing else (-H FILE).
  * The XML file (and its directory) is made as needed and
  * replaced atomically.  Exit 0 when it reported,
  * failures or not; 2 when DIR holds no results, a line is not a record,
@@ -17,7 +18,9 @@
 #include "corral.h"
 
 static const struct corral_usage use = {
-	"corral-report [-ht] [-j FILE] [-T FILE] DIR",
+	"corral-report [-ht] [-H FILE] [-j FILE] [-T FILE] DIR",
+	"-H, --html FILE\twrite the run as one self-contained HTML page to "
+	"FILE\n"
 	"-j, --junit FILE\twrite JUnit XML to FILE\n"
 	"-T, --trace FILE\twrite the run's timeline as a Chrome trace "
 	"(Perfetto) to FILE\n"
@@ -49,9 +52,9 @@ write_out(const char *file, const struct corral_buf *b)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
-/* The timeline of dir's results, as a trace (-T) in file. */
+/* The timeline of dir's results, as a trace (-T) and a page (-H). */
 static void
-run_timeline(const char *dir, const char *trace)
+run_timeline(const char *dir, const char *trace, const char *html)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
 	struct corral_timeline t;
@@ -59,15 +62,22 @@ run_timeline(const char *dir, const char *trace)
 
 	if (corral_timeline_read(&t, dir, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (corral_trace_format(&t, &b) < 0)
+	if (trace && corral_trace_format(&t, &b) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	write_out(trace, &b);
+	if (trace)
+		write_out(trace, &b);
+	corral_buf_reset(&b);
+	if (html && corral_html_format(&t, &b) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (html)
+		write_out(html, &b);
 	corral_timeline_release(&t);
 	corral_buf_release(&b);
 }
 
 static int
-run_report(const char *dir, const char *junit, int tap, const char *trace)
+run_report(const char *dir, const char *junit, int tap, const char *trace,
+    const char *html)
 {
 	struct corral_buf why = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
 	struct corral_report rep;
@@ -93,8 +103,8 @@ run_report(const char *dir, const char *junit, int tap, const char *trace)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (tap)
 		write_out("-", &b);
-	if (trace)
-		run_timeline(dir, trace);
+	if (trace || html)
+		run_timeline(dir, trace, html);
 	rc = rep.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
 	corral_report_release(&rep);
 	corral_buf_release(&b);
@@ -103,44 +113,51 @@ run_report(const char *dir, const char *junit, int tap, const char *trace)
 }
 
 static int
-stdout_twice(const char *junit, int tap, const char *trace)
+is_stdout(const char *file)
 {
-	return (junit && !strcmp(junit, "-")) + tap +
-	    (trace && !strcmp(trace, "-")) > 1;
+	return file && !strcmp(file, "-");
+}
+
+static int
+stdout_twice(const char *junit, int tap, const char *trace, const char *html)
+{
+	return is_stdout(junit) + tap + is_stdout(trace) + is_stdout(html) > 1;
 }
 
 int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
+		{ "html", required_argument, NULL, 'H' },
 		{ "junit", required_argument, NULL, 'j' },
 		{ "tap", no_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *junit = NULL, *trace = NULL;
+	const char *junit = NULL, *trace = NULL, *html = NULL;
 	int c, tap = 0, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "hj:tT:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hH:j:tT:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'H': html = optarg; break;
 		case 'j': junit = optarg; break;
 		case 't': tap = 1; break;
 		case 'T': trace = optarg; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind != 1 || (!junit && !tap && !trace))
+	if (argc - optind != 1 || (!junit && !tap && !trace && !html))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (tap && junit && !strcmp(junit, "-"))
 		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
 		    "to standard output");
-	if (stdout_twice(junit, tap, trace))
-		corral_die(CORRAL_EXIT_ERR, "-T - may not share standard "
-		    "output with -j - or -t");
-	status = run_report(argv[optind], junit, tap, trace);
+	if (stdout_twice(junit, tap, trace, html))
+		corral_die(CORRAL_EXIT_ERR, "only one of -H -, -j -, -t and "
+		    "-T - may write to standard output");
+	status = run_report(argv[optind], junit, tap, trace, html);
 	xflush_stdout();
 	return status;
 }

@@ -43,7 +43,7 @@ struct corral_run_state {
 	char *iobuf;		/* for the units' output */
 	struct corral_live live;
 	char checkout_at[CORRAL_TIME_ISO_SIZE];	/* when the clone was
-				   ready; "" once the first record told it */
+				   ready; "" once a final record told it */
 	long long checkout_ms;	/* how long it took */
 };
 

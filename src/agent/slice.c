@@ -271,7 +271,8 @@ tries_add(struct tries *t, const char *at, const struct outcome *o)
 
 /*
  * The record of an attempt; a final one tells of the attempts before it
- * (t), and the agent's first one of its checkout.
+ * (t), and the agent's first final one of its checkout (the merge keeps
+ * only the final records).
  */
 static int
 append_record(struct corral_run *r, const char *unit, int attempt,
@@ -286,7 +287,8 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 		return corral_err_set(err, ENOMEM, "cannot run a unit");
 	rec.tries = final ? t->v : NULL;
 	rec.ntries = final ? t->n : 0;
-	rec.checkout_at = r->st->checkout_at[0] ? r->st->checkout_at : NULL;
+	rec.checkout_at = final && r->st->checkout_at[0] ?
+	    r->st->checkout_at : NULL;
 	rec.checkout_ms = r->st->checkout_ms;
 	rec.agent_id = r->agent;
 	rec.unit = unit;
@@ -305,7 +307,8 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.reads = o->has_reads ? &o->reads : NULL;
 	if (write_record(r, &rec, final, err) < 0)
 		return -1;
-	r->st->checkout_at[0] = '\0';
+	if (final)
+		r->st->checkout_at[0] = '\0';
 	return 0;
 }
 

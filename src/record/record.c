@@ -7,8 +7,8 @@
  * "stray" is written only when a unit left processes running, "reads"
  * only when the agent learned which files of the tree the unit opened,
  * "tries" only after a retry (the attempts before this one: the merge
- * keeps a unit's last line only), "checkout" only on an agent's first
- * record (how long its clone took, for a run's timeline).
+ * keeps a unit's last line only), "checkout" only on the first unit an
+ * agent finishes (how long its clone took, for a run's timeline).
  *
  * It also seals an agent's log.  A seal is one line,
  * {"corral_seal":{"records":N,"sha256":"HEX"}}, where N counts the record

@@ -50,8 +50,8 @@ struct corral_record {
 	const struct corral_record_try *tries;	/* the attempts before
 					   this one, oldest first */
 	size_t ntries;			/* 0: no "tries" key */
-	const char *checkout_at;	/* the agent's checkout, told by its
-					   first record; NULL: no such key */
+	const char *checkout_at;	/* the agent's checkout, told by the
+					   first unit it finishes; NULL: none */
 	long long checkout_ms;
 };
 
