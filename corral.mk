@@ -76,6 +76,8 @@
 #                                run's slowest units; 0: none
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_JUNIT_SUITE ?= $(notdir CORRAL_SRC)   the JUnit report's suite
+#                                name (default: the project directory's)
 #   CORRAL_TRACE      ?=         a file to write the run's timeline to on
 #                                every merge, as a Chrome trace (Perfetto)
 #   CORRAL_HTML       ?=         a file to write the run to on every merge,
@@ -149,6 +151,7 @@ CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
+CORRAL_JUNIT_SUITE ?= $(notdir $(abspath $(CORRAL_SRC)))
 CORRAL_TRACE      ?=
 CORRAL_HTML       ?=
 CORRAL_WAIT       ?=
@@ -225,6 +228,9 @@ $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
+ifeq ($(strip $(CORRAL_JUNIT_SUITE)),)
+$(error corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite)
+endif
 $(call __corral-path,CORRAL_TRACE,)
 $(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
@@ -288,9 +294,10 @@ __corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
-__corral_report_opts = $(strip \
-	$(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
-	$(abspath $(CORRAL_JUNIT)))) \
+__corral_report_opts = $(strip $(if $(strip $(CORRAL_JUNIT)),\
+	$(call __corral-opt,-j,$(abspath $(CORRAL_JUNIT))) \
+	$(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
+	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX))) \
 	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
 	$(abspath $(CORRAL_TRACE)))) \
 	$(call __corral-opt,-H,$(if $(strip $(CORRAL_HTML)),\

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "merge/merge-private.h"
+#include "merge/report-private.h"
 
 #define PLOT_W	1000	/* px of the time axis */
 #define LABEL_W	130	/* px of the row labels */
@@ -81,7 +82,7 @@ badness(const char *status)
 static int
 text(struct corral_buf *b, const char *s)
 {
-	return merge_add_xml(b, s ? s : "", s ? strlen(s) : 0);
+	return report_xml(b, s ? s : "", s ? strlen(s) : 0, 0);
 }
 
 /* "850 ms", "3.2s", "1m05s". */
@@ -442,8 +443,11 @@ add_failure(const struct corral_timeline *t,
     const struct corral_timeline_unit *u, size_t k, struct corral_buf *tail,
     struct corral_buf *b)
 {
+	struct corral_report rep;
 	int rc;
 
+	memset(&rep, 0, sizeof(rep));
+	rep.dir = t->dir;	/* where a relative output path is */
 	rc = corral_buf_addf(b, "<tr><td><span class=\"meter %s\" "
 	    "style=\"width:.7em\"></span> ", status_class(u->status));
 	rc |= text(b, u->unit);
@@ -456,11 +460,11 @@ add_failure(const struct corral_timeline *t,
 	rc |= text(b, u->note);
 	corral_buf_reset(tail);
 	if (k < TAILS)
-		merge_read_tail(t->dir, u->output, tail);
+		report_read_tail(&rep, u->output, REPORT_TAIL, tail);
 	if (tail->len) {
 		rc |= corral_buf_addstr(b, "<details><summary>output tail"
 		    "</summary><pre>");
-		rc |= merge_add_xml(b, tail->data, tail->len);
+		rc |= report_xml(b, tail->data, tail->len, 1);
 		rc |= corral_buf_addstr(b, "</pre></details>");
 	}
 	return rc | corral_buf_addstr(b, "</td></tr>\n");

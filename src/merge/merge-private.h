@@ -291,18 +291,4 @@ int merge_format_summary(struct merge *m, struct corral_buf *b);
  */
 int merge_append_history(struct merge *m, struct corral_err *err);
 
-/* ------------------------------------------------------------------ */
-/* report.c: what the writers of reports share                         */
-
-/* Append s[0..n) as valid UTF-8, a bad byte as U+FFFD.  0, or -1. */
-int merge_add_utf8(struct corral_buf *b, const char *s, size_t n);
-/*
- * Append s[0..n) escaped for XML and HTML text and quoted attributes
- * (& < > " ' and controls; invalid UTF-8 as U+FFFD).  0, or -1.
- */
-int merge_add_xml(struct corral_buf *b, const char *s, size_t n);
-/* The tail of a unit's output file (as recorded, else under dir) in b. */
-void merge_read_tail(const char *dir, const char *output,
-    struct corral_buf *b);
-
 #endif /* CORRAL_MERGE_PRIVATE_H */

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "merge/merge-private.h"
+#include "merge/report-private.h"
 
 struct reading {
 	struct corral_timeline *t;
@@ -23,36 +24,6 @@ struct reading {
 	struct corral_buf key;
 	size_t cap_spans, cap_units, cap_lanes;
 };
-
-/* Days from 1970-01-01 to y-m-d, proleptic Gregorian (Hinnant). */
-static long long
-days_from_civil(long long y, long long m, long long d)
-{
-	long long era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* "2026-11-29T10:32:13.042Z" as ms since the Epoch, or -1. */
-static long long
-iso_ms(const char *s)
-{
-	int y, mo, d, h, mi, sec, ms = 0, n = 0;
-
-	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h,
-	    &mi, &sec, &n) != 6 || mo < 1 || mo > 12 || d < 1 || d > 31 ||
-	    h > 23 || mi > 59 || sec > 60)
-		return -1;
-	if (s[n] == '.' && sscanf(s + n, ".%3d", &ms) != 1)
-		return -1;
-	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL +
-	    sec * 1000LL + ms;
-}
 
 static const char *
 keep_str(struct corral_timeline *t, const char *s)
@@ -170,8 +141,8 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 		    "fail");
 		p.exit_code = tries[i].exit_code;
 		p.attempt = (long long)i + 1;
-		if (iso_ms(tries[i].at) >= 0)
-			rc = add_span(rd, &p, iso_ms(tries[i].at),
+		if (report_iso_ms(tries[i].at) >= 0)
+			rc = add_span(rd, &p, report_iso_ms(tries[i].at),
 			    tries[i].duration_ms);
 	}
 	free(tries);
@@ -181,16 +152,16 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 	    r->ok ? "pass" : "fail");
 	p.exit_code = r->exit_code;
 	p.attempt = r->attempt;
-	if (r->attempt > 0 && iso_ms(r->at) >= 0 &&
-	    (!p.status || add_span(rd, &p, iso_ms(r->at), r->duration_ms) < 0))
+	if (r->attempt > 0 && report_iso_ms(r->at) >= 0 &&
+	    (!p.status || add_span(rd, &p, report_iso_ms(r->at), r->duration_ms) < 0))
 		return -1;
-	if (!corral_json_record_checkout(r, &c) || iso_ms(c.at) < 0)
+	if (!corral_json_record_checkout(r, &c) || report_iso_ms(c.at) < 0)
 		return 0;
 	p.kind = CORRAL_SPAN_CHECKOUT;
 	p.unit = p.status = NULL;
 	p.exit_code = -1;
 	p.attempt = 0;
-	return add_span(rd, &p, iso_ms(c.at), c.duration_ms);
+	return add_span(rd, &p, report_iso_ms(c.at), c.duration_ms);
 }
 
 /* One record of a result file: its unit and its spans. */
@@ -219,7 +190,7 @@ read_merge(struct reading *rd)
 	    corral_read_file(path.data, &text, NULL) == 0 && text.len &&
 	    corral_json_obj_parse(text.data, corral_line_chomp(text.data,
 	    text.len), &o, NULL) == 0) {
-		if ((at = iso_ms(corral_json_obj_str(&o, "at"))) >= 0)
+		if ((at = report_iso_ms(corral_json_obj_str(&o, "at"))) >= 0)
 			rc = add_span(rd, &p, at, corral_json_obj_int(&o,
 			    "duration_ms"));
 		corral_json_obj_release(&o);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "merge/merge-private.h"
+#include "merge/report-private.h"
 
 /* A JSON string of s, valid UTF-8 whatever s holds. */
 static int
@@ -20,7 +21,7 @@ add_name(struct corral_buf *b, const char *s)
 	struct corral_buf u = CORRAL_BUF_INIT;
 	int rc;
 
-	rc = merge_add_utf8(&u, s, strlen(s));
+	rc = report_utf8(&u, s, strlen(s));
 	if (rc == 0)
 		rc = corral_buf_addjson(b, u.data ? u.data : "", u.len);
 	corral_buf_release(&u);
@@ -70,7 +71,7 @@ add_label(struct corral_buf *b, const char *what, const char *prefix,
 	rc = corral_buf_addf(b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%ld,"
 	    "\"tid\":%ld,\"args\":{\"name\":", what, pid, tid);
 	rc |= corral_buf_addstr(&s, prefix);
-	rc |= merge_add_utf8(&s, name, strlen(name));
+	rc |= report_utf8(&s, name, strlen(name));
 	rc |= corral_buf_addjson(b, s.data ? s.data : "", s.len);
 	rc |= corral_buf_addstr(b, "}},\n");
 	corral_buf_release(&s);
