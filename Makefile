@@ -177,8 +177,8 @@ $(NPM_DIR)/ok: | $(DEPS_OK)
 
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
-.PHONY: test
-test: all $(NPM_DIR)/ok
+.PHONY: test deps-browser
+test: all deps-browser $(NPM_DIR)/ok
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
 		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
@@ -285,6 +285,10 @@ build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
 		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS)
+
+# tests/html.bats needs a headless browser (chromium, about 20 s to install).
+deps-browser:
+	$(Q)build-aux/deps browser
 
 .PHONY: fuzz deps-fuzz
 fuzz: $(FUZZERS)

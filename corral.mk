@@ -85,6 +85,10 @@
 #                                every merge; empty: none
 #   CORRAL_JUNIT_SUITE ?= $(notdir CORRAL_SRC)   the JUnit report's suite
 #                                name (default: the project directory's)
+#   CORRAL_TRACE      ?=         a file to write the run's timeline to on
+#                                every merge, as a Chrome trace (Perfetto)
+#   CORRAL_HTML       ?=         a file to write the run to on every merge,
+#                                as one self-contained HTML page
 #   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
 #                                runs only the units matching one, as a
 #                                layer over the result so far (the others
@@ -182,6 +186,8 @@ CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
 CORRAL_JUNIT_SUITE ?= $(notdir $(abspath $(CORRAL_SRC)))
+CORRAL_TRACE      ?=
+CORRAL_HTML       ?=
 CORRAL_WAIT       ?=
 CORRAL_ONLY       ?=
 CORRAL_SHARD      ?=
@@ -268,6 +274,8 @@ $(call __corral-path,CORRAL_JUNIT,)
 ifeq ($(strip $(CORRAL_JUNIT_SUITE)),)
 $(error corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite)
 endif
+$(call __corral-path,CORRAL_TRACE,)
+$(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
@@ -363,9 +371,14 @@ __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f') \
 	$(call __corral-opt,-k,$(__corral_shard_kn))
-__corral_report_opts = $(if $(strip $(CORRAL_JUNIT)),$(call __corral-opt,-j,\
-	$(abspath $(CORRAL_JUNIT))) $(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
-	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)))
+__corral_report_opts = $(strip $(if $(strip $(CORRAL_JUNIT)),\
+	$(call __corral-opt,-j,$(abspath $(CORRAL_JUNIT))) \
+	$(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
+	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX))) \
+	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
+	$(abspath $(CORRAL_TRACE)))) \
+	$(call __corral-opt,-H,$(if $(strip $(CORRAL_HTML)),\
+	$(abspath $(CORRAL_HTML)))))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \

@@ -11,7 +11,9 @@
  * one's manifest is checked against the population UNITS, cut again as
  * every host cut it, and their logs are merged as one run's; a missing
  * shard is named.  Exit 0: complete, all passed; 1: complete, some failed
- * (or, with -f, flaky); 2: incomplete, bad input, or an error.
+ * (or, with -f, flaky); 2: incomplete, bad input, or an error.  When it
+ * wrote the results it notes its start and length in OUTDIR/merge.json,
+ * for corral-report's timeline.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -99,6 +101,35 @@ status_of(const struct corral_merge_stats *st, int fail_on_flaky)
 	return CORRAL_EXIT_OK;
 }
 
+/*
+ * When the merge ran and how long it took, in OUTDIR/merge.json for the
+ * run's timeline (the library reads no clock).  A failure is said only.
+ */
+static void
+note_merge(const struct corral_merge_opts *o, long long start, long long ms)
+{
+	struct corral_err err;
+	char *dir = NULL, *slash;
+	int rc;
+
+	if (!o->outdir) {
+		dir = xstrdup(o->logdirs[0]);
+		for (slash = dir + strlen(dir); slash > dir + 1 &&
+		    slash[-1] == '/'; slash--)
+			slash[-1] = '\0';
+		slash = strrchr(dir, '/');
+		if (!slash)
+			strcpy(dir, ".");
+		else
+			slash[slash == dir] = '\0';
+	}
+	rc = corral_timeline_note_merge(o->outdir ? o->outdir : dir, start,
+	    ms, &err);
+	if (rc < 0)
+		corral_warn_err(&err);
+	free(dir);
+}
+
 /* o, or with shards the shard directories of s (-S). */
 static int
 run_merge(const struct corral_merge_opts *o,
@@ -107,14 +138,19 @@ run_merge(const struct corral_merge_opts *o,
 	struct corral_merge_stats st;
 	struct corral_err err;
 	size_t missing = 0;
+	long long start, t0;
 	int rc, status;
 
+	start = corral_time_epoch_ms();
+	t0 = corral_time_ms();
 	if (s)
 		rc = corral_merge_shards(s, &st, &missing, report, NULL, &err);
 	else
 		rc = corral_merge_run(o, &st, report, NULL, &err);
 	if (rc < 0)
 		corral_warn_err(&err);
+	else if (st.written)
+		note_merge(o, start, corral_time_ms() - t0);
 	status = rc < 0 || missing ? CORRAL_EXIT_ERR :
 	    status_of(&st, fail_on_flaky);
 	if (st.written && !quiet)
