@@ -65,6 +65,17 @@ run2() {
 		[.traceEvents[] | select(.cat == "merge") | .ts + 1000 >= $last] | all' trace.json
 }
 
+@test "trace: corral-merge notes when it ended and how long it took in merge.json beside the results, with or without -o" {
+	run2 a --
+	assert_json '(.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{3}Z$")) and .duration_ms >= 0' out/merge.json
+	rm out/merge.json
+	run -0 corral-merge -q out/logs/
+	assert_json '.duration_ms >= 0' out/merge.json
+	mkdir -p deep/x && cp -r out/logs deep/x/logs
+	(cd deep/x && corral-merge -q logs)
+	assert_json '.duration_ms >= 0' deep/x/merge.json
+}
+
 @test "trace: a run merged by hand from hosts' records has one process per host, the merge one of its own" {
 	mkdir out
 	cat > out/successes.jsonl <<'EOF2'
