@@ -652,6 +652,19 @@ see https://example.org/wiki/SC1234"
 	wait_for test ! -e "$(cat wd)"
 }
 
+@test "run-slice: an agent killed after starting a unit and before its next step still has that unit stopped by the watchdog" {
+	command -v gdb >/dev/null || { [ -z "${CI:-}" ] || flunk "gdb is missing"; skip "gdb is not installed"; }
+	export TAG="corral-k9start-$BATS_TEST_NUMBER-$$-$RANDOM"
+	units u1
+	# Stopped where the unit runs and the agent has not said a word about
+	# it, the agent is killed: only what the unit said itself can save it.
+	run gdb -q -batch -ex 'set breakpoint pending on' \
+		-ex 'break corral_run_wait_unit' -ex run -ex 'shell sleep 0.5' -ex kill \
+		--args "$(command -v corral-run-slice)" -c "$BG sleep 1000" -l logs K slice < /dev/null
+	assert_contains "$output" "Breakpoint 1, corral_run_wait_unit"
+	no_process "$TAG"
+}
+
 @test "run-slice: SIGTERM mid-unit stops the unit's process group, removes the clone, keeps the .part and dies of SIGTERM" {
 	export TAG="corral-term-$BATS_TEST_NUMBER-$$-$RANDOM"
 	units a b c

@@ -458,6 +458,11 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
 	p.nlimits = r->st->nlimits;
+	/*
+	 * The unit names its group to the watchdog itself: were the agent
+	 * killed between the start and its own word, nobody would stop it.
+	 */
+	p.tellfd = r->st->watchfd;
 	if (!e)
 		e = corral_proc_start(&p, pid);
 	corral_strv_release(&sb);

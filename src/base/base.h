@@ -589,10 +589,16 @@ struct corral_proc {
 	int sigdfl;
 	const struct corral_proc_limit *limits;
 	int nlimits;
+	/*
+	 * >= 0: the child, in its new group and before it can exec, sends
+	 * its pid there as an int32_t (a watchdog that must know the group
+	 * even if the parent dies the moment it is started).
+	 */
+	int tellfd;
 };
 
 #define CORRAL_PROC_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-	-1, -1, 0, 0, 0, NULL, 0 }
+	-1, -1, 0, 0, 0, NULL, 0, -1 }
 
 /*
  * Start p.  0 with *pid set, or the errno that kept it from starting, a

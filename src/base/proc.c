@@ -4,8 +4,8 @@
  * doctor, a parts command, a finder or a patcher, an agent's unit -- and
  * says how it ended.  A child is started by posix_spawn (never fork: no
  * copy of the parent, and a failed exec is an error number, not a child
- * that exits 127), or by vfork when limits must be set in the child,
- * which posix_spawn cannot do.  Its input is /dev/null or a file, its
+ * that exits 127), or by vfork when the child must do something first
+ * that posix_spawn cannot: set limits, or tell a watchdog its pid.  Its input is /dev/null or a file, its
  * output goes to files or descriptors (never a pipe nobody drains), its
  * environment is ours with some NAME=VALUE replaced or added.  How a
  * child ended is said one way everywhere: "exit 3", "signal 9
@@ -18,10 +18,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -205,10 +207,16 @@ child_exec(struct vchild *c)
 	const struct corral_proc *p = c->p;
 	struct rlimit rl;
 	sigset_t none;
+	int32_t self;
 	int k;
 
 	child_signals(p->sigdfl);
-	if ((p->group && setpgid(0, 0) < 0) ||
+	if (p->group && setpgid(0, 0) < 0)
+		goto fail;
+	self = (int32_t)getpid();
+	if (p->tellfd >= 0)
+		(void)send(p->tellfd, &self, sizeof(self), MSG_NOSIGNAL);
+	if (
 	    child_fd(0, p->in ? p->in : "/dev/null", O_RDONLY, -1) < 0 ||
 	    child_fd(1, p->out, OUT_FLAGS, p->outfd) < 0 ||
 	    child_fd(2, p->err_is_out ? NULL : p->err, OUT_FLAGS,
@@ -275,7 +283,7 @@ corral_proc_start(const struct corral_proc *p, pid_t *pid)
 {
 	char *const *envp = p->envp ? p->envp : environ;
 
-	if (p->nlimits)
+	if (p->nlimits || p->tellfd >= 0)
 		return start_vfork(p, envp, pid);
 	return start_spawn(p, envp, pid);
 }
