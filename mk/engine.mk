@@ -37,18 +37,25 @@
 # content changes, so that make's mtimes say what really changed):
 #   .corral-out             mark: corral made this directory
 #   .lock                   flocked by the run (corral-lock), its pid inside
-#   units, agents           the population and the agent count
+#   units, agents           the population and the slice count (CORRAL_AGENTS,
+#                           else "auto": as many as the population calls
+#                           for, never make's -j)
 #   cmd, parts-config       the settings the slices depend on
-#   plan.mk                 the slice list; remade from units and agents
-#                           (and by __corral-plan), slice 0 the longest
+#   plan.mk                 the slice list; remade from units, agents and
+#                           parts-config (and by __corral-plan), slice 0
+#                           the longest
 #   slices/K.units          slice K's units, from corral-split
 #   slices/K.est            their expected ms, once history knows them
 #   slices/plan.json        what the plan rests on (strategy, estimates)
-#   slices/K.parts          what slice K clones
-#   slices/K.manifest       the stat manifest of those parts
+#   slices/K.parts          what slice K clones, from corral-split -c
+#   slices/K.manifest       the stat manifest of those parts, all of them
+#                           checked by one corral-checkout -M per run
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of cmd and every manifest, in records
+#   merge-config, merged    the merge's settings, and the stamp of the last
+#                           merge of the main layer (its status inside)
+#   board                   what corral-scoreboard -f said after it
 #   live/                   what running agents show corral-status (each
 #                           agent's status file, the run's ticks); cleared
 #                           when a run starts
@@ -98,14 +105,13 @@ __corral_phony :=
 # recipe writes it, so no recipe that fails can have it deleted.
 .corral-out: ;
 
-# The agent count: CORRAL_AGENTS, else make's -j (visible to recipes
-# only), else the number of processors.
+# The slice count: CORRAL_AGENTS, else "auto", a function of the
+# population (corral-split -n auto).  Never make's -j: that says how many
+# slices run at once, and a run at another -j (a re-run of the failures
+# without one) must find the same plan.
 agents: FORCE | .corral-out
-	$(__corral_Q)n=$$CORRAL_AGENTS; \
-	[ -n "$$n" ] || n=$$(printf ' %s\n' "$$MAKEFLAGS" | \
-		sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p'); \
-	[ -n "$$n" ] || n=$$(nproc); \
-	echo "$$n" > $@.tmp && $(__corral_filechk)
+	$(__corral_Q)echo "$${CORRAL_AGENTS:-auto}" > $@.tmp && \
+		$(__corral_filechk)
 
 # __corral-unlocked: COMMAND run without the run's lock, which this make
 # and its recipes hold: a daemon that a command of the user's leaves
@@ -142,9 +148,12 @@ parts-config: FORCE | .corral-out
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
 		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
 
-# __corral-split: corral-split with the strategy and the history.
-__corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
-	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $$(cat agents)
+# __corral-split N: corral-split into N slices with the strategy and the
+# history, writing what each slice clones too (-c); the parts command is
+# the user's, so it runs without the lock.
+__corral-split = $(call __corral-unlocked,$(__corral_b)corral-split \
+	$(__corral_split_opts) -H $(__corral_o)/history.jsonl \
+	-C "$$__corral_src" -c $(__corral_parts_opts) -n $(1))
 
 # A new plan starts the slices afresh: corral-split removes the files and
 # logs of slices that no longer exist, and re-run layers go, which
@@ -157,8 +166,8 @@ __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
 $(__corral_Q)rm -f plan.mk
-$(__corral_Q)$(__corral-split) -o $(__corral_o)/slices -l $(__corral_o)/logs \
-	$(__corral_o)/units
+$(__corral_Q)$(call __corral-split,$$(cat agents)) -o $(__corral_o)/slices \
+	-l $(__corral_o)/logs $(__corral_o)/units
 $(__corral_Q)rm -rf rerun && \
 	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
 	printf '__corral_slices :=' > plan.mk.tmp && \
@@ -166,28 +175,21 @@ $(__corral_Q)rm -rf rerun && \
 		>> plan.mk.tmp && echo >> plan.mk.tmp && mv -f plan.mk.tmp plan.mk
 endef
 
-plan.mk: units agents
+plan.mk: units agents parts-config
 	$(__corral_plan_recipe)
 
 # The plan made again on request, from the history so far.
 __corral_phony += __corral-plan
-__corral-plan: units agents
+__corral-plan: units agents parts-config
 	$(__corral_plan_recipe)
 
-# What a slice clones: CORRAL_PARTS, each unit that is a path, and what
-# CORRAL_PARTS_CMD prints for each unit (corral-plan -c, as the briefs).
-%.parts: %.units parts-config
-	$(__corral_Q)$(call __corral-unlocked,$(__corral_b)corral-plan -c \
-		-C "$$__corral_src" $(__corral_parts_opts) $(__corral_o)/$<) \
-		> $@.tmp || { rm -f $@.tmp; exit 2; }; $(__corral_filechk)
-
-# Checked on every run, rewritten only when a part changed.  A part that
-# escapes leaves no manifest; the slice still runs, and reports the refusal
-# (a unit named '..' fails alone).
-%.manifest: %.parts FORCE
-	$(__corral_Q)$(__corral_b)corral-checkout -m $(__corral_o)/$@ \
-		-p $(__corral_o)/$< $(__corral_x) "$$__corral_src" 2>/dev/null || \
-		rm -f $@
+# __corral-manifests DIR: every DIR/K.manifest from DIR/K.parts, checked
+# by one process for all the slices (each rewritten only when a part
+# changed) and the digest of them all on stdout.  A part that escapes
+# leaves no manifest; the slice still runs, and reports the refusal (a
+# unit named '..' fails alone).
+__corral-manifests = $(__corral_b)corral-checkout -M $(__corral_o)/$(1) \
+	$(__corral_x) "$$__corral_src"
 
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
@@ -209,21 +211,23 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # the make that started the run (the guard, whose pid corral.mk passes
 # down) is gone: then its agents stop, and this recipe fails so that
 # nothing more starts and no merge runs for a run nobody waits for.
+# One shell and one agent per slice, and nothing else on the way: the
+# agent makes the stamp (-s), the digest is read by the shell, and the
+# guard is asked about only when the agent did not finish.
 %.pass: %.units %.manifest cmd
-	$(call __corral-say,SLICE,$*)
-	$(__corral_Q)rm -f $@; \
+	$(__corral_Q)$(if $(__corral_Q),printf '  %-7s %s\n' SLICE '$*'; )\
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
+	i=; { read -r i < inputs; } 2>/dev/null; \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
 		-S $(__corral_o)/live -C "$$__corral_src" \
 		-P $(__corral_o)/$*.parts $(__corral_x) \
-		-w $(__corral_o)/work -r "$$CORRAL_RUN" \
-		-i "$$(cat inputs 2>/dev/null)" -c "$$CORRAL_CMD" \
+		-w $(__corral_o)/work -r "$$CORRAL_RUN" -s $(__corral_o)/$@ \
+		-i "$$i" -c "$$CORRAL_CMD" \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
 		$(notdir $*) $(__corral_o)/$<; \
 	st=$$?; \
-	if [ $$st -eq 0 ]; then touch $@; fi; \
-	if $(__corral-gone); then \
+	if [ $$st -gt 1 ] && $(__corral-gone); then \
 		echo "corral: make (pid $$__corral_guard) is gone; agent $(notdir $*) stopped" >&2; \
 		exit 2; \
 	elif [ $$st -gt 1 ]; then \
@@ -236,9 +240,7 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # recipe: make's directory cache would miss the ones made in this run.  A
 # slice with a refused part has none.)
 inputs: FORCE cmd
-	$(__corral_Q){ cat cmd; \
-		for m in $(sort $(filter %.manifest,$^)); do \
-			[ ! -e $$m ] || cat $$m; done; } | \
+	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices); } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
 
 # The merge: the only writer of the shared files, over the main layer and
@@ -252,13 +254,20 @@ __corral_merge = set -- $(__corral_o)/logs; \
 	$(__corral_o) $(__corral_b)corral-merge -s $(__corral_merge_opts) \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) "$$@"
 # After a merge: the failed and not-run units (what a re-run takes), then
-# the one-screen summary, and the JUnit report if one is wanted.
+# the one-screen summary, kept in board (shown after it, and again by a run
+# that merges nothing new), and the JUnit report if one is wanted.
 __corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
 	mv -f failed.units.tmp failed.units; \
-	$(__corral_b)corral-scoreboard -f $(__corral_o)$(if \
+	$(__corral_b)corral-scoreboard -f $(__corral_o) > board.tmp; \
+	mv -f board.tmp board$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)
+
+# What the merge's result depends on beyond the logs.
+merge-config: FORCE | .corral-out
+	$(__corral_Q)printf '%s\n' "$$__corral_merge_opts" \
+		"$$__corral_report_opts" > $@.tmp && $(__corral_filechk)
 
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
@@ -268,15 +277,26 @@ include plan.mk
 endif
 __corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
 
-# The manifests must be fresh before the digest; the slices read it.
-$(__corral_stamps): | inputs __corral-live
-inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
-	$(wildcard slices/*.manifest))
+# The manifests are made with the digest, and looked at again by make
+# after it (an empty recipe), so that a slice runs only when its own
+# manifest changed.
+$(__corral_stamps): | __corral-live
+$(__corral_stamps:.pass=.manifest): inputs ;
+
+# The merge of a run, skipped when no slice ran and nothing it reads
+# changed: every stamp is there and older than the last merge that found
+# every unit passed (the only one that leaves this stamp), so its result
+# stands, and its board is shown again.  No process per slice, no log
+# read again: make's own view of the stamps decides.
+merged: units merge-config $(__corral_stamps)
+	$(call __corral-say,MERGE,$(__corral_O))
+	$(__corral_Q)rm -f $@; $(__corral_merge); st=$$?; \
+	$(__corral_summary); \
+	if [ $$st -eq 0 ]; then : > $@; else cat board; fi; exit $$st
 
 __corral_phony += __corral-run
-__corral-run: $(__corral_stamps)
-	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+__corral-run: merged
+	$(__corral_Q)cat board
 
 __corral_phony += __corral-merge
 __corral-merge:
@@ -284,31 +304,34 @@ __corral-merge:
 	$(__corral_Q)[ -f units ] || { \
 		echo "corral: nothing to merge in '$$__corral_out'; run corral-run first" >&2; \
 		exit 2; }
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); cat board; exit $$st
 
 # Re-run the failed and not-run units as a new layer: split across fresh
 # agents, run by an inner make (sharing the jobserver), merged over all.
 __corral_phony += __corral-rerun-failed
-__corral-rerun-failed: agents inputs parts-config | __corral-live
+__corral-rerun-failed: inputs parts-config | __corral-live
 	$(__corral_Q)[ -f failed.units ] || { \
 		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
 		exit 2; }
 	$(__corral_Q)if [ ! -s failed.units ]; then \
 		echo "corral: nothing to re-run: every unit passed"; exit 0; fi; \
 	n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
-	$(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
-		$(__corral_o)/failed.units || exit 2; \
+	$(call __corral-split,"$${CORRAL_AGENTS:-auto}") \
+		-o $(__corral_o)/rerun/$$n/slices $(__corral_o)/failed.units && \
+	$(call __corral-manifests,rerun/$$n/slices) > /dev/null || exit 2; \
 	printf '  %-7s %s\n' RERUN "$$(wc -l < failed.units) unit(s) as layer $$n"; \
 	CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer || exit 2; \
-	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	$(__corral_merge); st=$$?; $(__corral_summary); cat board; exit $$st
 
 __corral_layer_stamps :=
 ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)
 __corral_layer_stamps := $(patsubst %.units,%.pass,$(wildcard \
 	$(value CORRAL_LAYER)/slices/*.units))
 endif
+# Made with the layer's plan (a refused part leaves none).
+$(__corral_layer_stamps:.pass=.manifest): ;
 __corral_phony += __corral-layer
 __corral-layer: $(__corral_layer_stamps)
 

@@ -12,8 +12,11 @@
  * kept.  On SIGHUP, SIGINT or SIGTERM the running unit gets the signal,
  * the clone is removed, the .part stays, and the agent dies of the same
  * signal.  With -G PID the end of process PID (the run's make) counts as
- * a SIGTERM.
+ * a SIGTERM.  With -s STAMP, STAMP is removed first and made again only
+ * when every unit passed: the make target that says the slice is done.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +29,7 @@
 /* What the options say beyond struct corral_run. */
 struct opts {
 	struct corral_strv units, parts, exclude, files;
-	const char *estimates;
+	const char *estimates, *stamp;
 	unsigned char no_retry[256];
 	int sep;
 };
@@ -35,7 +38,7 @@ static const struct corral_usage use = {
 	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
 	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
-	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
+	"RUN] [-S STATEDIR] [-s STAMP] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
 	"-0\tSLICE is NUL-separated\n"
 	"-C SRC\tthe tree to check out from\n"
@@ -55,6 +58,7 @@ static const struct corral_usage use = {
 	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
 	"-r RUN\tthe run id\n"
 	"-S STATEDIR\tkeep live state there for corral-status\n"
+	"-s STAMP\tmade when every unit passed, removed until then\n"
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-v\ta progress line as each unit finishes\n"
@@ -180,6 +184,16 @@ die_of(int sig)
 	exit(128 + sig);
 }
 
+/* An empty file at path, made now: its mtime says when the slice ended. */
+static void
+make_stamp(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+	if (fd < 0 || close(fd) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot write '%s':", path);
+}
+
 static int
 run_slice(struct corral_run *r, const struct corral_strv *units)
 {
@@ -240,7 +254,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:T:t:vw:x:")) != -1) {
+	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'C': r->src = optarg; break;
@@ -261,6 +275,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'R': r->retries = (int)number(optarg, 1000, "-R"); break;
 		case 'r': r->run = optarg; break;
 		case 'S': r->statedir = optarg; break;
+		case 's': o->stamp = optarg; break;
 		case 'T': r->slice_ms = seconds(c, optarg); break;
 		case 't': r->timeout_ms = seconds(c, optarg); break;
 		case 'v': r->progress = print_progress; break;
@@ -320,7 +335,11 @@ main(int argc, char *argv[])
 	 */
 	xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
 	corral_lock_keep(&lock);
+	if (o.stamp && unlink(o.stamp) < 0 && errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':", o.stamp);
 	status = run_slice(&r, &o.units);
+	if (o.stamp && status == CORRAL_EXIT_OK)
+		make_stamp(o.stamp);
 	corral_lock_release(&lock);
 
 	free(expect);
