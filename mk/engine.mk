@@ -235,12 +235,12 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 	fi
 
 # The digest of everything the units depend on, recorded with each result
-# so that a failure followed by a pass on the same inputs reads as flaky.
-# (The manifests come from the prerequisites, never a $(wildcard) in the
-# recipe: make's directory cache would miss the ones made in this run.  A
-# slice with a refused part has none.)
+# so that a failure followed by a pass on the same inputs reads as flaky,
+# made with every manifest of the plan.  A slice with a refused part has
+# none; a checker that fails leaves none at all, and every slice runs.
 inputs: FORCE cmd
-	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices); } | \
+	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices) || { \
+		rm -f slices/*.manifest; echo none; }; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
 
 # The merge: the only writer of the shared files, over the main layer and
@@ -318,7 +318,8 @@ __corral-rerun-failed: inputs parts-config | __corral-live
 	n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
 	$(call __corral-split,"$${CORRAL_AGENTS:-auto}") \
 		-o $(__corral_o)/rerun/$$n/slices $(__corral_o)/failed.units && \
-	$(call __corral-manifests,rerun/$$n/slices) > /dev/null || exit 2; \
+	{ $(call __corral-manifests,rerun/$$n/slices) > /dev/null || \
+		rm -f rerun/$$n/slices/*.manifest; } || exit 2; \
 	printf '  %-7s %s\n' RERUN "$$(wc -l < failed.units) unit(s) as layer $$n"; \
 	CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \

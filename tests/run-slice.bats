@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+USAGE='usage: corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s STAMP] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
@@ -186,6 +186,14 @@ ms_since() {
 	run -1 corral-run-slice -c 'exit 4' -l logs K slice
 	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_output "FAIL: exit 4"
+}
+
+@test "run-slice: -s makes the stamp only when every unit passed, and removes an old one first" {
+	units a b
+	run -0 corral-run-slice -s stamp -c true -l logs K slice
+	assert_file_exists stamp
+	run -1 corral-run-slice -s stamp -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	assert_no_file stamp
 }
 
 @test "run-slice: a long last line is cut to 200 bytes on a character boundary" {

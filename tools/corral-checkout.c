@@ -28,8 +28,8 @@ static const struct corral_usage use = {
 	"[PART...]\n"
 	"corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] "
 	"SRC [PART...]\n"
-	"corral-checkout -M DIR [-x EXCLUDE] SRC\n"
-	"corral-checkout -d DEST",
+	"corral-checkout -d DEST\n"
+	"corral-checkout -M DIR [-x EXCLUDE] SRC",
 	"-d DEST\tremove the clone DEST\n"
 	"-m MANIFEST\twrite what a clone would hold, not a clone\n"
 	"-M DIR\tthe same for every DIR/K.parts, in DIR/K.manifest\n"
