@@ -110,10 +110,23 @@ void corral_run_watchdog_stop(struct corral_run *r);
  */
 int corral_run_become_reaper(struct corral_run *r, struct corral_err *err);
 /*
- * Start /bin/sh -c CMD for one unit, its stdout and stderr on outfd.  0
- * with *pid set, or the error number of what kept it from starting.
+ * Start one unit's CMD, its stdout and stderr on outfd: its words
+ * themselves when it needs no shell and they can be started, else
+ * /bin/sh -c CMD.  0 with *pid set, or the error number of what kept it
+ * from starting.
  */
 int corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid);
+
+/* direct.c: a command that needs no shell */
+
+/*
+ * Append to argv (empty) the words of cmd, its "$NAME" expanded from env
+ * (NAME=VALUE, NULL-ended), and return 0 when cmd needs no shell (see
+ * direct.c); 1 when it does (argv then holds part of the words), -1 on
+ * ENOMEM.  The caller releases argv either way.
+ */
+int corral_run_words(const char *cmd, char *const *env,
+    struct corral_strv *argv);
 /*
  * Wait for the unit w->pid, its output from w->pipefd into c, enforcing
  * w's deadline; then kill what it left running and reap it into

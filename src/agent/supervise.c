@@ -415,15 +415,19 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 /* Running a unit                                                       */
 
 /*
- * Start /bin/sh -c CMD for one unit in the clone, in a process group of
- * its own, its stdout and stderr on outfd, with the unit's limits.  0
- * with *pid set, or the error number of what kept it from starting.
+ * Start one unit in the clone, in a process group of its own, its stdout
+ * and stderr on outfd, with the unit's limits: the command's own words
+ * when it needs no shell (direct.c) and they start, else /bin/sh -c CMD,
+ * which also says, as sh says it, why words did not start.  0 with *pid
+ * set, or the error number of what kept it from starting.
  */
 int
 corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 {
 	struct corral_proc p = CORRAL_PROC_INIT;
+	struct corral_strv words = CORRAL_STRV_INIT;
 	char *argv[] = { "sh", "-c", NULL, NULL };
+	int e = -1;
 
 	argv[2] = (char *)r->cmd;
 	p.path = "/bin/sh";
@@ -436,7 +440,17 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
 	p.nlimits = r->st->nlimits;
-	return corral_proc_start(&p, pid);
+	/* Without a shell only where PWD is the clone's (make_env). */
+	if (r->clone[0] == '/' &&
+	    corral_run_words(r->cmd, r->st->env.v, &words) == 0) {
+		p.path = words.v[0];
+		p.argv = words.v;
+		e = corral_proc_start(&p, pid);
+		p.path = "/bin/sh";
+		p.argv = argv;
+	}
+	corral_strv_release(&words);
+	return e == 0 ? 0 : corral_proc_start(&p, pid);
 }
 
 /* ------------------------------------------------------------------ */
