@@ -11,10 +11,13 @@
  * /bin/sh -c as written.  What the words run is what sh would run:
  * found on PATH, and when it cannot be started (not found, not an
  * executable, a script without #!) the caller starts the shell instead,
- * which says so as sh says it.
+ * which says so as sh says it.  The program is looked up on PATH once
+ * per slice, not once per unit and directory by execvp.
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "agent/run-private.h"
@@ -154,4 +157,26 @@ corral_run_words(const char *cmd, char *const *env, struct corral_strv *argv)
 		rc = 1;
 	corral_buf_release(&w);
 	return rc;
+}
+
+int
+corral_run_which(const char *word, char *const *env, struct corral_buf *path)
+{
+	const char *dirs = lookup(env, "PATH", 4), *end;
+	struct stat st;
+	size_t n;
+
+	for (; dirs; dirs = *end ? end + 1 : NULL) {
+		end = strchr(dirs, ':');
+		end = end ? end : dirs + strlen(dirs);
+		n = (size_t)(end - dirs);
+		corral_buf_reset(path);
+		if ((n ? corral_buf_add(path, dirs, n) : corral_buf_addch(path,
+		    '.')) < 0 || corral_buf_addf(path, "/%s", word) < 0)
+			return -1;
+		if (stat(path->data, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(path->data, X_OK) == 0)
+			return 0;
+	}
+	return 1;
 }

@@ -41,6 +41,8 @@ struct corral_run_state {
 	struct corral_proc_limit limits[3];
 	char *iobuf;		/* for the units' output */
 	struct corral_live live;
+	char *direct_word;	/* the last program found on PATH for */
+	char *direct_path;	/* a unit without a shell, and where */
 };
 
 /*
@@ -127,6 +129,12 @@ int corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid);
  */
 int corral_run_words(const char *cmd, char *const *env,
     struct corral_strv *argv);
+/*
+ * The executable regular file word names in a directory of env's PATH
+ * (an empty entry is "."), as path: 0 found, 1 not, -1 on ENOMEM.
+ */
+int corral_run_which(const char *word, char *const *env,
+    struct corral_buf *path);
 /*
  * Wait for the unit w->pid, its output from w->pipefd into c, enforcing
  * w's deadline; then kill what it left running and reap it into

@@ -465,6 +465,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 			close(st->guardfd);
 		corral_live_close(&st->live, 0);
 		free(st->iobuf);
+		free(st->direct_word);
+		free(st->direct_path);
 		free(st->outdir);
 		free(st->noteroot);
 		free(st->logsdir);

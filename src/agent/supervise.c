@@ -415,6 +415,33 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 /* Running a unit                                                       */
 
 /*
+ * Where the program word of a unit without a shell is: word itself when
+ * it holds a '/', else found on the units' PATH, once for all the units
+ * that name it; NULL when it is not found (a shell then says so).
+ */
+static const char *
+direct_path(struct corral_run *r, const char *word)
+{
+	struct corral_run_state *st = r->st;
+	struct corral_buf path = CORRAL_BUF_INIT;
+
+	if (strchr(word, '/'))
+		return word;
+	if (st->direct_word && !strcmp(st->direct_word, word))
+		return st->direct_path;
+	free(st->direct_word);
+	free(st->direct_path);
+	st->direct_path = NULL;
+	if (!(st->direct_word = strdup(word)))
+		return NULL;
+	if (corral_run_which(word, st->env.v, &path) == 0)
+		st->direct_path = path.data;
+	else
+		corral_buf_release(&path);
+	return st->direct_path;
+}
+
+/*
  * Start one unit in the clone, in a process group of its own, its stdout
  * and stderr on outfd, with the unit's limits: the command's own words
  * when it needs no shell (direct.c) and they start, else /bin/sh -c CMD,
@@ -442,13 +469,13 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	p.nlimits = r->st->nlimits;
 	/* Without a shell only where PWD is the clone's (make_env). */
 	if (r->clone[0] == '/' &&
-	    corral_run_words(r->cmd, r->st->env.v, &words) == 0) {
-		p.path = words.v[0];
+	    corral_run_words(r->cmd, r->st->env.v, &words) == 0 &&
+	    (p.path = direct_path(r, words.v[0]))) {
 		p.argv = words.v;
 		e = corral_proc_start(&p, pid);
-		p.path = "/bin/sh";
-		p.argv = argv;
 	}
+	p.path = "/bin/sh";
+	p.argv = argv;
 	corral_strv_release(&words);
 	return e == 0 ? 0 : corral_proc_start(&p, pid);
 }
