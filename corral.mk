@@ -22,7 +22,13 @@
 #                                $CORRAL_ATTEMPT, $CORRAL_RUN, $CORRAL_NOTE
 #   CORRAL_PARTS      ?=         parts (paths relative to CORRAL_SRC) that every
 #                                agent clones; a unit that is a path is always
-#                                cloned with its agent
+#                                cloned with its agent; one that does not
+#                                exist stops the run; the word auto: also
+#                                what each unit was seen to read (learned in
+#                                a clone of the whole tree the first time)
+#   CORRAL_PARTS_CHECK ?= 0      1: a unit that fails is tried once more in a
+#                                clone of the whole tree, and its record
+#                                says if it passes there (a part is missing)
 #   CORRAL_PARTS_CMD  ?=         shell command printing the extra parts of the
 #                                unit $CORRAL_UNIT, one per line
 #   CORRAL_SRC        ?= the directory of the makefile that includes this one
@@ -103,6 +109,7 @@ CORRAL_UNITS_FILE ?=
 CORRAL_DISCOVER   ?=
 CORRAL_PARTS      ?=
 CORRAL_PARTS_CMD  ?=
+CORRAL_PARTS_CHECK ?= 0
 CORRAL_AGENTS     ?=
 CORRAL_V          ?= 0
 CORRAL_SPLIT      ?= auto
@@ -174,6 +181,9 @@ ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
 $(error corral: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
 	exit codes separated by commas or spaces)
 endif
+ifneq ($(filter-out 0 1,$(CORRAL_PARTS_CHECK))$(word 2,$(CORRAL_PARTS_CHECK)),)
+$(error corral: CORRAL_PARTS_CHECK is '$(CORRAL_PARTS_CHECK)'; it must be 0 or 1)
+endif
 ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
 	$(words $(CORRAL_SPLIT)),1 1)
 $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
@@ -227,11 +237,18 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
 	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
-	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v'))
+	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v') \
+	$(if $(call __corral-on,$(CORRAL_PARTS_CHECK)),'-W'))
+# CORRAL_PARTS less the word auto, which asks for the learned parts too.
+__corral_auto = $(filter auto,$(CORRAL_PARTS))
+__corral_parts = $(filter-out auto,$(CORRAL_PARTS))
 # corral-plan -c's (a slice's parts); a command is quoted as written.
-__corral_parts_opts = $(strip $(foreach __corral_part,$(CORRAL_PARTS),\
+__corral_parts_opts = $(strip $(foreach __corral_part,$(__corral_parts),\
 	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
 	$(CORRAL_PARTS_CMD)), '-P' $(call __corral-q,$(CORRAL_PARTS_CMD)))
+# corral-parts -k's: the parts, each a quoted word.
+__corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
+	__corral-q,$(__corral_part)))
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
 __corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
@@ -263,6 +280,8 @@ __corral_env = \
 	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
 	__corral_slice_opts=$(call __corral-q,$(__corral_slice_opts))"$(__corral_deadline)" \
 	__corral_parts_opts=$(call __corral-q,$(__corral_parts_opts)) \
+	__corral_parts_words=$(call __corral-q,$(__corral_parts_words)) \
+	__corral_auto=$(call __corral-q,$(if $(__corral_auto),1)) \
 	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \

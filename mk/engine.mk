@@ -41,13 +41,13 @@
 #                           else "auto": as many as the population calls
 #                           for, never make's -j)
 #   cmd, parts-config       the settings the slices depend on
-#   plan.mk                 the slice list; remade from units, agents and
-#                           parts-config (and by __corral-plan), slice 0
-#                           the longest
+#   plan.mk                 the slice list; remade from units and agents
+#                           (and by __corral-plan), slice 0 the longest
 #   slices/K.units          slice K's units, from corral-split
 #   slices/K.est            their expected ms, once history knows them
 #   slices/plan.json        what the plan rests on (strategy, estimates)
-#   slices/K.parts          what slice K clones, from corral-split -c
+#   slices/K.parts          what slice K clones
+#   parts                   stamp: one corral-plan -c -o wrote every K.parts
 #   slices/K.manifest       the stat manifest of those parts, all of them
 #                           checked by one corral-checkout -M per run
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
@@ -86,9 +86,17 @@ __corral_parts_opts := $(value __corral_parts_opts)
 __corral_split_opts := $(value __corral_split_opts)
 __corral_merge_opts := $(value __corral_merge_opts)
 __corral_report_opts := $(value __corral_report_opts)
+__corral_parts_words := $(value __corral_parts_words)
+# CORRAL_PARTS holds auto: slices clone what history learned each unit
+# reads, and a unit learned of nothing yet makes its slice clone the whole
+# tree (less .git), where its agent learns it.
+__corral_auto := $(value __corral_auto)
+__corral_history := $(if $(__corral_auto),$(wildcard history.jsonl))
 # CORRAL_OUT, when inside CORRAL_SRC, is never a unit and never cloned.
 __corral_x := $(if $(value __corral_outrel),-x $(call __corral-q,$(value \
 	__corral_outrel)))
+# A clone of the whole tree that auto learns in holds no .git.
+__corral_xgit := $(if $(__corral_auto),-x .git)
 
 # Finish writing $@ from $@.tmp: keep the old file (and its mtime) when the
 # content is the same, else rename the new one into place.
@@ -144,16 +152,18 @@ cmd: FORCE | .corral-out
 	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
 		> $@.tmp && $(__corral_filechk)
 
+# A part that does not exist stops the run here, before any unit, named
+# once (with the nearest path that does, if one is a slip away).
 parts-config: FORCE | .corral-out
+	$(__corral_Q)$(__corral_b)corral-parts -k -C "$$__corral_src" \
+		$(__corral_parts_words) || exit 2
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
 		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
 
 # __corral-split N: corral-split into N slices with the strategy and the
-# history, writing what each slice clones too (-c); the parts command is
-# the user's, so it runs without the lock.
-__corral-split = $(call __corral-unlocked,$(__corral_b)corral-split \
-	$(__corral_split_opts) -H $(__corral_o)/history.jsonl \
-	-C "$$__corral_src" -c $(__corral_parts_opts) -n $(1))
+# history.
+__corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
+	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $(1)
 
 # A new plan starts the slices afresh: corral-split removes the files and
 # logs of slices that no longer exist, and re-run layers go, which
@@ -175,13 +185,26 @@ $(__corral_Q)rm -rf rerun && \
 		>> plan.mk.tmp && echo >> plan.mk.tmp && mv -f plan.mk.tmp plan.mk
 endef
 
-plan.mk: units agents parts-config
+plan.mk: units agents
 	$(__corral_plan_recipe)
 
 # The plan made again on request, from the history so far.
 __corral_phony += __corral-plan
-__corral-plan: units agents parts-config
+__corral-plan: units agents
 	$(__corral_plan_recipe)
+
+# Every slice's parts (CORRAL_PARTS, each unit that is a path, what
+# CORRAL_PARTS_CMD prints for each unit; with auto, also what history
+# learned), by one corral-plan -c -o for the whole plan, each K.parts
+# rewritten only when it changed; made again when the plan, the parts
+# settings or (auto) the history changed.  The parts command is the
+# user's, so it runs without the lock.
+# __corral-parts DIR: the command.
+__corral-parts = $(call __corral-unlocked,$(__corral_b)corral-plan -c \
+	-C "$$__corral_src" $(__corral_parts_opts) $(if $(__corral_auto),-H \
+	$(__corral_o)/history.jsonl) -o $(__corral_o)/$(1))
+parts: plan.mk parts-config $(__corral_history)
+	$(__corral_Q)$(call __corral-parts,slices) && : > $@
 
 # __corral-manifests DIR: every DIR/K.manifest from DIR/K.parts, checked
 # by one process for all the slices (each rewritten only when a part
@@ -189,7 +212,7 @@ __corral-plan: units agents parts-config
 # leaves no manifest; the slice still runs, and reports the refusal (a
 # unit named '..' fails alone).
 __corral-manifests = $(__corral_b)corral-checkout -M $(__corral_o)/$(1) \
-	$(__corral_x) "$$__corral_src"
+	$(__corral_x) $(__corral_xgit) "$$__corral_src"
 
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
@@ -221,7 +244,9 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
 		-S $(__corral_o)/live -C "$$__corral_src" \
-		-P $(__corral_o)/$*.parts $(__corral_x) \
+		-P $(__corral_o)/$*.parts $(__corral_x) $(__corral_xgit) \
+		$(if $(__corral_auto),-A $(__corral_o)/history.jsonl) \
+		$(if $(value CORRAL_LAYER),,-M) \
 		-w $(__corral_o)/work -r "$$CORRAL_RUN" -s $(__corral_o)/$@ \
 		-i "$$i" -c "$$CORRAL_CMD" \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
@@ -238,10 +263,16 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # so that a failure followed by a pass on the same inputs reads as flaky,
 # made with every manifest of the plan.  A slice with a refused part has
 # none; a checker that fails leaves none at all, and every slice runs.
+# Here too, once for the run, each part a parts command printed that does
+# not exist (the manifests list it as "- PART"; the agents say nothing).
 inputs: FORCE cmd
 	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices) || { \
 		rm -f slices/*.manifest; echo none; }; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
+	$(__corral_Q)cat slices/*.manifest 2>/dev/null | sed -n 's/^- //p' | \
+		LC_ALL=C sort -u | while IFS= read -r p; do \
+		printf "corral: part '%s' not found in '%s'; not cloned\n" \
+			"$$p" "$$__corral_src" >&2; done
 
 # The merge: the only writer of the shared files, over the main layer and
 # every re-run layer, the latest attempt of each unit winning.  It runs
@@ -282,6 +313,7 @@ __corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
 # manifest changed.
 $(__corral_stamps): | __corral-live
 $(__corral_stamps:.pass=.manifest): inputs ;
+inputs: $(if $(__corral_stamps),parts)
 
 # The merge of a run, skipped when no slice ran and nothing it reads
 # changed: every stamp is there and older than the last merge that found
@@ -318,6 +350,7 @@ __corral-rerun-failed: inputs parts-config | __corral-live
 	n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
 	$(call __corral-split,"$${CORRAL_AGENTS:-auto}") \
 		-o $(__corral_o)/rerun/$$n/slices $(__corral_o)/failed.units && \
+	$(call __corral-parts,rerun/$$n/slices) && \
 	{ $(call __corral-manifests,rerun/$$n/slices) > /dev/null || \
 		rm -f rerun/$$n/slices/*.manifest; } || exit 2; \
 	printf '  %-7s %s\n' RERUN "$$(wc -l < failed.units) unit(s) as layer $$n"; \

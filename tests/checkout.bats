@@ -209,6 +209,47 @@ listing() {
 	assert_output "gone.txt"
 }
 
+@test "checkout: a part that is a symlink inside SRC brings its target into the clone" {
+	mkdir src/bin
+	ln -s ../a/x.txt src/bin/tool
+	run -0 --separate-stderr corral-checkout src clone bin/tool
+	assert_stderr ""
+	run -0 listing clone
+	assert_output "$(printf '%s\n' ./a ./a/x.txt ./bin ./bin/tool)"
+	run -0 cat clone/bin/tool
+	assert_output "content:a/x.txt"
+}
+
+@test "checkout: a link inside a copied directory brings its target, and a target that is a link is followed too" {
+	ln -s ../b src/a/tob
+	ln -s ../top.txt src/b/totop
+	run -0 corral-checkout src clone a
+	run -0 listing clone
+	assert_output "$(printf '%s\n' ./a ./a/deep ./a/deep/y.txt ./a/tob ./a/x.txt ./b ./b/totop ./b/z.txt ./top.txt)"
+}
+
+@test "checkout: links that lead in a circle are each followed once, and the checkout ends" {
+	ln -s ../b src/a/tob
+	ln -s ../a src/b/toa
+	ln -s . src/a/self
+	run -0 timeout 10 corral-checkout src clone a
+	run -0 listing clone
+	assert_output "$(printf '%s\n' ./a ./a/deep ./a/deep/y.txt ./a/self ./a/tob ./a/x.txt ./b ./b/toa ./b/z.txt)"
+}
+
+@test "checkout: -m lists what a link leads to, once, so editing the target changes the manifest" {
+	mkdir src/bin
+	ln -s ../b/z.txt src/bin/tool
+	run -0 corral-checkout -m m src bin/tool
+	run -0 grep -c ' b/z.txt$' m
+	assert_output 1
+	cp m m.before
+	sleep 0.01
+	echo changed > src/b/z.txt
+	run -0 corral-checkout -m m src bin/tool
+	run -1 cmp -s m m.before
+}
+
 @test "checkout: a clone inside SRC is never copied into another clone" {
 	run -0 corral-checkout src src/work/agent-0 a
 	run -0 corral-checkout src src/work/agent-1 .
@@ -261,12 +302,12 @@ listing() {
 	assert_stderr ""
 }
 
-@test "checkout: -m writes a manifest of what the clone would hold, and copies nothing" {
+@test "checkout: -m writes a manifest of what the clone would hold, a link's target too, and copies nothing" {
 	ln -s ../top.txt src/a/lnk
 	run -0 --separate-stderr corral-checkout -m manifest src a nothere
 	assert_stderr ""
 	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ [0-9.]+ /\1 /' manifest
-	assert_output "$(printf '%s\n' 'd a' 'd a/deep' 'f a/deep/y.txt' 'l a/lnk -> ../top.txt' 'f a/x.txt' '- nothere')"
+	assert_output "$(printf '%s\n' 'd a' 'd a/deep' 'f a/deep/y.txt' 'l a/lnk -> ../top.txt' 'f a/x.txt' '- nothere' 'f top.txt')"
 	run -0 ls
 	assert_output "$(printf 'manifest\nsrc')"
 }

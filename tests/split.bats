@@ -7,7 +7,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0chj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-p PART] [-P PARTS_CMD] [-s STRATEGY] -n N|auto [FILE]'
+USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first
 # (a duration of "null" is a record without one), each run closed by the
@@ -66,22 +66,6 @@ hist() {
 	assert_json 'length == 64'
 	run -0 --separate-stderr corral-split -n auto < <(seq 1 10000)
 	assert_json 'length == 313 and ([.[][]] | length) == 10000'
-}
-
-@test "split: -c writes what each slice clones, as corral-plan -c says it for the slice" {
-	mkdir -p tree/t
-	touch tree/t/a tree/t/b tree/t/c tree/lib
-	printf '%s\n' t/a t/b t/c not-a-file > units
-	run -0 corral-split -c -C tree -p lib -P 'echo "x/$CORRAL_UNIT"' -n 2 -o out units
-	for k in 0 1; do
-		run -0 corral-plan -c -C tree -p lib -P 'echo "x/$CORRAL_UNIT"' out/$k.units
-		assert_equal "$output" "$(cat out/$k.parts)"
-	done
-	assert_equal "$(printf '%s\n' lib t/a t/c x/t/a x/t/c)" "$(cat out/0.parts)"
-	run -2 --separate-stderr corral-split -c -n 2 units
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-split -c -C tree -P 'exit 3' -n 2 -o out units
-	assert_contains "$stderr" "the parts command failed"
 }
 
 @test "split: 50 units over 9 slices are disjoint" {

@@ -28,19 +28,22 @@
 
 /* What the options say beyond struct corral_run. */
 struct opts {
-	struct corral_strv units, parts, exclude, files;
+	struct corral_strv units, parts, exclude, files, learn;
 	const char *estimates, *stamp;
+	const char *history;	/* -A */
 	unsigned char no_retry[256];
 	int sep;
+	int quiet_missing;	/* -M */
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0hkv] [-C SRC] [-d DEADLINE] [-e "
+	"corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
 	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
 	"RUN] [-S STATEDIR] [-s STAMP] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
 	"-0\tSLICE is NUL-separated\n"
+	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
@@ -51,6 +54,7 @@ static const struct corral_usage use = {
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
+	"-M\tparts that do not exist are not named (the caller names them)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
@@ -62,6 +66,7 @@ static const struct corral_usage use = {
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-v\ta progress line as each unit finishes\n"
+	"-W\ta unit that fails is tried again in the whole tree\n"
 	"-w WORKROOT\twhere the clone goes\n"
 	"-x EXCLUDE\ta path under SRC left out (repeatable)",
 	NULL
@@ -115,6 +120,23 @@ read_estimates(const char *file, size_t nunits)
 	free(line);
 	fclose(fp);
 	return ms;
+}
+
+/* The units of the slice that history has learned nothing of. */
+static void
+read_unlearned(const char *history, const struct corral_strv *units,
+    struct corral_strv *learn)
+{
+	struct corral_learned l;
+	struct corral_err err;
+	size_t i;
+
+	if (corral_learned_read(&l, history, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < units->n; i++)
+		if (!corral_learned_of(&l, units->v[i]))
+			xadd(learn, units->v[i]);
+	corral_learned_release(&l);
 }
 
 static long long
@@ -195,7 +217,8 @@ make_stamp(const char *path)
 }
 
 static int
-run_slice(struct corral_run *r, const struct corral_strv *units)
+run_slice(struct corral_run *r, const struct corral_strv *units,
+    int quiet_missing)
 {
 	struct corral_strv missing = CORRAL_STRV_INIT;
 	struct corral_err err;
@@ -205,7 +228,7 @@ run_slice(struct corral_run *r, const struct corral_strv *units)
 	if (corral_run_signals(&err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	rc = corral_run_start(r, &missing, &err);
-	for (i = 0; i < missing.n; i++)
+	for (i = 0; !quiet_missing && i < missing.n; i++)
 		corral_warn("part '%s' not found in '%s'", missing.v[i],
 		    r->src);
 	for (i = 0; rc == 0 && i < r->refused.n; i++)
@@ -254,9 +277,10 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0C:c:d:e:G:g:hi:kL:l:N:o:p:P:R:r:S:s:T:t:vw:x:")) != -1) {
+	    "0A:C:c:d:e:G:g:hi:kL:l:MN:o:p:P:R:r:S:s:T:t:vWw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
+		case 'A': o->history = optarg; break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
 		case 'd': r->deadline_ms = seconds(c, optarg); break;
@@ -268,6 +292,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;
+		case 'M': o->quiet_missing = 1; break;
 		case 'N': parse_codes(o->no_retry, optarg); break;
 		case 'o': r->output_max = size(c, optarg); break;
 		case 'p': xadd(&o->parts, optarg); break;
@@ -279,6 +304,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'T': r->slice_ms = seconds(c, optarg); break;
 		case 't': r->timeout_ms = seconds(c, optarg); break;
 		case 'v': r->progress = print_progress; break;
+		case 'W': r->whole_check = 1; break;
 		case 'w': r->workroot = optarg; break;
 		case 'x': xadd(&o->exclude, optarg); break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
@@ -316,6 +342,8 @@ main(int argc, char *argv[])
 	read_list(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);
+	if (o.history)
+		read_unlearned(o.history, &o.units, &o.learn);
 	corral_run_id(runid);
 	keep = getenv("CORRAL_KEEP");
 
@@ -328,6 +356,7 @@ main(int argc, char *argv[])
 	r.keep |= keep && !strcmp(keep, "1");
 	r.no_retry = o.no_retry;
 	r.expect = expect;
+	r.learn = o.history ? &o.learn : NULL;
 	r.progress_tty = r.progress && isatty(2);
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
@@ -337,7 +366,7 @@ main(int argc, char *argv[])
 	corral_lock_keep(&lock);
 	if (o.stamp && unlink(o.stamp) < 0 && errno != ENOENT)
 		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':", o.stamp);
-	status = run_slice(&r, &o.units);
+	status = run_slice(&r, &o.units, o.quiet_missing);
 	if (o.stamp && status == CORRAL_EXIT_OK)
 		make_stamp(o.stamp);
 	corral_lock_release(&lock);
@@ -347,5 +376,6 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.parts);
 	corral_strv_release(&o.exclude);
 	corral_strv_release(&o.files);
+	corral_strv_release(&o.learn);
 	return status;
 }

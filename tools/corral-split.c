@@ -18,10 +18,7 @@
  * describes the plan and DIR/K.est the expected milliseconds of each unit.
  *
  * -n auto cuts as many slices as the population calls for
- * (corral_split_auto), never as many as run at once.  With -c, DIR/K.parts
- * also says what slice K clones (the parts of -p, each unit that names an
- * entry under -C, what the command of -P prints for each unit), as
- * corral-plan -c says it, so that one process plans every slice's clone.
+ * (corral_split_auto), never as many as run at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,18 +31,16 @@
 #include "corral.h"
 
 static const struct corral_usage use = {
-	"corral-split [-0chj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
-	"[-p PART] [-P PARTS_CMD] [-s STRATEGY] -n N|auto [FILE]",
+	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
+	"[-s STRATEGY] -n N|auto [FILE]",
 	"-0\tunits are NUL-separated\n"
-	"-C DIR\tthe tree the units are paths in\n"
-	"-c\twith -o, write what each slice clones in DIR/K.parts\n"
+	"-C DIR\tthe tree the units are paths in (weighted)\n"
 	"-H HISTORY\ta history of durations (weighted)\n"
 	"-j\tprint the plan as JSON also with -o\n"
 	"-l LOGDIR\twith -o, remove the logs of stale slices in LOGDIR\n"
 	"-n N|auto\tthe number of slices, or as the population calls for\n"
 	"-o DIR\twrite the slice files in DIR\n"
-	"-P PARTS_CMD\twith -c, a command that prints a unit's parts\n"
-	"-p PART\twith -c, a part every slice clones (repeatable)\n"
+
 	"-s STRATEGY\thow to cut: roundrobin, weighted, auto",
 	NULL
 };
@@ -95,38 +90,6 @@ write_per_slice(const char *dir, const struct corral_plan *p,
 		    CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC, &err) < 0)
 			corral_die_err(CORRAL_EXIT_ERR, &err);
 	}
-	corral_buf_release(&path);
-	corral_buf_release(&body);
-}
-
-/* DIR/K.parts for every slice K of p: what its clone holds, one a line. */
-static void
-write_parts(const char *dir, const struct corral_plan *p,
-    const struct corral_parts_opts *o)
-{
-	struct corral_buf path = CORRAL_BUF_INIT, body = CORRAL_BUF_INIT;
-	struct corral_strv parts = CORRAL_STRV_INIT;
-	struct corral_err err;
-	size_t k, i;
-
-	for (k = 0; k < p->n; k++) {
-		corral_buf_reset(&path);
-		corral_buf_reset(&body);
-		corral_strv_release(&parts);
-		if (corral_parts_of(o, &p->slices[k], &parts, &err) < 0)
-			corral_die_err(CORRAL_EXIT_ERR, &err);
-		if (corral_buf_addf(&path, "%s/%zu.parts", dir, k) < 0)
-			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		for (i = 0; i < parts.n; i++)
-			if (corral_buf_addstr(&body, parts.v[i]) < 0 ||
-			    corral_buf_addch(&body, '\n') < 0)
-				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		if (corral_atomic_file(path.data, body.data ? body.data : "",
-		    body.len, CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC,
-		    &err) < 0)
-			corral_die_err(CORRAL_EXIT_ERR, &err);
-	}
-	corral_strv_release(&parts);
 	corral_buf_release(&path);
 	corral_buf_release(&body);
 }
@@ -291,35 +254,26 @@ main(int argc, char *argv[])
 	enum corral_strategy strategy = CORRAL_SPLIT_ROUNDROBIN;
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
 	const char *logdir = NULL;
-	struct corral_strv every = CORRAL_STRV_INIT;
-	struct corral_parts_opts po = { NULL, NULL, NULL };
-	int c, sep = '\n', json = 0, chosen = 0, parts = 0;
+	int c, sep = '\n', json = 0, chosen = 0;
 	long long nslices = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0C:chH:jl:n:o:p:P:s:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:hH:jl:n:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
-		case 'c': parts = 1; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
 		case 'l': logdir = optarg; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
-		case 'p':
-			if (corral_strv_add(&every, optarg) < 0)
-				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-			break;
-		case 'P': po.parts_cmd = optarg; break;
 		case 's': strategy = parse_strategy(optarg), chosen = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (!nstr || argc - optind > 1 || (logdir && !dir) ||
-	    (parts && !dir) || (!parts && (every.n || po.parts_cmd)))
+	if (!nstr || argc - optind > 1 || (logdir && !dir))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (strcmp(nstr, "auto") && corral_strtonum(nstr, LONG_MIN, LONG_MAX,
 	    &nslices, "-n", &err) < 0)
@@ -337,10 +291,6 @@ main(int argc, char *argv[])
 		write_per_slice(dir, &p, "units", unit_line, sep);
 		if (p.wt.kind == CORRAL_WEIGHTS_MS)
 			write_per_slice(dir, &p, "est", estimate_line, sep);
-		po.parts = &every;
-		po.srcdir = srcdir;
-		if (parts)
-			write_parts(dir, &p, &po);
 		remove_stale(dir, "", slice_files, p.n,
 		    p.wt.kind != CORRAL_WEIGHTS_MS);
 		if (logdir)
@@ -352,7 +302,6 @@ main(int argc, char *argv[])
 		print_plan(p.slices, p.n);
 	corral_plan_release(&p);
 	corral_strv_release(&units);
-	corral_strv_release(&every);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return CORRAL_EXIT_OK;

@@ -26,7 +26,9 @@ int corral_part_check(const char *src, const char *part,
  * files are copied (copy_file_range or FICLONE where the kernel can, plain
  * read/write otherwise; never hard links), directories merged, modes and
  * mtimes kept, symlinks that stay inside src copied as (relative)
- * symlinks.  Every part is checked before anything is written.  The clone
+ * symlinks, each bringing what it leads to (with its directories; each
+ * target once, so links in a circle end).  Every part is checked before
+ * anything is written.  The clone
  * is built beside dest under a temporary name and renamed into place, so
  * dest is either the whole clone or absent; an existing dest is replaced
  * only when it is a clone made by corral or an empty directory.  Paths in
@@ -60,7 +62,8 @@ int corral_clone_renew(const char *src, const struct corral_strv *parts,
  * The manifest of what corral_checkout would copy, without copying: one
  * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
  * link; "- PART" for each missing part, which also goes to missing),
- * sorted by path, appended to out.  Any change to a part's files or metadata
+ * sorted by path, each once, appended to out; what links lead to is
+ * listed as for a checkout.  Any change to a part's files or metadata
  * changes it.  Parts are checked exactly as for a checkout.  0 or -1.
  */
 int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
@@ -170,6 +173,12 @@ struct corral_run {
 					   refused part that is one of them
 					   fails that unit alone */
 	int keep;		/* leave the clone in place */
+	int whole_check;	/* a unit that fails is tried again in a clone
+				   of the whole tree (less exclude and .git),
+				   its record saying whether it passes there */
+	const struct corral_strv *learn;	/* units whose reads are
+					   learned (CORRAL_PARTS = auto), or
+					   NULL: none, and no whole-tree retry */
 
 	/* Time, attempts, resources: 0 means none (no limit, no retry). */
 	long long timeout_ms;	/* each attempt of a unit */

@@ -6,7 +6,10 @@
  * copies (copy_file_range or FICLONE where the kernel can, read/write
  * otherwise), never hard links: a unit that writes to its inputs must not
  * reach the source.  A part that is absolute, climbs out with "..", or
- * leads out through a symlink is refused before anything is written.  The
+ * leads out through a symlink is refused before anything is written; a
+ * symlink that stays inside brings its target along (once: links that
+ * lead in a circle end), so no link in a clone dangles that did not
+ * dangle in the source.  The
  * clone is built under a temporary name and renamed into place, and every
  * clone carries a mark file, so cleanup can refuse to remove anything
  * corral did not make and no clone is ever copied into another.
@@ -38,6 +41,7 @@ struct job {
 	const char *tmp;			/* the clone being built */
 	const char *part;			/* the part being copied */
 	struct corral_strv *list;		/* manifest mode: no copies */
+	struct corral_set *followed;		/* link targets brought in */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
 	struct corral_err *err;
@@ -45,6 +49,7 @@ struct job {
 
 static int copy_entry(struct job *j, const char *rel);
 static int is_clone(const char *path);
+static int make_parents(struct job *j, const char *rel);
 
 /* 1 when path is root or lies below it. */
 static int
@@ -377,6 +382,68 @@ list_entry(struct job *j, const char *from, const char *rel,
 	return rc;
 }
 
+/*
+ * Where the link at rel (checked to stay inside) leads, relative to the
+ * source and normalised: its text read lexically from the link's
+ * directory, an absolute one less the source's path.  NULL when that
+ * climbs out lexically (through links of its own) or on ENOMEM.
+ */
+static char *
+link_rel(const struct job *j, const char *from, const char *rel)
+{
+	char text[PATH_MAX], *dir, *joined, *out;
+	size_t n = strlen(j->realsrc);
+	ssize_t len;
+
+	if ((len = readlink(from, text, sizeof(text) - 1)) < 0)
+		return NULL;
+	text[len] = '\0';
+	if (text[0] == '/')
+		return is_within(text, j->realsrc) ?
+		    corral_path_normalise(text[n] ? text + n + 1 : "") : NULL;
+	if (!(dir = corral_path_dir(rel)))
+		return NULL;
+	joined = corral_path_join(strcmp(dir, ".") ? dir : "", text);
+	free(dir);
+	out = joined ? corral_path_normalise(joined) : NULL;
+	free(joined);
+	return out;
+}
+
+/*
+ * A link inside the tree brings what it leads to into the clone (or the
+ * manifest), so that it never dangles there: the target, once per
+ * checkout (the loop guard), with the directories above it.  A target
+ * that does not exist, or is left out, is not followed.
+ */
+static int
+follow_link(struct job *j, const char *from, const char *rel)
+{
+	struct stat st;
+	char *to, *path;
+	int rc = 0, fresh;
+
+	if (!(to = link_rel(j, from, rel)))
+		return errno == ENOMEM ? corral_err_set(j->err, errno,
+		    "checkout") : 0;
+	if (!j->followed && !(j->followed = corral_set_new())) {
+		free(to);
+		return corral_err_set(j->err, errno, "checkout");
+	}
+	if ((fresh = corral_set_put(j->followed, to, 0, NULL)) < 0)
+		rc = corral_err_set(j->err, errno, "checkout");
+	path = fresh > 0 ? corral_path_join(j->realsrc, to) : NULL;
+	if (path && lstat(path, &st) == 0 && !excluded(j, to)) {
+		if (!j->list)
+			rc = make_parents(j, to);
+		if (rc == 0)
+			rc = copy_entry(j, to);
+	}
+	free(path);
+	free(to);
+	return rc;
+}
+
 /* Copy the entry at rel (normalised, relative to the source). */
 static int
 copy_entry(struct job *j, const char *rel)
@@ -399,6 +466,8 @@ copy_entry(struct job *j, const char *rel)
 		rc = list_entry(j, from, rel, &st);
 		if (rc == 0 && S_ISDIR(st.st_mode) && !is_clone(from))
 			rc = copy_dir(j, from, to, rel, &st);
+		if (rc == 0 && S_ISLNK(st.st_mode))
+			rc = follow_link(j, from, rel);
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -409,6 +478,8 @@ copy_entry(struct job *j, const char *rel)
 	} else if (S_ISLNK(st.st_mode)) {
 		if ((rc = check_link(j->realsrc, from, j->part, j->err)) == 0)
 			rc = copy_link(j, from, to, rel);
+		if (rc == 0)
+			rc = follow_link(j, from, rel);
 	} else if (S_ISFIFO(st.st_mode)) {
 		if (mkfifo(to, st.st_mode & 07777) < 0 && errno != EEXIST)
 			rc = corral_err_set(j->err, errno,
@@ -664,6 +735,7 @@ fail:
 	finish_dirs(&j);
 	corral_clone_remove(tmp, NULL);
 out:
+	corral_set_free(j.followed);
 	free(tmp);
 	free(realsrc);
 	corral_strv_release(&normex);
@@ -821,11 +893,14 @@ corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 	}
 	if (lines.n)
 		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_manifest);
+	/* Parts that overlap, and links into them, list an entry twice. */
 	for (i = 0, rc = 0; i < lines.n && rc == 0; i++)
-		if (corral_buf_addstr(out, lines.v[i]) < 0 ||
-		    corral_buf_addch(out, '\n') < 0)
+		if ((i == 0 || strcmp(lines.v[i], lines.v[i - 1])) &&
+		    (corral_buf_addstr(out, lines.v[i]) < 0 ||
+		    corral_buf_addch(out, '\n') < 0))
 			rc = corral_err_set(err, errno, "manifest");
 out:
+	corral_set_free(j.followed);
 	free(realsrc);
 	corral_strv_release(&normex);
 	corral_strv_release(&lines);

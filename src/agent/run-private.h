@@ -76,6 +76,23 @@ struct waiting {
 	long strays;		/* processes left running, killed at its end */
 };
 
+/* How one attempt of a unit ended, as the record will say. */
+struct outcome {
+	struct corral_buf out;	/* the output file's path */
+	int why;		/* of a timeout: 't', 'T' or 'd' (struct waiting) */
+	int ok;
+	const char *status;
+	int exit_code;		/* -1: null */
+	const char *signal;	/* NULL, or points into signame */
+	char signame[32];
+	long long ms;
+	struct corral_buf note;
+	long strays;		/* processes left running, killed after it */
+	int renewed;		/* it removed or replaced its clone */
+	struct corral_strv reads;	/* the files of the tree it opened */
+	int has_reads;		/* they were watched, and none was lost */
+};
+
 /* ------------------------------------------------------------------ */
 /* run.c: getting ready                                                */
 
@@ -142,6 +159,55 @@ int corral_run_which(const char *word, char *const *env,
  */
 int corral_run_wait_unit(struct corral_run *r, struct waiting *w,
     struct capture *c, int *status);
+
+/* ------------------------------------------------------------------ */
+/* slice.c: an attempt                                                 */
+
+/*
+ * Attempt number attempt of unit n (from 1) of the slice, in r->clone,
+ * its output in N.out (N.A.out after the first); how it ended goes to o.
+ * 0, or -1 with err set (the unit's failure is o's, not an error).
+ */
+int corral_run_attempt(struct corral_run *r, const char *unit, size_t n,
+    int attempt, struct outcome *o, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* learn.c: what a unit opens; a failed unit in the whole tree         */
+
+struct corral_learn;
+
+/*
+ * Watch every directory of clone (inotify, a thread draining it) for
+ * files opened.  0 with *lp set, or -1 with err set.
+ */
+int corral_learn_start(struct corral_learn **lp, const char *clone,
+    struct corral_err *err);
+/*
+ * Stop watching and free l: append to reads (sorted, each once) what was
+ * opened that exists in src, relative (a directory listed: its files).
+ * 1 when every open was seen, 0 when some may not have been (out of
+ * watches, a queue overflow), -1 with err set (ENOMEM; err may be NULL).
+ */
+int corral_learn_stop(struct corral_learn *l, const char *src,
+    struct corral_strv *reads, struct corral_err *err);
+/*
+ * corral_run_attempt, watched when unit is one to learn (r->learn) and
+ * the clone is the whole tree: o->reads then holds what it opened.
+ */
+int corral_learn_attempt(struct corral_run *r, const char *unit, size_t n,
+    int attempt, struct outcome *o, struct corral_err *err);
+/*
+ * After unit's final attempt *attempt failed, with r->whole_check or
+ * r->learn and a clone that is not the whole tree: try it once more (as
+ * attempt *attempt + 1) in a fresh clone of the whole tree less .git and
+ * r->exclude, watched.  Passing there, o's note says so and names what
+ * the slice's clone lacked; with r->learn, o becomes that passing
+ * attempt (and *attempt its number), its reads learned anew ("." when it
+ * opened nothing the clone lacked).  Failing there too, o's note says
+ * that.  0, or -1 with err set.
+ */
+int corral_learn_after(struct corral_run *r, const char *unit, size_t n,
+    int *attempt, struct outcome *o, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* capture.c: a unit's output                                          */

@@ -30,20 +30,6 @@
 /* The longest note a unit may leave in CORRAL_NOTE, in bytes. */
 #define NOTE_MAX	4096
 
-/* How one attempt of a unit ended, as the record will say. */
-struct outcome {
-	struct corral_buf out;	/* the output file's path */
-	int why;		/* of a timeout: 't', 'T' or 'd' (struct waiting) */
-	int ok;
-	const char *status;
-	int exit_code;		/* -1: null */
-	const char *signal;	/* NULL, or points into signame */
-	char signame[32];
-	long long ms;
-	struct corral_buf note;
-	long strays;		/* processes left running, killed after it */
-	int renewed;		/* it removed or replaced its clone */
-};
 
 /* ------------------------------------------------------------------ */
 /* Outputs of an earlier run                                            */
@@ -267,6 +253,7 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.output = o->out.data;
 	rec.inputs = r->inputs;
 	rec.stray = o->strays;
+	rec.reads = o->has_reads ? &o->reads : NULL;
 	return write_record(r, &rec, final, err);
 }
 
@@ -393,8 +380,8 @@ attempt_paths(struct corral_run *r, size_t n, int attempt,
 }
 
 /* Attempt number attempt of unit n (from 1) of the slice. */
-static int
-run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
+int
+corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
     struct outcome *o, struct corral_err *err)
 {
 	struct corral_buf note = CORRAL_BUF_INIT;
@@ -487,7 +474,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 		memset(&o, 0, sizeof(o));
 		corral_live_start(&r->st->live, unit, i + 1, attempt,
 		    r->expect ? r->expect[i] : -1);
-		if ((rc = run_attempt(r, unit, i + 1, attempt, &o, err)) < 0 ||
+		if ((rc = corral_learn_attempt(r, unit, i + 1, attempt, &o,
+		    err)) < 0 ||
 		    corral_run_caught() ||
 		    (rc = corral_run_clone_check(r, err)) < 0)
 			goto next;
@@ -498,6 +486,13 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 			rc = make_flaky(&o, &first, attempt);
 		else if (!o.ok && attempt == 1)
 			rc = corral_buf_addstr(&first, o.note.data);
+		if (rc < 0) {
+			corral_err_set(err, ENOMEM, "cannot run a unit");
+			goto next;
+		}
+		if (final && (rc = corral_learn_after(r, unit, i + 1, &attempt,
+		    &o, err)) < 0)
+			goto next;
 		if (rc == 0)
 			rc = add_aftermath(&o);
 		if (rc < 0) {
@@ -513,6 +508,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 next:
 		corral_buf_release(&o.note);
 		corral_buf_release(&o.out);
+		corral_strv_release(&o.reads);
 	}
 	corral_buf_release(&first);
 	return rc < 0 ? -1 : 0;

@@ -2,8 +2,9 @@
 /*
  * parts.c computes what a slice's clone holds, for corral.mk's engine
  * (through corral-plan -c) and for the briefs alike: the parts every
- * agent clones, each unit that names an entry of the tree, and what the
- * parts command prints for each unit, sorted bytewise, each once.  Apart
+ * agent clones, each unit that names an entry of the tree, what the
+ * parts command prints for each unit, and (CORRAL_PARTS = auto) what
+ * history learned each unit reads, sorted bytewise, each once.  Apart
  * from running the parts command, nothing is touched.
  */
 #include <errno.h>
@@ -79,6 +80,27 @@ names_entry(const char *dir, const char *unit)
 	return rc;
 }
 
+/*
+ * What was learned for unit, less what no longer exists (a unit that
+ * needs it again fails, passes with the whole tree, and is learned
+ * anew); "." when nothing is learned yet.
+ */
+static int
+learned_parts(const struct corral_parts_opts *o, const char *unit,
+    struct corral_strv *parts, struct corral_err *err)
+{
+	const struct corral_strv *set = corral_learned_of(o->learned, unit);
+	size_t i;
+
+	if (!set)
+		return add_part(parts, ".", 1, err);
+	for (i = 0; i < set->n; i++)
+		if ((!o->srcdir || names_entry(o->srcdir, set->v[i])) &&
+		    add_part(parts, set->v[i], strlen(set->v[i]), err) < 0)
+			return -1;
+	return 0;
+}
+
 int
 corral_parts_of(const struct corral_parts_opts *o,
     const struct corral_strv *units, struct corral_strv *parts,
@@ -97,6 +119,9 @@ corral_parts_of(const struct corral_parts_opts *o,
 	for (i = 0; o->parts_cmd && i < units->n; i++)
 		if (unit_parts(o->parts_cmd, o->srcdir, units->v[i], parts,
 		    err) < 0)
+			return -1;
+	for (i = 0; o->learned && i < units->n; i++)
+		if (learned_parts(o, units->v[i], parts, err) < 0)
 			return -1;
 	corral_strv_sort_unique(parts);
 	return 0;

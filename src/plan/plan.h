@@ -150,17 +150,57 @@ struct corral_parts_opts {
 	const struct corral_strv *parts;
 	const char *parts_cmd;
 	const char *srcdir;
+	const struct corral_learned *learned;	/* CORRAL_PARTS = auto: what
+					   history learned, or NULL */
 };
 
 /*
  * Append the parts of the slice units to parts (empty), sorted bytewise,
  * each once, unchecked: what escapes the tree is for whoever clones to
- * refuse.  0, or -1 with err set: a parts command that could not run or
+ * refuse.  With learned, each unit's learned parts that exist in srcdir
+ * too; and when a unit has none learned yet, "." (the whole tree, where
+ * the agent learns them).  0, or -1 with err set: a parts command that could not run or
  * did not exit 0, ENOMEM; parts then holds part of them (the caller
  * releases it either way).
  */
 int corral_parts_of(const struct corral_parts_opts *o,
     const struct corral_strv *units, struct corral_strv *parts,
+    struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* learned.c: the parts learned for each unit, from history            */
+
+/* unit -> the files it was last seen to open (sorted, each once). */
+struct corral_learned {
+	struct corral_strv units;	/* in the order first learned */
+	struct corral_strv *sets;	/* sets[i]: of units.v[i] */
+	size_t n, cap;
+	struct corral_set *ix;		/* unit -> i */
+};
+
+/*
+ * Fill l from history (a missing file: nothing learned): for each unit,
+ * the "reads" of its latest record that has one.  0, or -1 with err set
+ * (I/O, ENOMEM).  Release l with corral_learned_release either way.
+ */
+int corral_learned_read(struct corral_learned *l, const char *history,
+    struct corral_err *err);
+/* The learned parts of unit (l's own), or NULL when none are. */
+const struct corral_strv *corral_learned_of(const struct corral_learned *l,
+    const char *unit);
+void corral_learned_release(struct corral_learned *l);
+
+/* ------------------------------------------------------------------ */
+/* parts_check.c: whether a part exists, and the path nearest to it    */
+
+/*
+ * 1 when part names an entry of srcdir (lstat(2): a dangling link too),
+ * or leaves it (the checkout refuses those); 0 when it does not exist,
+ * with *nearp the nearest existing path (each missing component replaced
+ * by its nearest sibling, a few edits away), malloc'd for the caller to
+ * free, or NULL when none is close.  -1 with err set (ENOMEM).
+ */
+int corral_part_nearest(const char *srcdir, const char *part, char **nearp,
     struct corral_err *err);
 
 /* ------------------------------------------------------------------ */

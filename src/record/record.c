@@ -4,7 +4,8 @@
  * (corral_json_record_parse, below, with the history's commit lines).
  * Keys come in a fixed order with the original's five first, so two equal
  * records are equal bytes and a merge can pass lines through untouched.
- * "stray" is written only when a unit left processes running.
+ * "stray" is written only when a unit left processes running, "reads"
+ * only when the agent learned which files of the tree the unit opened.
  *
  * It also seals an agent's log.  A seal is one line,
  * {"corral_seal":{"records":N,"sha256":"HEX"}}, where N counts the record
@@ -55,6 +56,20 @@ add_int(struct corral_buf *b, const char *key, long long val)
 	return corral_buf_addf(b, "%lld", val);
 }
 
+static int
+add_strs(struct corral_buf *b, const char *key, const struct corral_strv *sv)
+{
+	size_t i;
+
+	if (add_key(b, key) < 0 || corral_buf_addch(b, '[') < 0)
+		return -1;
+	for (i = 0; i < sv->n; i++)
+		if ((i && corral_buf_addch(b, ',') < 0) ||
+		    corral_buf_addjson(b, sv->v[i], strlen(sv->v[i])) < 0)
+			return -1;
+	return corral_buf_addch(b, ']');
+}
+
 int
 corral_record_format(struct corral_buf *b, const struct corral_record *r)
 {
@@ -73,7 +88,8 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 	    add_str(b, "run", r->run) < 0 ||
 	    add_str(b, "output", r->output) < 0 ||
 	    add_str(b, "inputs", r->inputs) < 0 ||
-	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0))
+	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0) ||
+	    (r->reads && add_strs(b, "reads", r->reads) < 0))
 		return -1;
 	return corral_buf_addstr(b, "}\n");
 }
@@ -259,12 +275,12 @@ out:
 enum {
 	FLD_UNIT, FLD_OK, FLD_STATUS, FLD_RUN, FLD_AT, FLD_NOTE, FLD_OUTPUT,
 	FLD_INPUTS, FLD_AGENT_ID, FLD_SIGNAL, FLD_DURATION_MS, FLD_EXIT,
-	FLD_ATTEMPT, NFIELDS
+	FLD_ATTEMPT, FLD_READS, NFIELDS
 };
 
 static const char *const field_name[NFIELDS] = {
 	"unit", "ok", "status", "run", "at", "note", "output", "inputs",
-	"agent_id", "signal", "duration_ms", "exit", "attempt"
+	"agent_id", "signal", "duration_ms", "exit", "attempt", "reads"
 };
 
 static int
@@ -415,12 +431,28 @@ corral_json_record_parse(const char *line, size_t len,
 	r->duration_ms = cj_int(v[FLD_DURATION_MS]);
 	r->exit_code = cj_int(v[FLD_EXIT]);
 	r->attempt = cj_int(v[FLD_ATTEMPT]);
+	r->reads = cJSON_IsArray(v[FLD_READS]) ? v[FLD_READS] : NULL;
 	r->doc = doc;
 	return 0;
 fail:
 	cJSON_Delete(doc);
 	memset(r, 0, sizeof(*r));
 	return -1;
+}
+
+int
+corral_json_record_reads(const struct corral_json_record *r,
+    struct corral_strv *reads)
+{
+	const cJSON *e;
+
+	if (!r->reads)
+		return 0;
+	cJSON_ArrayForEach(e, (const cJSON *)r->reads)
+		if (cJSON_IsString(e) && *e->valuestring &&
+		    corral_strv_add(reads, e->valuestring) < 0)
+			return -1;
+	return 1;
 }
 
 void

@@ -33,6 +33,8 @@ struct corral_record {
 	const char *output;	/* path of the captured output, or NULL */
 	const char *inputs;	/* digest of what the unit depended on */
 	long stray;		/* processes it left, killed; 0: no such key */
+	const struct corral_strv *reads;	/* the files of the tree it
+					   opened, learned; NULL: no such key */
 };
 
 /*
@@ -114,6 +116,7 @@ struct corral_json_record {
 	long long duration_ms;	/* -1 when absent or not a number */
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
+	const void *reads;	/* the "reads" array, or NULL: see below */
 	void *doc;
 };
 
@@ -127,6 +130,13 @@ struct corral_json_record {
 int corral_json_record_parse(const char *line, size_t len,
     struct corral_json_record *r, struct corral_err *err);
 void corral_json_record_release(struct corral_json_record *r);
+/*
+ * Append the strings of r's "reads" array (the files the unit was seen
+ * to open; empty strings and other values skipped) to reads.  1 when r
+ * has such an array, 0 when not, -1 on ENOMEM.
+ */
+int corral_json_record_reads(const struct corral_json_record *r,
+    struct corral_strv *reads);
 
 /*
  * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and

@@ -31,6 +31,7 @@ const struct corral_command corral_commands[] = {
 	{ "marker-patch", "repair a DEADCANARY marker (an example patcher)" },
 	{ "merge", "fold the agents' logs into the shared results, once" },
 	{ "mk-path", "print the corral.mk that belongs to these programs" },
+	{ "parts", "check that parts exist, print the parts learned" },
 	{ "plan", "one brief per agent, as JSON, for a subagent fan-out" },
 	{ "report", "a run's merged results as JUnit XML or TAP" },
 	{ "run-slice", "run one agent's slice in a private clone, log it" },

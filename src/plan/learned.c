@@ -1,0 +1,124 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * learned.c reads back, from history.jsonl, the parts corral learned for
+ * each unit: the "reads" of its latest record that has one (the files an
+ * agent saw the unit open in a clone of the whole tree).  A later
+ * learning replaces an earlier one whole, so a unit that stopped reading
+ * a file stops cloning it.  Only lines that hold "reads" are parsed.
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "record/record.h"
+#include "plan/plan.h"
+
+/* The slot of unit in l, made (empty) when it has none yet. */
+static struct corral_strv *
+slot_of(struct corral_learned *l, const char *unit)
+{
+	struct corral_strv *sets;
+	long *vp;
+	size_t cap;
+	int put;
+
+	if ((put = corral_set_put(l->ix, unit, (long)l->n, &vp)) < 0)
+		return NULL;
+	if (put == 0) {
+		corral_strv_release(&l->sets[*vp]);
+		return &l->sets[*vp];
+	}
+	if (l->n == l->cap) {
+		cap = l->cap ? l->cap * 2 : 64;
+		if (!(sets = realloc(l->sets, cap * sizeof(*sets))))
+			return NULL;
+		l->sets = sets;
+		l->cap = cap;
+	}
+	memset(&l->sets[l->n], 0, sizeof(*l->sets));
+	if (corral_strv_add(&l->units, unit) < 0)
+		return NULL;
+	return &l->sets[l->n++];
+}
+
+static int
+learn_line(struct corral_learned *l, const char *line, size_t len)
+{
+	struct corral_json_record jr;
+	struct corral_strv reads = CORRAL_STRV_INIT, *slot;
+	int rc = 0, has;
+
+	if (!memmem(line, len, "\"reads\":", 8) ||
+	    corral_json_record_parse(line, len, &jr, NULL) < 0)
+		return 0;
+	if ((has = corral_json_record_reads(&jr, &reads)) < 0)
+		rc = -1;
+	else if (has && !(slot = slot_of(l, jr.unit)))
+		rc = -1;
+	else if (has) {
+		corral_strv_sort_unique(&reads);
+		*slot = reads;
+		reads.v = NULL;
+		reads.n = reads.cap = 0;
+	}
+	corral_strv_release(&reads);
+	corral_json_record_release(&jr);
+	return rc;
+}
+
+int
+corral_learned_read(struct corral_learned *l, const char *history,
+    struct corral_err *err)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *fp;
+	int rc = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (!(l->ix = corral_set_new()))
+		return corral_err_set(err, ENOMEM, "reading '%s'", history);
+	if (!(fp = fopen(history, "r")))
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot open '%s'", history);
+	errno = 0;
+	while (rc == 0 && (len = getline(&line, &cap, fp)) != -1) {
+		/* A torn last line (no '\n') is a killed merge's: skip it. */
+		if (len > 0 && line[len - 1] == '\n')
+			rc = learn_line(l, line, corral_line_chomp(line,
+			    (size_t)len));
+		errno = 0;
+	}
+	if (rc < 0)
+		corral_err_set(err, ENOMEM, "reading '%s'", history);
+	else if (ferror(fp))
+		rc = corral_err_set(err, errno, "cannot read '%s'", history);
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+const struct corral_strv *
+corral_learned_of(const struct corral_learned *l, const char *unit)
+{
+	const long *vp = l->ix ? corral_set_get(l->ix, unit) : NULL;
+
+	return vp ? &l->sets[*vp] : NULL;
+}
+
+void
+corral_learned_release(struct corral_learned *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		corral_strv_release(&l->sets[i]);
+	free(l->sets);
+	corral_strv_release(&l->units);
+	corral_set_free(l->ix);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env bats
+# parts-mk.bats -- corral.mk's parts without guesswork: a part that does
+# not exist stops the run up front, links inside the tree bring their
+# targets, CORRAL_PARTS_CHECK says when a unit passes with the whole tree,
+# and CORRAL_PARTS = auto learns what each unit reads.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	mkdir -p proj/lib proj/tests
+	RAN=$PWD/ran
+	: > "$RAN"
+	export RAN
+}
+
+ran_count() { wc -l < "$RAN" | tr -d ' '; }
+
+# project PARTS [UNITS...]: units tests/U.sh, each recording that it ran
+# and then running itself with sh; CORRAL_PARTS is PARTS.
+project() {
+	local parts=$1 u
+	shift
+	for u in "$@"; do
+		[ -e "proj/tests/$u.sh" ] || echo 'exit 0' > "proj/tests/$u.sh"
+	done
+	printf 'tests/%s.sh\n' "$@" > proj/units.txt
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; sh "\$\$CORRAL_UNIT"
+CORRAL_PARTS = $parts
+include $CORRAL_ROOT/corral.mk
+EOF
+}
+
+@test "parts-mk: a CORRAL_PARTS entry that does not exist stops the run before any unit, named once with the nearest path" {
+	project 'lbi' a b c d
+	run -2 --separate-stderr make -C proj -j4 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_equal 1 "$(grep -c "part 'lbi'" <<<"$stderr")"
+	assert_contains "$stderr" "corral-parts: part 'lbi' not found in '$PWD/proj'; nearest is 'lib'"
+	assert_no_file proj/.corral/logs/agent-0.jsonl
+}
+
+@test "parts-mk: a part CORRAL_PARTS_CMD prints that does not exist is named once per run, not once per agent" {
+	project lib a b c d
+	echo 'CORRAL_PARTS_CMD = echo shared/config' >> proj/Makefile
+	run -0 --separate-stderr make -C proj -j4 corral-run
+	assert_equal 4 "$(ran_count)"
+	assert_equal 1 "$(grep -c "shared/config" <<<"$stderr")"
+	assert_contains "$stderr" "corral: part 'shared/config' not found in '$PWD/proj'; not cloned"
+}
+
+@test "parts-mk: a unit that is a symlink into the tree runs with its target, which no part names" {
+	mkdir -p proj/libexec
+	echo 'echo real; exit 0' > proj/libexec/real.sh
+	project '' a
+	ln -s ../libexec/real.sh proj/tests/link.sh
+	printf 'tests/%s.sh\n' a link > proj/units.txt
+	run -0 make -C proj -j2 corral-run
+	assert_json '.successes == 2 and .failures == 0' proj/.corral/summary.json
+}
+
+# needs UNIT FILE: tests/UNIT.sh reads FILE, and fails when its clone
+# lacks it.
+needs() {
+	printf 'cat %s > /dev/null 2>&1 || { echo "no %s"; exit 1; }\n' "$2" "$2" > "proj/tests/$1.sh"
+}
+
+@test "parts-mk: by default (CORRAL_PARTS_CHECK = 0) a unit missing a part fails as it is, tried once" {
+	echo data > proj/lib/data
+	needs a lib/data
+	project 'tests' a
+	run -2 make -C proj corral-run
+	assert_equal 1 "$(ran_count)"
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "FAIL: exit 1: no lib/data"
+	assert_no_file proj/.corral/logs/agent-0/1.2.out
+}
+
+@test "parts-mk: CORRAL_PARTS_CHECK = 1: a unit that passes with the whole tree fails saying a part is missing, naming what its clone lacked" {
+	echo data > proj/lib/data
+	needs a lib/data
+	project 'tests' a b
+	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
+	run -2 make -C proj corral-run
+	assert_equal 3 "$(ran_count)"
+	run -0 jq -r '[.unit, .note, (.reads | join(" "))] | @tsv' proj/.corral/failures.jsonl
+	assert_output "$(printf '%s\t%s\t%s' tests/a.sh "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/data'" 'lib/data tests/a.sh')"
+	assert_json '.successes == 1 and .failures == 1' proj/.corral/summary.json
+	run -0 ls proj/.corral/work
+	assert_output ""
+}
+
+@test "parts-mk: CORRAL_PARTS_CHECK = 1: a unit that fails with the whole tree too says so, and the whole tree holds no .git" {
+	mkdir proj/.git
+	echo 'test ! -e .git || echo "has .git"; exit 1' > proj/tests/a.sh
+	project 'tests' a
+	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
+	run -2 make -C proj corral-run
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "FAIL: exit 1; fails with the whole tree too"
+}
+
+@test "parts-mk: a CORRAL_PARTS_CHECK other than 0 or 1 stops make naming it" {
+	project lib a
+	run -2 --separate-stderr make -C proj corral-run CORRAL_PARTS_CHECK=yes
+	assert_contains "$stderr" "*** corral: CORRAL_PARTS_CHECK is 'yes'; it must be 0 or 1.  Stop."
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "parts-mk: CORRAL_PARTS = auto learns each unit in a whole-tree clone, then clones only what it read" {
+	echo data > proj/lib/data
+	echo other > proj/lib/other
+	needs a lib/data
+	project 'auto' a b
+	run -0 make -C proj -j2 corral-run
+	run -0 cat proj/.corral/slices/0.parts
+	assert_output "$(printf '%s\n' . tests/a.sh)"
+	run -0 jq -r 'select(.reads) | [.unit, (.reads | join(" "))] | @tsv' proj/.corral/history.jsonl
+	assert_output "$(printf '%s\t%s\n' tests/a.sh 'lib/data tests/a.sh' tests/b.sh tests/b.sh | sort)"
+	run -0 make -C proj -j2 corral-run
+	run -0 cat proj/.corral/slices/*.parts
+	assert_output "$(printf '%s\n' lib/data tests/a.sh tests/b.sh | sort)"
+	run -0 corral-parts -H proj/.corral/history.jsonl
+	assert_output "$(printf '%s\n' lib/data tests/a.sh tests/b.sh)"
+	# A file no unit reads changes: nothing runs again.
+	: > "$RAN"
+	echo changed > proj/lib/other
+	run -0 make -C proj -j2 corral-run
+	assert_equal 0 "$(ran_count)"
+	echo changed > proj/lib/data
+	run -0 make -C proj -j2 corral-run
+	run -0 cat "$RAN"
+	assert_output tests/a.sh
+}
+
+@test "parts-mk: auto: a unit whose learned parts stop being enough passes with the whole tree, says so, and is learned again" {
+	echo data > proj/lib/data
+	echo more > proj/lib/more
+	needs a lib/data
+	project 'auto' a
+	run -0 make -C proj corral-run
+	printf 'cat lib/data lib/more > /dev/null\n' > proj/tests/a.sh
+	run -0 make -C proj corral-run
+	run -0 jq -r '[.note, .attempt, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
+	assert_output "$(printf '%s\t%s\t%s' "PASS: with the whole tree; its learned parts were not enough; its clone lacked 'lib/more'; learned again" 2 'lib/data lib/more tests/a.sh')"
+	: > "$RAN"
+	touch proj/tests/a.sh
+	run -0 make -C proj corral-run
+	run -0 cat proj/.corral/slices/0.parts
+	assert_output "$(printf '%s\n' lib/data lib/more tests/a.sh)"
+	run -0 jq -r .note proj/.corral/successes.jsonl
+	assert_output "PASS: exit 0"
+}
+
+@test "parts-mk: auto: a unit that fails with what it opened, which its clone held, keeps the whole tree" {
+	echo data > proj/lib/data
+	# 'test -e' only stats: no watch sees it.
+	echo 'test -e lib/data' > proj/tests/a.sh
+	project 'auto' a
+	run -0 make -C proj corral-run
+	run -0 make -C proj corral-run
+	run -0 jq -r '[.note, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
+	assert_output "$(printf '%s\t%s' "PASS: with the whole tree; its learned parts were not enough; it opened nothing its clone lacked (what it lists or stats is not seen); it keeps the whole tree" .)"
+	touch proj/tests/a.sh
+	run -0 make -C proj corral-run
+	run -0 cat proj/.corral/slices/0.parts
+	assert_output "$(printf '%s\n' . tests/a.sh)"
+	run -0 jq -r .note proj/.corral/successes.jsonl
+	assert_output "PASS: exit 0"
+}
+
+@test "parts-mk: auto: a program a unit runs and a directory it lists are learned" {
+	mkdir -p proj/tools proj/data/sub
+	printf '#!/bin/sh\nexit 0\n' > proj/tools/helper
+	chmod +x proj/tools/helper
+	: > proj/data/one
+	: > proj/data/sub/deep
+	: > proj/lib/unread
+	printf './tools/helper && ls data > /dev/null\n' > proj/tests/a.sh
+	project 'auto' a
+	run -0 make -C proj corral-run
+	run -0 corral-parts -H proj/.corral/history.jsonl
+	assert_output "$(printf '%s\n' data/one tests/a.sh tools/helper)"
+}
