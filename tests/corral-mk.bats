@@ -88,7 +88,7 @@ EOF
 	assert_contains "$output" "100 successes, 0 failures"
 	assert_equal 100 "$(ran_count)"
 	run -0 sort calls
-	assert_output "$(printf '%s\n' corral-checkout corral-lock)"
+	assert_output "$(printf '%s\n' corral-checkout corral-lock corral-parts)"
 	run -0 cmp first.json proj/.corral/summary.json
 }
 
