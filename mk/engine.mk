@@ -108,6 +108,10 @@ __corral-say = $(if $(__corral_Q),@printf '  %-7s %s\n' $(1) $(call __corral-q,$
 
 __corral_phony :=
 
+# The population and the slice count are looked at once per run: when
+# they made plan.mk again, make starts over to read it, and they are new.
+__corral_force := $(if $(filter undefined,$(origin MAKE_RESTARTS)),FORCE)
+
 # The mark: corral-lock made it, holding the lock, before this make
 # started (refusing a CORRAL_OUT that holds somebody else's files).  No
 # recipe writes it, so no recipe that fails can have it deleted.
@@ -117,7 +121,7 @@ __corral_phony :=
 # population (corral-split -n auto).  Never make's -j: that says how many
 # slices run at once, and a run at another -j (a re-run of the failures
 # without one) must find the same plan.
-agents: FORCE | .corral-out
+agents: $(__corral_force) | .corral-out
 	$(__corral_Q)echo "$${CORRAL_AGENTS:-auto}" > $@.tmp && \
 		$(__corral_filechk)
 
@@ -138,7 +142,7 @@ __corral_list = \
 	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
-units: FORCE | .corral-out
+units: $(__corral_force) | .corral-out
 	$(__corral_Q)($(__corral_list)) > $@.raw || { \
 		echo "corral: listing the units failed (status $$?)" >&2; \
 		rm -f $@.raw; exit 2; }
