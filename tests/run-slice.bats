@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s STAMP] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
@@ -188,11 +188,11 @@ ms_since() {
 	assert_output "FAIL: exit 4"
 }
 
-@test "run-slice: -s makes the stamp only when every unit passed, and removes an old one first" {
+@test "run-slice: -D makes the stamp only when every unit passed, and removes an old one first" {
 	units a b
-	run -0 corral-run-slice -s stamp -c true -l logs K slice
+	run -0 corral-run-slice -D stamp -c true -l logs K slice
 	assert_file_exists stamp
-	run -1 corral-run-slice -s stamp -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	run -1 corral-run-slice -D stamp -c 'test "$CORRAL_UNIT" != b' -l logs K slice
 	assert_no_file stamp
 }
 

@@ -444,9 +444,10 @@ direct_path(struct corral_run *r, const char *word)
 /*
  * Start one unit in the clone, in a process group of its own, its stdout
  * and stderr on outfd, with the unit's limits: the command's own words
- * when it needs no shell (direct.c) and they start, else /bin/sh -c CMD,
- * which also says, as sh says it, why words did not start.  0 with *pid
- * set, or the error number of what kept it from starting.
+ * when it needs no shell (direct.c), the shell is /bin/sh and they
+ * start, else SHELL -c CMD (/bin/sh by default), which also says, as sh
+ * says it, why words did not start.  0 with *pid set, or the error number
+ * of what kept it from starting.
  */
 int
 corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
@@ -457,7 +458,8 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	int e = -1;
 
 	argv[2] = (char *)r->cmd;
-	p.path = "/bin/sh";
+	p.path = r->shell ? r->shell : "/bin/sh";
+	argv[0] = (char *)p.path;
 	p.argv = argv;
 	p.envp = r->st->env.v;
 	p.dir = r->clone;
@@ -467,14 +469,17 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
 	p.nlimits = r->st->nlimits;
-	/* Without a shell only where PWD is the clone's (make_env). */
-	if (r->clone[0] == '/' &&
+	/*
+	 * Without a shell only instead of /bin/sh (another one may read the
+	 * same words otherwise) and where PWD is the clone's (make_env).
+	 */
+	if (!strcmp(argv[0], "/bin/sh") && r->clone[0] == '/' &&
 	    corral_run_words(r->cmd, r->st->env.v, &words) == 0 &&
 	    (p.path = direct_path(r, words.v[0]))) {
 		p.argv = words.v;
 		e = corral_proc_start(&p, pid);
 	}
-	p.path = "/bin/sh";
+	p.path = argv[0];
 	p.argv = argv;
 	corral_strv_release(&words);
 	return e == 0 ? 0 : corral_proc_start(&p, pid);
