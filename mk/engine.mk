@@ -76,8 +76,9 @@
 
 MAKEFLAGS += -rR
 .SUFFIXES:
-# Nothing made along the way is an intermediate to delete.
-.SECONDARY:
+# Every file is named as a target (stamps, manifests) or made by a
+# recipe of its own, so none is an intermediate: never .SECONDARY, which
+# would let make skip a missing stamp under a merge that is up to date.
 .DELETE_ON_ERROR:
 
 __corral_v := $(value __corral_v)
@@ -356,17 +357,6 @@ $(__corral_stamps): | __corral-live
 $(__corral_stamps:.pass=.manifest): inputs ;
 inputs: $(if $(__corral_stamps),parts)
 
-# The merge of a run, skipped when no slice ran and nothing it reads
-# changed: every stamp is there and older than the last merge that found
-# every unit passed (the only one that leaves this stamp), so its result
-# stands, and its board is shown again.  No process per slice, no log
-# read again: make's own view of the stamps decides.
-merged: units merge-config $(__corral_stamps)
-	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)rm -f $@; $(__corral_merge); st=$$?; \
-	$(__corral_summary); \
-	if [ $$st -eq 0 ]; then : > $@; else cat board; fi; exit $$st
-
 # The goals of corral.mk end here, leaving the run's answer ($$st) in
 # exit-status and succeeding: corral.mk's recipe exits with it, so that
 # make's error line, if any, names the target the user asked for.
@@ -423,7 +413,7 @@ __corral-layer-run = n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
 	if CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer; then \
-	$(__corral_merge); st=$$?; $(__corral_summary); fi; fi
+	$(__corral_merge); st=$$?; $(__corral_summary); cat board; fi; fi
 # __corral-unstamp LIST: remove the stamp of every main slice holding a
 # unit of LIST (names compared as whole lines).
 __corral-unstamp = set -- slices/[0-9]*.units; [ ! -e "$$1" ] || \
