@@ -5,7 +5,8 @@
  * needs (sorted, each once), the log_path it alone writes, and a task
  * made from a template.  The population comes from FILE or standard
  * input, one unit per line (NUL-separated with -0), and is cut exactly as
- * corral-split cuts it, so the logs of the agents fold with one
+ * corral-split cuts it (-s STRATEGY and -H HISTORY as corral-split's,
+ * round-robin by default), so the logs of the agents fold with one
  * corral-merge.  No unit gives "[]".  With -c it prints instead the
  * parts that the clone of FILE's units, as one slice, holds, one per
  * line, unchecked: corral.mk's engine makes each slice's parts file so,
@@ -14,9 +15,9 @@
  * has not learned yet, whose slice then learns in the whole tree.  With
  * -o DIR it does so for every slice of a plan in one process: DIR/K.parts
  * from DIR/K.units for K = 0, 1, ..., each rewritten only when it
- * changed, so that make sees unchanged parts as up to date.  Exit 0, or 2 on a usage error, an
- * unreadable FILE, a part that leaves the tree, or a failing parts
- * command.
+ * changed, so that make sees unchanged parts as up to date.  Exit
+ * 0, or 2 on a usage error, an unreadable FILE or HISTORY, a part that
+ * leaves the tree, or a failing parts command.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -33,8 +34,8 @@
 	"merge folds every agent's log afterwards."
 
 static const struct corral_usage use = {
-	"corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] "
-	"[-t TEMPLATE] -n N [FILE]\n"
+	"corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] "
+	"[-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]\n"
 	"corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] "
 	"[FILE]\n"
 	"corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] "
@@ -42,24 +43,17 @@ static const struct corral_usage use = {
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree: units that are paths in it, parts commands run there\n"
 	"-c\tprint the parts of all the units, one per line, not briefs\n"
-	"-H HISTORY\tadd the parts learned there ('.' for a unit not yet)\n"
+	"-H HISTORY\tthe durations -s cuts by; with -c, add the parts learned "
+	"there ('.' for a unit not yet)\n"
 	"-l LOGDIR\tthe directory of the logs in the briefs\n"
 	"-n N\tthe number of agents (required for briefs)\n"
-	"-o DIR\twrite DIR/K.parts for every DIR/K.units\n"
+	"-o DIR\twith -c, write DIR/K.parts for every DIR/K.units\n"
 	"-P PARTS_CMD\ta command that prints a unit's parts\n"
 	"-p PART\ta part every agent clones (repeatable)\n"
+	"-s STRATEGY\thow to cut, as corral-split's (corral-split -h lists them)\n"
 	"-t TEMPLATE\tthe task text",
 	NULL
 };
-
-static void
-read_units(const char *file, int sep, struct corral_strv *units)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, units, 1, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
 
 /* The parts of all units, as one slice, each ended by sep. */
 static void
@@ -98,7 +92,7 @@ write_parts(const struct corral_parts_opts *o, const char *dir, int sep)
 		if (access(path.data, F_OK) < 0)
 			break;
 		corral_strv_release(&units);
-		read_units(path.data, sep, &units);
+		xunits_load(path.data, sep, &units, 1);
 		corral_buf_reset(&body);
 		print_parts(o, &units, sep, &body);
 		path.len -= strlen("units");
@@ -120,23 +114,23 @@ main(int argc, char *argv[])
 {
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
-	struct corral_briefs_opts o = { 0, "logs", { NULL, NULL, NULL, NULL },
-	    TEMPLATE };
+	struct corral_briefs_opts o = { 0, corral_strategies, NULL, "logs",
+	    { NULL, NULL, NULL, NULL }, TEMPLATE };
 	struct corral_learned learned;
 	struct corral_err err;
-	const char *nstr = NULL, *history = NULL, *dir = NULL;
+	const char *nstr = NULL, *dir = NULL;
 	long long n;
 	int c, sep = '\n', only_parts = 0, briefs_opts = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0cC:H:hl:n:o:p:P:t:")) != -1) {
+	while ((c = getopt(argc, argv, "0cC:hH:l:n:o:p:P:s:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'c': only_parts = 1; break;
 		case 'C': o.parts.srcdir = optarg; break;
-		case 'H': history = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'H': o.history = optarg; break;
 		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
@@ -145,12 +139,18 @@ main(int argc, char *argv[])
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 			break;
 		case 'P': o.parts.parts_cmd = optarg; break;
+		case 's':
+			if (!(o.strategy = corral_strategy_find(optarg, "-s",
+			    &err)))
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			briefs_opts = 1;
+			break;
 		case 't': o.template = optarg, briefs_opts = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
 	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts :
-	    !nstr || history || dir) || (dir && optind < argc))
+	    !nstr || dir) || (dir && optind < argc))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (!*o.logdir)
 		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
@@ -160,12 +160,13 @@ main(int argc, char *argv[])
 	o.nslices = nstr ? (long)n : 0;
 	o.parts.parts = &parts;
 	memset(&learned, 0, sizeof(learned));
-	if (history && corral_learned_read(&learned, history, &err) < 0)
+	if (only_parts && o.history && corral_learned_read(&learned,
+	    o.history, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	o.parts.learned = history ? &learned : NULL;
+	o.parts.learned = only_parts && o.history ? &learned : NULL;
 
 	if (!dir)
-		read_units(optind < argc ? argv[optind] : "-", sep, &units);
+		xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
 	if (dir)
 		write_parts(&o.parts, dir, sep);
 	else if (only_parts)
@@ -178,7 +179,6 @@ main(int argc, char *argv[])
 	corral_strv_release(&units);
 	corral_strv_release(&parts);
 	corral_learned_release(&learned);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }
