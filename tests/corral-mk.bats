@@ -79,8 +79,9 @@ EOF
 	CORRAL_BIN=$PWD/logbin run -0 make -C proj corral-run CORRAL_AGENTS=100
 	assert_contains "$output" "100 successes, 0 failures"
 	assert_equal 100 "$(ran_count)"
+	# corral-split -L: corral.mk checks CORRAL_SPLIT; no plan is made
 	run -0 sort calls
-	assert_output "$(printf '%s\n' corral-checkout corral-lock corral-parts)"
+	assert_output "$(printf '%s\n' corral-checkout corral-lock corral-parts corral-split)"
 	run -0 cmp first.json proj/.corral/summary.json
 }
 

@@ -10,7 +10,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N|auto [FILE]
+USAGE='usage: corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]
        corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] [FILE]
        corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] -o DIR'
 
