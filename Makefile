@@ -18,7 +18,7 @@
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
 # Targets: all (default), test, coverage, fuzz, bench, demo, proving-ground,
-# repair-round, install, uninstall, deps, clean.  The programs land in bin/ (a sanitizer or coverage build
+# repair-round, install, uninstall, deps, npm-consumers, clean.  The programs land in bin/ (a sanitizer or coverage build
 # keeps its own bin/ under build/, so bin/ is always the plain build).
 
 MAKEFLAGS += -rR
@@ -83,7 +83,14 @@ TOOLS := $(sort $(wildcard tools/*.c))
 SELFTEST_SRCS := $(filter src/selftest/%,$(SRCS))
 OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(SELFTEST_SRCS),$(SRCS)))
 SELFTEST_OBJS := $(SELFTEST_SRCS:%.c=$(BUILD)/%.o)
-PROGS := $(TOOLS:tools/%.c=$(BIN)/%)
+# tools/*.sh are programs written in sh (the finders and patchers that
+# wrap other tools): build-aux/mkscript builds each into one file, its
+# tools/lib/ pieces inlined and the version stamped.
+SCRIPTS := $(sort $(wildcard tools/*.sh))
+SCRIPT_LIBS := $(sort $(wildcard tools/lib/*))
+VERSION := $(shell sed -n 's/^\#define CORRAL_VERSION "\(.*\)"$$/\1/p' \
+	src/base/base.h)
+PROGS := $(TOOLS:tools/%.c=$(BIN)/%) $(SCRIPTS:tools/%.sh=$(BIN)/%)
 LIB   := $(BUILD)/libcorral.a
 SELFTEST_LIB := $(BUILD)/libcorral-selftest.a
 SELFTEST_PROGS := $(addprefix $(BIN)/,corral corral-demo corral-doctor \
@@ -138,6 +145,11 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) $(LIB) \
 		$(CJSON_LIBS) $(CRYPTO_LIBS)
 
+$(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
+		build-aux/mkscript src/base/base.h | $(BIN)/
+	@$(if $(Q),printf '  GEN     %s\n' '$@')
+	$(Q)build-aux/mkscript '$(VERSION)' $< $@
+
 # Directories are order-only: their mtime changes whenever a file inside
 # does, which must not make anything out of date.
 %/:
@@ -148,11 +160,27 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 deps:
 	$(Q)build-aux/deps && mkdir -p build && touch $(DEPS_OK)
 
+# The npm JUnit consumer that tests/report.bats parses reports with,
+# installed from the registry into build/npm (never committed).  When it
+# cannot be had (no network), those tests skip, except under CI.
+NPM_CONSUMERS := test-results-parser@0.4.6
+NPM_DIR       := build/npm
+
+.PHONY: npm-consumers
+npm-consumers: $(NPM_DIR)/ok
+
+$(NPM_DIR)/ok: | $(DEPS_OK)
+	$(Q)mkdir -p $(NPM_DIR) && if timeout 300 npm install --silent \
+		--no-audit --no-fund --no-save --prefix $(NPM_DIR) \
+		$(NPM_CONSUMERS) >$(NPM_DIR)/log 2>&1; then touch $@; else \
+		echo "  NPM     cannot install $(NPM_CONSUMERS) (see $(NPM_DIR)/log)" >&2; fi
+
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
 .PHONY: test
-test: all
+test: all $(NPM_DIR)/ok
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
+		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
 		build-aux/run-tests $(TESTS)
 
@@ -206,7 +234,7 @@ install: all
 
 .PHONY: uninstall
 uninstall:
-	rm -f $(TOOLS:tools/%.c=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -f $(PROGS:$(BIN)/%=$(DESTDIR)$(PREFIX)/bin/%)
 	rm -rf $(DESTDIR)$(PREFIX)/share/corral
 	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 		$(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
