@@ -415,7 +415,19 @@ out:
 	return t.data;
 }
 
-/* What the slice's clone holds, as paths (the manifest's). */
+/* path, and each directory above it, which the clone holds too. */
+static int
+put_with_parents(struct corral_set *set, const char *path)
+{
+	const char *p;
+
+	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (corral_set_putn(set, path, (size_t)(p - path), 0, NULL) < 0)
+			return -1;
+	return corral_set_put(set, path, 0, NULL);
+}
+
+/* What the slice's clone holds, as paths (the manifest's, and above). */
 static struct corral_set *
 clone_paths(struct corral_run *r, struct corral_err *err)
 {
@@ -443,14 +455,40 @@ clone_paths(struct corral_run *r, struct corral_err *err)
 			continue;
 		if (line[0] == 'l' && (arrow = strstr(p, " -> ")))
 			*arrow = '\0';
-		if (corral_set_put(set, p, 0, NULL) < 0)
+		if (put_with_parents(set, p) < 0)
 			break;
 	}
 	corral_buf_release(&m);
 	return set;
 }
 
-/* The files of reads the slice's clone lacked. */
+/*
+ * What of path the clone lacked, named as a user would add it: its
+ * shallowest directory the clone lacks whole ("plugins/"), else path.
+ */
+static int
+add_lacked(const struct corral_set *have, const char *path,
+    struct corral_strv *lacked)
+{
+	const char *p;
+
+	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (!corral_set_getn(have, path, (size_t)(p - path)))
+			return corral_strv_addn(lacked, path,
+			    (size_t)(p - path) + 1);
+	return corral_strv_add(lacked, path);
+}
+
+static int
+dirs_first(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int dx = x[strlen(x) - 1] == '/', dy = y[strlen(y) - 1] == '/';
+
+	return dx != dy ? dy - dx : strcmp(x, y);
+}
+
+/* What of reads the slice's clone lacked: directories first, each once. */
 static int
 lacked_of(struct corral_run *r, const struct corral_strv *reads,
     struct corral_strv *lacked, struct corral_err *err)
@@ -463,9 +501,14 @@ lacked_of(struct corral_run *r, const struct corral_strv *reads,
 		return -1;
 	for (i = 0; rc == 0 && i < reads->n; i++)
 		if (!corral_set_get(have, reads->v[i]))
-			rc = corral_strv_add(lacked, reads->v[i]);
+			rc = add_lacked(have, reads->v[i], lacked);
 	corral_set_free(have);
-	return rc < 0 ? corral_err_set(err, ENOMEM, "cannot run a unit") : 0;
+	if (rc < 0)
+		return corral_err_set(err, ENOMEM, "cannot run a unit");
+	corral_strv_sort_unique(lacked);
+	if (lacked->n)
+		qsort(lacked->v, lacked->n, sizeof(*lacked->v), dirs_first);
+	return 0;
 }
 
 /* "'a', 'b' and 3 more" */
