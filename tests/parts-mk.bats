@@ -204,3 +204,13 @@ needs() {
 	run -0 jq -r .note proj/.corral/failures.jsonl
 	assert_output "FAIL: exit 1: no lib/data; fails with the whole tree too"
 }
+
+@test "parts-mk: CORRAL_PARTS_CHECK = 1 names what the unit opened before what it only listed" {
+	echo data > proj/lib/data
+	printf 'ls . > /dev/null\ncat lib/data > /dev/null\n' > proj/tests/a.sh
+	project 'tests' a
+	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
+	run -2 make -C proj corral-run
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/'"
+}

@@ -272,7 +272,8 @@ add_listing(const char *src, const char *rel, struct corral_strv *reads)
 
 int
 corral_learn_stop(struct corral_learn *l, const char *src,
-    struct corral_strv *reads, struct corral_err *err)
+    struct corral_strv *reads, struct corral_strv *opened,
+    struct corral_err *err)
 {
 	struct stat st;
 	const char *rel;
@@ -290,13 +291,16 @@ corral_learn_stop(struct corral_learn *l, const char *src,
 		if (l->keys.v[i][0] == 'd' && S_ISDIR(st.st_mode))
 			rc = add_listing(src, rel, reads);
 		else if (l->keys.v[i][0] == 'f')
-			rc = corral_strv_add(reads, rel);
+			rc = corral_strv_add(reads, rel) | (opened ?
+			    corral_strv_add(opened, rel) : 0);
 	}
 	complete = !l->lost;
 	learn_free(l);
 	if (rc < 0)
 		return corral_err_set(err, ENOMEM, "cannot learn");
 	corral_strv_sort_unique(reads);
+	if (opened)
+		corral_strv_sort_unique(opened);
 	return complete;
 }
 
@@ -342,7 +346,8 @@ watched_attempt(struct corral_run *r, const char *clone, const char *unit,
 		return -1;
 	rc = corral_run_attempt(r, unit, n, attempt, o, err);
 	corral_strv_release(&o->reads);
-	complete = corral_learn_stop(l, r->src, &o->reads,
+	corral_strv_release(&o->opened);
+	complete = corral_learn_stop(l, r->src, &o->reads, &o->opened,
 	    rc < 0 ? NULL : err);
 	if (rc < 0 || complete < 0)
 		return -1;
@@ -488,20 +493,28 @@ dirs_first(const void *a, const void *b)
 	return dx != dy ? dy - dx : strcmp(x, y);
 }
 
-/* What of reads the slice's clone lacked: directories first, each once. */
+/*
+ * What of w's reads the slice's clone lacked: of the files it opened,
+ * else of those in the directories it listed; directories first, each
+ * once.
+ */
 static int
-lacked_of(struct corral_run *r, const struct corral_strv *reads,
+lacked_of(struct corral_run *r, const struct outcome *w,
     struct corral_strv *lacked, struct corral_err *err)
 {
 	struct corral_set *have = clone_paths(r, err);
+	const struct corral_strv *from = &w->opened;
 	size_t i;
 	int rc = 0;
 
 	if (!have)
 		return -1;
-	for (i = 0; rc == 0 && i < reads->n; i++)
-		if (!corral_set_get(have, reads->v[i]))
-			rc = add_lacked(have, reads->v[i], lacked);
+	for (i = 0; rc == 0 && i < from->n; i++)
+		if (!corral_set_get(have, from->v[i]))
+			rc = add_lacked(have, from->v[i], lacked);
+	for (i = 0, from = &w->reads; rc == 0 && !lacked->n && i < from->n; i++)
+		if (!corral_set_get(have, from->v[i]))
+			rc = add_lacked(have, from->v[i], lacked);
 	corral_set_free(have);
 	if (rc < 0)
 		return corral_err_set(err, ENOMEM, "cannot run a unit");
@@ -592,6 +605,7 @@ outcome_release(struct outcome *o)
 	corral_buf_release(&o->note);
 	corral_buf_release(&o->out);
 	corral_strv_release(&o->reads);
+	corral_strv_release(&o->opened);
 }
 
 int
@@ -622,7 +636,7 @@ corral_learn_after(struct corral_run *r, const char *unit, size_t n,
 	if (rc == 0 && !w.ok && corral_buf_addstr(&o->note, "; fails with "
 	    "the whole tree too") < 0)
 		rc = corral_err_set(err, ENOMEM, "cannot run a unit");
-	if (rc == 0 && w.ok && (rc = lacked_of(r, &w.reads, &lacked, err)) == 0 &&
+	if (rc == 0 && w.ok && (rc = lacked_of(r, &w, &lacked, err)) == 0 &&
 	    (rc = passed_whole(r, o, &w, &lacked)) < 0)
 		corral_err_set(err, ENOMEM, "cannot run a unit");
 	if (rc == 1) {

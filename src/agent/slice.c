@@ -509,6 +509,7 @@ next:
 		corral_buf_release(&o.note);
 		corral_buf_release(&o.out);
 		corral_strv_release(&o.reads);
+		corral_strv_release(&o.opened);
 	}
 	corral_buf_release(&first);
 	return rc < 0 ? -1 : 0;
