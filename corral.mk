@@ -39,7 +39,10 @@
 #   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
 #                                this file, else PREFIX/bin of an install, else
 #                                empty (found on PATH)
-#   CORRAL_V          ?= 0       1 shows every command
+#   CORRAL_SHELL      ?= /bin/sh the shell that runs CORRAL_CMD (make's
+#                                SHELL does not apply)
+#   CORRAL_V          ?= 0       1 shows every command (so does V=1); make
+#                                -s prints no step or progress lines
 #   CORRAL_SPLIT      ?= auto    how a plan cuts the units: roundrobin;
 #                                weighted (longest first over durations
 #                                learned from history.jsonl); auto: weighted
@@ -55,7 +58,12 @@
 #                                is flaky
 #   CORRAL_NO_RETRY   ?=         exit codes never retried (e.g. 23 for a
 #                                sanitizer), separated by commas or spaces
+#   CORRAL_SKIP_CODES ?= 77      exit codes that mean the unit skipped
+#                                itself: status skip, never a failure
 #   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
+#   CORRAL_HALT       ?=         once this many units failed, agents start
+#                                no unit: the rest are not-run, noted as
+#                                halted; empty: never
 #   CORRAL_OUTPUT_MAX ?= 1M      bytes of each unit's output kept (the first
 #                                and last halves, a marker between); 0: all
 #   CORRAL_LIMIT_CPU  ?=         CPU seconds per unit process (setrlimit)
@@ -63,8 +71,14 @@
 #                                (K, M, G suffixes)
 #   CORRAL_LIMIT_FSIZE ?=        largest file a unit may write, bytes
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
+#   CORRAL_SLOWEST    ?= 5       the summary ends with this many of the
+#                                run's slowest units; 0: none
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
+#                                runs only the units matching one, as a
+#                                layer over the result so far (the others
+#                                keep theirs), and plans nothing again
 #   CORRAL_WAIT       ?=         seconds to wait for another run holding
 #                                CORRAL_OUT; empty: as long as it takes;
 #                                0: refuse at once (exit 2)
@@ -111,6 +125,7 @@ CORRAL_PARTS      ?=
 CORRAL_PARTS_CMD  ?=
 CORRAL_PARTS_CHECK ?= 0
 CORRAL_AGENTS     ?=
+CORRAL_SHELL      ?= /bin/sh
 CORRAL_V          ?= 0
 CORRAL_SPLIT      ?= auto
 CORRAL_TIMEOUT    ?=
@@ -119,14 +134,18 @@ CORRAL_RUN_TIMEOUT ?=
 CORRAL_GRACE      ?= 5
 CORRAL_RETRIES    ?= 0
 CORRAL_NO_RETRY   ?=
+CORRAL_SKIP_CODES ?= 77
 CORRAL_FAIL_ON_FLAKY ?= 0
+CORRAL_HALT       ?=
 CORRAL_OUTPUT_MAX ?= 1M
 CORRAL_LIMIT_CPU  ?=
 CORRAL_LIMIT_MEM  ?=
 CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
+CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
 CORRAL_WAIT       ?=
+CORRAL_ONLY       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -166,6 +185,8 @@ $(call __corral-want,CORRAL_RUN_TIMEOUT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_GRACE,.,$(__corral_secs))
 $(call __corral-want,CORRAL_WAIT,.,$(__corral_secs))
 $(call __corral-want,CORRAL_RETRIES,,a number)
+$(call __corral-want,CORRAL_HALT,,a number)
+$(call __corral-want,CORRAL_SLOWEST,,a number)
 $(call __corral-want,CORRAL_LIMIT_CPU,,a number of seconds)
 __corral_bytes := a number of bytes, optionally with K, M or G
 $(call __corral-want,CORRAL_OUTPUT_MAX,K M G,$(__corral_bytes))
@@ -174,13 +195,15 @@ $(call __corral-want,CORRAL_LIMIT_FSIZE,K M G,$(__corral_bytes))
 __corral_comma := ,
 __corral_empty :=
 __corral_space := $(__corral_empty) $(__corral_empty)
-__corral_no_retry := $(subst $(__corral_space),$(__corral_comma),$(strip \
-	$(CORRAL_NO_RETRY)))
-ifneq ($(filter-out $(__corral_comma),$(call __corral-nondigits,$(subst \
-	$(__corral_comma),$(__corral_comma) ,$(__corral_no_retry)))),)
-$(error corral: CORRAL_NO_RETRY is '$(CORRAL_NO_RETRY)'; it must be \
-	exit codes separated by commas or spaces)
-endif
+# __corral-codes NAME: $(NAME), exit codes separated by commas or spaces,
+# as one comma-separated word; stop unless it is that.
+__corral-codes = $(if $(filter-out $(__corral_comma),$(call \
+	__corral-nondigits,$(strip $(subst $(__corral_comma), ,$($(1)))))),\
+	$(error corral: $(1) is '$($(1))'; it must be exit codes separated \
+	by commas or spaces),$(subst $(__corral_space),$(__corral_comma),$(strip \
+	$(subst $(__corral_comma), ,$($(1))))))
+__corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
+__corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
 ifneq ($(filter-out 0 1,$(CORRAL_PARTS_CHECK))$(word 2,$(CORRAL_PARTS_CHECK)),)
 $(error corral: CORRAL_PARTS_CHECK is '$(CORRAL_PARTS_CHECK)'; it must be 0 or 1)
 endif
@@ -201,6 +224,7 @@ $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
 $(call __corral-path,CORRAL_BIN,)
+$(call __corral-path,CORRAL_SHELL,1)
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
 ifeq ($(__corral_outdir),$(__corral_srcdir))
@@ -214,7 +238,12 @@ __corral_outrel = $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
 	$(__corral_space)$(__corral_outdir)),$(subst \
 	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_outdir)))
 
-__corral_v := $(strip $(CORRAL_V))
+# V=1 is kbuild's and automake's way of asking for every command.
+__corral_v := $(if $(filter 1,$(if $(filter-out undefined,$(origin V)),\
+	$(strip $(V)))),1,$(strip $(CORRAL_V)))
+# make -s: no step lines and no progress; summaries and errors stay.  The
+# first word of MAKEFLAGS holds make's one-letter flags.
+__corral_silent := $(findstring s,$(firstword -$(MAKEFLAGS)))
 __corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
 include $(__corral_dir)mk/common.mk
 
@@ -230,14 +259,17 @@ __corral-on = $(if $(filter 1,$(words $(1))),$(filter 1,$(1)))
 __corral_slice_opts = $(strip \
 	$(call __corral-opt,-g,$(CORRAL_GRACE)) \
 	$(call __corral-opt,-R,$(CORRAL_RETRIES)) \
+	$(call __corral-opt,-H,$(filter-out 0,$(strip $(CORRAL_HALT)))) \
 	$(call __corral-opt,-t,$(CORRAL_TIMEOUT)) \
 	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
 	$(call __corral-opt,-N,$(__corral_no_retry)) \
+	$(call __corral-opt,-K,$(__corral_skip_codes)) \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
 	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
-	$(if $(call __corral-on,$(CORRAL_QUIET)),,'-v') \
+	$(call __corral-opt,-s,$(CORRAL_SHELL)) \
+	$(if $(or $(__corral_silent),$(call __corral-on,$(CORRAL_QUIET))),,'-v') \
 	$(if $(call __corral-on,$(CORRAL_PARTS_CHECK)),'-W'))
 # CORRAL_PARTS less the word auto, which asks for the learned parts too.
 __corral_auto = $(filter auto,$(CORRAL_PARTS))
@@ -250,6 +282,7 @@ __corral_parts_opts = $(strip $(foreach __corral_part,$(__corral_parts),\
 __corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
 	__corral-q,$(__corral_part)))
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
+__corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
 __corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
 	$(abspath $(CORRAL_JUNIT))))
@@ -267,6 +300,9 @@ __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 __corral_env = \
 	__corral_guard=$$PPID \
 	__corral_v=$(call __corral-q,$(__corral_v)) \
+	__corral_silent=$(call __corral-q,$(__corral_silent)) \
+	__corral_shell=$(call __corral-q,$(strip $(CORRAL_SHELL))) \
+	__corral_only=$(call __corral-q,$(strip $(CORRAL_ONLY))) \
 	__corral_src=$(call __corral-q,$(__corral_srcdir)) \
 	__corral_out=$(call __corral-q,$(__corral_outdir)) \
 	__corral_outrel=$(call __corral-q,$(__corral_outrel)) \
@@ -284,6 +320,7 @@ __corral_env = \
 	__corral_auto=$(call __corral-q,$(if $(__corral_auto),1)) \
 	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
+	__corral_score_opts=$(call __corral-q,$(__corral_score_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
@@ -294,7 +331,13 @@ __corral-locked = $(__corral_b)corral-lock \
 
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.
-__corral_engine = $(__corral_env) $(call __corral-locked,$(MAKE) \
+# Its goal leaves the run's answer in CORRAL_OUT/exit-status and succeeds,
+# so that a failed run's one line of make's own error names the target
+# the user asked for, not the engine's internals: the answer becomes the
+# status of this recipe.
+__corral_engine = $(__corral_env) $(call __corral-locked,sh -c 'rm -f \
+	"$$__corral_out/exit-status" && "$$@" && exit "$$(cat \
+	"$$__corral_out/exit-status" 2>/dev/null || echo 0)"' sh $(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
 	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
 
@@ -307,8 +350,16 @@ __corral_R := $(if $(__corral_dry),,+)$(__corral_Q)
 __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 	corral-clean
 
+# The includer's default goal stays its own wherever the include stands:
+# what it was before corral's rules comes back after them (empty: make
+# picks the first target the includer defines next).
+__corral_goal := $(.DEFAULT_GOAL)
+
+# With CORRAL_ONLY, just the units it matches, over the result so far.
+__corral_run_goal = $(if $(strip $(CORRAL_ONLY)),__corral-only,__corral-run)
+
 corral-run:
-	$(__corral_R)$(__corral_engine) __corral-run
+	$(__corral_R)$(__corral_engine) $(__corral_run_goal)
 
 corral-merge:
 	$(__corral_R)$(__corral_engine) __corral-merge
@@ -329,5 +380,7 @@ corral-clean:
 		$(call __corral-q,$(__corral_outdir))); fi
 
 .PHONY: $(__corral_phony)
+
+.DEFAULT_GOAL := $(__corral_goal)
 
 endif # __corral_included

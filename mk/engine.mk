@@ -14,14 +14,18 @@
 #   __corral_units_file      CORRAL_UNITS_FILE, absolute, or empty
 #   __corral_bin             CORRAL_BIN with a trailing '/', or empty
 #   __corral_v               1: show every command
+#   __corral_silent          non-empty: make -s, no step lines
+#   __corral_shell           CORRAL_SHELL, the shell of CORRAL_CMD
+#   __corral_only            CORRAL_ONLY, shell patterns over unit names
 #   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
 #   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
 #   CORRAL_RUN               the run id, shared by every record of this run
 #   __corral_slice_opts, __corral_parts_opts, __corral_split_opts,
-#   __corral_merge_opts, __corral_report_opts
+#   __corral_merge_opts, __corral_score_opts, __corral_report_opts
 #                            the options of corral-run-slice, corral-plan
-#                            -c, corral-split, corral-merge and
-#                            corral-report that come from CORRAL_*
+#                            -c, corral-split, corral-merge,
+#                            corral-scoreboard and corral-report that
+#                            come from CORRAL_*
 #                            settings, as quoted words
 #   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
@@ -29,9 +33,9 @@
 #   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
 #                            make, its recipes and its agents hold
 #
-# Goals: __corral-run, __corral-merge, __corral-rerun-failed, __corral-plan
-# and __corral-layer (every slice of the layer CORRAL_LAYER; the re-run's
-# inner make).
+# Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
+# __corral-plan and __corral-layer (every slice of the layer CORRAL_LAYER;
+# a layer's inner make).
 #
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
 # content changes, so that make's mtimes say what really changed):
@@ -39,6 +43,8 @@
 #   .lock                   flocked by the run (corral-lock), its pid inside
 #   units, agents           the population and the agent count
 #   cmd, parts-config       the settings the slices depend on
+#   exit-status             the answer of the last corral.mk goal, which
+#                           corral.mk's recipe exits with
 #   plan.mk                 the slice list; remade from units and agents
 #                           (and by __corral-plan), slice 0 the longest
 #   slices/K.units          slice K's units, from corral-split
@@ -53,7 +59,10 @@
 #                           agent's status file, the run's ticks); cleared
 #                           when a run starts
 #   work/                   the agents' clones; cleared when a run starts
-#   rerun/N/{slices,logs}   the same for the N-th corral-rerun-failed
+#   rerun/N/{slices,logs}   the same for the N-th layer (corral-rerun-failed,
+#                           or corral-run with CORRAL_ONLY); a whole
+#                           corral-run drops them before it merges
+#   only.units              the units CORRAL_ONLY matched
 #   successes.jsonl failures.jsonl summary.json history.jsonl failed.units
 #                           from corral-merge, the only writer
 
@@ -78,6 +87,7 @@ __corral_slice_opts := $(value __corral_slice_opts)
 __corral_parts_opts := $(value __corral_parts_opts)
 __corral_split_opts := $(value __corral_split_opts)
 __corral_merge_opts := $(value __corral_merge_opts)
+__corral_score_opts := $(value __corral_score_opts)
 __corral_report_opts := $(value __corral_report_opts)
 __corral_parts_words := $(value __corral_parts_words)
 # CORRAL_PARTS holds auto: slices clone what history learned each unit
@@ -96,8 +106,13 @@ __corral_xgit := $(if $(__corral_auto),-x .git)
 __corral_filechk = if cmp -s $@.tmp $@; then rm -f $@.tmp; \
 	else mv -f $@.tmp $@; fi
 
-# __corral-say: one short line per step, unless every command is shown.
-__corral-say = $(if $(__corral_Q),@printf '  %-7s %s\n' $(1) $(call __corral-q,$(2)))
+# __corral-say: one short line per step, unless every command is shown
+# or make runs silent (-s).
+# __corral_tell: non-empty when step lines are printed.
+__corral_silent := $(value __corral_silent)
+__corral_tell := $(if $(__corral_Q),$(if $(__corral_silent),,1))
+__corral-say = $(if $(__corral_tell),@printf '  %-7s %s\n' $(1) $(call \
+	__corral-q,$(2)))
 
 __corral_phony :=
 
@@ -143,8 +158,8 @@ units: FORCE | .corral-out
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
 cmd: FORCE | .corral-out
-	$(__corral_Q)printf 'src %s\ncmd %s\n' "$$__corral_src" "$$CORRAL_CMD" \
-		> $@.tmp && $(__corral_filechk)
+	$(__corral_Q)printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
+		"$$CORRAL_CMD" "$$__corral_shell" > $@.tmp && $(__corral_filechk)
 
 # A part that does not exist stops the run here, before any unit, named
 # once (with the nearest path that does, if one is a slip away).
@@ -224,9 +239,21 @@ __corral_learned_keep = if [ -e $@.old ] && [ -e $@ ] && \
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
 # agent still alive would hold it too, so none of them is anybody's.
+# Its ticks start with the number of units the run will run ("T N"), so
+# that the progress total is right from the first line: the units of the
+# slices whose stamps are missing or older than what they depend on (as
+# make will find them: the manifests are fresh by now), or all under -B.
 __corral_phony += __corral-live
-__corral-live:
-	$(__corral_Q)rm -rf live work && mkdir -p live
+__corral-live: inputs
+	$(__corral_Q)rm -rf live work && mkdir -p live && n=0; \
+	for k in $(__corral_slices); do \
+		s=slices/$$k; \
+		if [ -z "$(findstring B,$(firstword -$(MAKEFLAGS)))" ] && \
+			[ -e $$s.pass ] && [ -e $$s.manifest ] && [ -z "$$(find \
+			$$s.units $$s.manifest cmd -newer $$s.pass)" ]; then \
+			continue; fi; \
+		n=$$((n + $$(wc -l < $$s.units))); \
+	done; echo "T $$n" > live/ticks
 
 # __corral-gone: true when the make that started the run is gone, dead
 # or a zombie not reaped yet (corral-lock's -G asks the same question as
@@ -297,7 +324,8 @@ __corral_merge = set -- $(__corral_o)/logs; \
 __corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
 	mv -f failed.units.tmp failed.units; \
-	$(__corral_b)corral-scoreboard -f $(__corral_o)$(if \
+	$(__corral_b)corral-scoreboard -f $(__corral_score_opts) \
+	$(__corral_o)$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)
 
@@ -314,36 +342,80 @@ $(__corral_stamps): | inputs __corral-live
 inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
 	$(wildcard slices/*.manifest))
 
+# The goals of corral.mk end here, leaving the run's answer ($$st) in
+# exit-status and succeeding: corral.mk's recipe exits with it, so that
+# make's error line, if any, names the target the user asked for.
+__corral_answer = echo $$st > exit-status
+
+# An empty population is said in one line, and is no result.
+__corral_nounits = if [ -n "$$CORRAL_DISCOVER" ]; then \
+		echo "corral: no units: CORRAL_DISCOVER printed nothing"; \
+	elif [ -n "$$__corral_units_file" ]; then \
+		echo "corral: no units: CORRAL_UNITS_FILE '$$__corral_units_file' is empty"; \
+	else echo "corral: no units: CORRAL_UNITS is empty"; fi >&2
+
 __corral_phony += __corral-run
 __corral-run: $(__corral_stamps)
-	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	$(__corral_Q)if [ ! -s units ]; then st=2; $(__corral_nounits); else \
+	$(if $(__corral_tell),printf '  %-7s %s\n' MERGE $(call \
+		__corral-q,$(__corral_O));) \
+	rm -rf rerun; $(__corral_merge); st=$$?; $(__corral_summary); fi; \
+	$(__corral_answer)
 
 __corral_phony += __corral-merge
 __corral-merge:
 	$(call __corral-say,MERGE,$(__corral_O))
-	$(__corral_Q)[ -f units ] || { \
+	$(__corral_Q)if [ ! -f units ]; then st=2; \
 		echo "corral: nothing to merge in '$$__corral_out'; run corral-run first" >&2; \
-		exit 2; }
-	$(__corral_Q)$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	else $(__corral_merge); st=$$?; $(__corral_summary); fi; \
+	$(__corral_answer)
 
-# Re-run the failed and not-run units as a new layer: split across fresh
-# agents, run by an inner make (sharing the jobserver), merged over all.
+# __corral-layer-run LIST: the units of the file LIST run as a new layer,
+# split across fresh agents, run by an inner make (sharing the
+# jobserver: a recipe using it starts with '+'), and merged over all.
+# The main slices holding one of them lose their stamps, so that the next
+# corral-run runs them again and its main layer alone is the result
+# (after which the layers no longer count).  Sets st.
+__corral-layer-run = n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
+	if $(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
+		$(__corral_o)/$(1); then \
+	$(if $(__corral_tell),printf,:) '  %-7s %s\n' RERUN \
+		"$$(wc -l < $(1)) unit(s) as layer $$n"; \
+	$(call __corral-unstamp,$(1)); \
+	echo "T $$(wc -l < $(1))" >> live/ticks; \
+	if CORRAL_LAYER=rerun/$$n $(MAKE) \
+		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
+		__corral-layer; then \
+	$(__corral_merge); st=$$?; $(__corral_summary); fi; fi
+# __corral-unstamp LIST: remove the stamp of every main slice holding a
+# unit of LIST (names compared as whole lines).
+__corral-unstamp = set -- slices/[0-9]*.units; [ ! -e "$$1" ] || \
+	awk 'NR == FNR { want[$$0]; next } ($$0 in want) { \
+		f = FILENAME; sub(/\.units$$/, ".pass", f); print f }' \
+		$(1) "$$@" | sort -u | xargs rm -f
+
+# Re-run the failed and not-run units as a new layer.
 __corral_phony += __corral-rerun-failed
 __corral-rerun-failed: agents inputs parts-config | __corral-live
-	$(__corral_Q)[ -f failed.units ] || { \
+	+$(__corral_Q)st=2; if [ ! -f failed.units ]; then \
 		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
-		exit 2; }
-	$(__corral_Q)if [ ! -s failed.units ]; then \
-		echo "corral: nothing to re-run: every unit passed"; exit 0; fi; \
-	n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
-	$(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
-		$(__corral_o)/failed.units || exit 2; \
-	printf '  %-7s %s\n' RERUN "$$(wc -l < failed.units) unit(s) as layer $$n"; \
-	CORRAL_LAYER=rerun/$$n $(MAKE) \
-		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
-		__corral-layer || exit 2; \
-	$(__corral_merge); st=$$?; $(__corral_summary); exit $$st
+	elif [ ! -s failed.units ]; then st=0; \
+		echo "corral: nothing to re-run: every unit passed"; \
+	else $(call __corral-layer-run,failed.units); fi; \
+	$(__corral_answer)
+
+# corral-run with CORRAL_ONLY: the units matching one of its shell
+# patterns run as a new layer over the result; nothing is planned again.
+__corral_phony += __corral-only
+__corral-only: units agents inputs parts-config | __corral-live
+	+$(__corral_Q)st=2; (set -f; while IFS= read -r u; do \
+		for p in $$__corral_only; do case "$$u" in $$p) \
+			printf '%s\n' "$$u"; break ;; esac; done; \
+	done) < units > only.units; \
+	if [ ! -s only.units ]; then \
+		echo "corral: no unit matches CORRAL_ONLY '$$__corral_only'" >&2; \
+	else $(call __corral-layer-run,only.units); fi; \
+	$(__corral_answer)
 
 __corral_layer_stamps :=
 ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)

@@ -777,7 +777,7 @@ EOF
 	project a b c
 	run -0 --separate-stderr make -C proj -j3 corral-run
 	refute_contains "$output" "corral: ["
-	# the total counts the units of the agents started so far
+	# the total is the run's from the first line
 	assert_equal 3 "$(grep -c '^corral: \[[ 0-9]*/[1-3]\] pass ' <<<"$stderr")"
 	run -0 --separate-stderr make -C proj -B -j3 corral-run CORRAL_QUIET=1
 	refute_contains "$stderr" "corral: ["

@@ -159,7 +159,7 @@ stub() {
 
 @test "corral: scoreboard is corral-scoreboard, COULD NOT TELL and usage errors included" {
 	run -2 --separate-stderr corral scoreboard
-	assert_stderr "usage: corral-scoreboard [-fhju] DIR"
+	assert_stderr "usage: corral-scoreboard [-fhju] [-s N] DIR"
 	mkdir empty
 	run -2 --separate-stderr corral scoreboard empty
 	assert_contains "$output" "COULD NOT TELL: empty holds neither successes.jsonl nor failures.jsonl"
@@ -167,7 +167,7 @@ stub() {
 	printf '{"unit":"a","ok":true,"note":"CAUGHT: x"}\n' > run/successes.jsonl
 	printf '{"unit":"b","ok":false,"note":"GAP: y"}\n' > run/failures.jsonl
 	run -0 --separate-stderr corral scoreboard run
-	assert_contains "$output" "2 units  ->  1 successes, 1 failures"
+	assert_contains "$output" "2 units  ->  1 success, 1 failure"
 	assert_contains "$output" "CAUGHT"
 }
 

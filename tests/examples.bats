@@ -34,9 +34,10 @@ setup() {
 	assert_contains "$output" "agent-3.jsonl"
 }
 
-@test "examples: make demo runs the bundled example from scratch and checks its result" {
+@test "examples: make demo runs the bundled example from scratch and checks its result, printing no line of make's error" {
 	run -0 make -C "$CORRAL_ROOT" --no-print-directory demo
 	assert_contains "$output" "demo: as expected -- 12 units, 10 passed, 2 failed on purpose, none lost or doubled"
+	refute_contains "$output" "***"
 }
 
 # --- subagent-fanout ------------------------------------------------------

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line

@@ -9,7 +9,7 @@ setup() {
 	mkdir run
 }
 
-USAGE='usage: corral-scoreboard [-fhju] DIR'
+USAGE='usage: corral-scoreboard [-fhju] [-s N] DIR'
 
 # row FILE UNIT NOTE: append one record to run/FILE
 row() {
@@ -90,7 +90,7 @@ row() {
 @test "scoreboard: invalid UTF-8 in a note is scored, not a crash" {
 	printf '{"unit":"a","ok":true,"note":"\377\376: bad bytes"}\n' > run/successes.jsonl
 	run -0 --separate-stderr corral-scoreboard run
-	assert_contains "$output" "1 units  ->  1 successes, 0 failures"
+	assert_contains "$output" "1 unit  ->  1 success, 0 failures"
 }
 
 @test "scoreboard: a missing directory could not be told, exit 2" {
@@ -122,7 +122,7 @@ row() {
 	run -2 corral-scoreboard run
 	assert_contains "$output" "1 line(s) could not be read:"
 	assert_contains "$output" "successes.jsonl line 2: invalid JSON at byte"
-	assert_contains "$output" "1 units  ->  1 successes, 0 failures"
+	assert_contains "$output" "1 unit  ->  1 success, 0 failures"
 }
 
 @test "scoreboard: failures alone still score, exit 0" {

@@ -39,6 +39,15 @@ agent() {
 	AGENTS="${AGENTS:-} $!"
 }
 
+# killed_mid_slice SIGNAL: agent 0 of a run of 'a b', killed by SIGNAL on a
+killed_mid_slice() {
+	agent 0 'sleep 1000' a b
+	wait_for grep -q '"unit":"a"' out/live/agent-0.status
+	kill -"$1" $AGENTS
+	wait $AGENTS || true
+	AGENTS=
+}
+
 @test "status: -h prints usage to stdout and exits 0" {
 	run -0 --separate-stderr corral-status -h
 	assert_synopsis "$USAGE"
@@ -100,11 +109,36 @@ agent() {
 }
 
 @test "status: an agent killed in the middle of its slice shows as gone" {
-	agent 0 'sleep 1000' a b
-	wait_for grep -q '"unit":"a"' out/live/agent-0.status
-	kill -KILL $AGENTS
+	killed_mid_slice KILL
+	run -1 corral-status out
+	assert_equal "  0 running, 0 finished, agent 0 gone" "${lines[2]}"
+}
+
+@test "status: a unit's usual time comes from OUT/history.jsonl when its agent has no estimate" {
+	printf '%s\n' '{"agent_id":"0","unit":"slow","ok":true,"note":"PASS: exit 0","at":"2026-11-29T10:00:00.000Z","status":"pass","exit":0,"signal":null,"duration_ms":90000,"attempt":1,"run":"R0"}' > out/history.jsonl
+	agent 0 'sleep 1000' slow
+	wait_for grep -q '"unit":"slow"' out/live/agent-0.status
+	run -0 corral-status -j out
+	assert_json '.agents[0].expect_ms == 90000 and .over == false'
+	run -0 corral-status out
+	assert_contains "${lines[3]}" " 1m30s  slow (1 of 1)"
+	assert_contains "${lines[1]}" "elapsed, ETA"
+}
+
+@test "status: once the run is over it says so and how long it took, with no ETA, also when it was interrupted" {
+	agent 0 'exit 0' a b
 	wait $AGENTS || true
 	AGENTS=
 	run -1 corral-status out
-	assert_equal "  0 running, 0 finished, agent 0 gone" "${lines[2]}"
+	assert_contains "${lines[1]}" "2/2 done (2 pass, 0 fail, 0 flaky, 0 timeout), took "
+	assert_contains "${lines[1]}" "; the run is over"
+	refute_contains "$output" "ETA"
+	run -1 corral-status -j out
+	assert_json '.over == true'
+	rm -rf out
+	killed_mid_slice TERM
+	run -1 corral-status out
+	assert_contains "${lines[1]}" "0/2 done"
+	assert_contains "${lines[1]}" "; the run is over"
+	refute_contains "$output" "ETA"
 }

@@ -53,17 +53,20 @@ plural(size_t n, const char *word, const char *words)
 }
 
 /*
- * "merged 200 units from 16 agents: 190 passed (2 flaky), 10 failed,
- * 3 not run; 215 attempts"
+ * "merged 200 units from 16 agents: 188 passed (2 flaky), 2 skipped,
+ * 10 failed, 3 not run; 215 attempts"
  */
 static void
 print_summary(const struct corral_merge_stats *st)
 {
 	printf("merged %zu %s from %zu %s: %zu passed", st->merged,
 	    plural(st->merged, "unit", "units"), st->agents,
-	    plural(st->agents, "agent", "agents"), st->successes);
+	    plural(st->agents, "agent", "agents"),
+	    st->successes - st->skipped);
 	if (st->flaky)
 		printf(" (%zu flaky)", st->flaky);
+	if (st->skipped)
+		printf(", %zu skipped", st->skipped);
 	printf(", %zu failed", st->failures - st->missing);
 	if (st->missing)
 		printf(", %zu not run", st->missing);

@@ -2,7 +2,8 @@
 /*
  * corral-run-slice runs one agent.  It checks out a private clone of the
  * parts its units need, runs every unit of SLICE there with /bin/sh -c
- * CMD, and leaves one record per attempt in LOGDIR/agent-AGENT.jsonl, a
+ * CMD (-s: another shell), and leaves one record per attempt in
+ * LOGDIR/agent-AGENT.jsonl, a
  * sealed log that appears only when the whole slice ran (until then the
  * records grow in a file no unit can reach, and in the checkpoint
  * agent-AGENT.jsonl.part, from which a later agent of the slice resumes).  A failing unit is a result: the exit
@@ -29,15 +30,16 @@ struct opts {
 	const char *estimates;
 	const char *history;	/* -A */
 	unsigned char no_retry[256];
+	unsigned char skip[256];
 	int sep;
 	int quiet_missing;	/* -M */
 };
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e "
-	"ESTIMATES] [-G PID] [-g GRACE] [-i INPUTS] [-L LIMIT] [-N "
-	"CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
-	"RUN] [-S STATEDIR] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
+	"ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
+	"LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
+	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
 	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
@@ -47,7 +49,9 @@ static const struct corral_usage use = {
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
+	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
+	"-K CODES\texit codes that mean skip, comma-separated\n"
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
@@ -59,6 +63,7 @@ static const struct corral_usage use = {
 	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
 	"-r RUN\tthe run id\n"
 	"-S STATEDIR\tkeep live state there for corral-status\n"
+	"-s SHELL\tthe shell that runs CMD (default /bin/sh)\n"
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-v\ta progress line as each unit finishes\n"
@@ -180,11 +185,11 @@ parse_limit(struct corral_limits *l, const char *arg)
 }
 
 static void
-parse_codes(unsigned char *no_retry, const char *arg)
+parse_codes(unsigned char *codes, const char *arg, const char *what)
 {
 	struct corral_err err;
 
-	if (corral_codes_parse(no_retry, arg, "-N", &err) < 0)
+	if (corral_codes_parse(codes, arg, what, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
@@ -263,7 +268,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:C:c:d:e:G:g:hi:kL:l:MN:o:p:P:R:r:S:T:t:vWw:x:")) != -1) {
+	    "0A:C:c:d:e:G:g:H:hi:K:kL:l:MN:o:p:P:R:r:S:s:T:t:vWw:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -273,19 +278,25 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
 		case 'g': r->grace_ms = seconds(c, optarg); break;
+		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
+		case 'K':
+			parse_codes(o->skip, optarg, "-K");
+			r->skip = o->skip;
+			break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;
 		case 'M': o->quiet_missing = 1; break;
-		case 'N': parse_codes(o->no_retry, optarg); break;
+		case 'N': parse_codes(o->no_retry, optarg, "-N"); break;
 		case 'o': r->output_max = size(c, optarg); break;
 		case 'p': xadd(&o->parts, optarg); break;
 		case 'P': xadd(&o->files, optarg); break;
 		case 'R': r->retries = (int)number(optarg, 1000, "-R"); break;
 		case 'r': r->run = optarg; break;
 		case 'S': r->statedir = optarg; break;
+		case 's': r->shell = optarg; break;
 		case 'T': r->slice_ms = seconds(c, optarg); break;
 		case 't': r->timeout_ms = seconds(c, optarg); break;
 		case 'v': r->progress = print_progress; break;

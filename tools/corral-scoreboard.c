@@ -8,7 +8,7 @@
  * read.  "Found nothing" and "could not look" never read alike.  -f lists
  * the failed units with their notes and outputs, -u prints just their
  * names, one per line (what a re-run of the failures needs), and -j the
- * tally as JSON.
+ * tally as JSON; -s N ends the text with the N slowest units of the run.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,9 +18,10 @@
 #include "corral.h"
 
 static const struct corral_usage use = {
-	"corral-scoreboard [-fhju] DIR",
+	"corral-scoreboard [-fhju] [-s N] DIR",
 	"-f\tadd the failed units, with notes and outputs\n"
 	"-j, --json\tprint the tally as JSON\n"
+	"-s N\tadd the N slowest units of the last run\n"
 	"-u\tprint only the names of the failed units",
 	NULL
 };
@@ -117,8 +118,10 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 		printf("  COULD NOT TELL: %s\n", why);
 		return;
 	}
-	printf("  %zu units  ->  %zu successes, %zu failures\n", s->units,
-	    s->successes, s->failures);
+	printf("  %zu unit%s  ->  %zu success%s, %zu failure%s\n", s->units,
+	    s->units == 1 ? "" : "s", s->successes,
+	    s->successes == 1 ? "" : "es", s->failures,
+	    s->failures == 1 ? "" : "s");
 	printf("  by verdict:\n");
 	if (corral_score_order(s, &order) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
@@ -128,6 +131,26 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 	free(order);
 	if (failed)
 		print_failed(s);
+}
+
+/* -s N: the n slowest units of the run, longest first. */
+static void
+print_slowest(const char *dir, size_t n)
+{
+	struct corral_slowest s;
+	struct corral_err err;
+	char took[32];
+	size_t i;
+
+	if (corral_slowest_read(dir, n, &s, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (s.n)
+		printf("  slowest units:\n");
+	for (i = 0; i < s.n; i++) {
+		corral_duration_format(s.ms[i], took);
+		printf("    %8s  %s\n", took, s.unit[i]);
+	}
+	corral_slowest_release(&s);
 }
 
 /* -u: the failed units, one per line; the reason, if any, on stderr. */
@@ -165,7 +188,7 @@ why_empty(const char *dir, const struct corral_score *s,
 }
 
 static int
-run_scoreboard(const char *dir, int mode, int failed)
+run_scoreboard(const char *dir, int mode, int failed, size_t slowest)
 {
 	struct corral_score s = { 0 };
 	struct corral_buf why = CORRAL_BUF_INIT;
@@ -184,6 +207,8 @@ run_scoreboard(const char *dir, int mode, int failed)
 		print_units(dir, &s, why.len ? why.data : NULL);
 	else
 		print_text(dir, &s, why.len ? why.data : NULL, failed);
+	if (!mode && !why.len && slowest)
+		print_slowest(dir, slowest);
 	status = why.len || s.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
 	corral_score_release(&s);
 	corral_buf_release(&why);
@@ -197,14 +222,21 @@ main(int argc, char *argv[])
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct corral_err err;
+	long long slowest = 0;
 	int c, mode = 0, failed = 0, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "fhju", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fhjs:u", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': failed = 1; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 's':
+			if (corral_strtonum(optarg, 0, 1000000, &slowest, "-s",
+			    &err) < 0)
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			break;
 		case 'j':
 		case 'u':
 			if (mode && mode != c)
@@ -217,7 +249,7 @@ main(int argc, char *argv[])
 	}
 	if (argc - optind != 1)
 		corral_usage(&use, CORRAL_EXIT_ERR);
-	status = run_scoreboard(argv[optind], mode, failed);
+	status = run_scoreboard(argv[optind], mode, failed, (size_t)slowest);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
 	return status;

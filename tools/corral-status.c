@@ -4,8 +4,10 @@
  * the tally so far, and every agent still running with the unit it is on,
  * for how long, and how long that unit usually takes -- the longest
  * running first, so that "stuck at 95%" has an answer.  It reads
- * OUT/live, where each agent keeps a status file of its own; it never
- * writes anything.  Exit 0 when an agent is running, 1 when none is, 2
+ * OUT/live, where each agent keeps a status file of its own, and, for a
+ * unit whose agent has no estimate, OUT/history.jsonl; it never writes
+ * anything.  Once no agent runs, the run is over: the time it took, and
+ * no ETA.  Exit 0 when an agent is running, 1 when none is, 2
  * when there is no live state to read.
  */
 #include <stdio.h>
@@ -49,20 +51,96 @@ put_clean(const char *s)
 		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
 }
 
-static void
-print_tally(const struct corral_tally *t)
+/* The run's elapsed ms: until now, or until its end once it is over. */
+static long long
+elapsed_ms(const struct corral_tally *t, long long end_ms)
 {
-	long long now = corral_time_epoch_ms(), eta = -1;
-	char el[32], left[32];
+	long long now = corral_time_epoch_ms();
+
+	if (!t->start_ms)
+		return -1;
+	return (end_ms > 0 ? end_ms : now) - t->start_ms;
+}
+
+/* end_ms > 0: the run is over, then. */
+static void
+print_tally(const struct corral_tally *t, long long end_ms)
+{
+	long long el = elapsed_ms(t, end_ms), eta = -1;
+	char took[32], left[32];
 
 	if (t->wdone > 0 && t->weight >= t->wdone)
-		eta = (long long)((double)(now - t->start_ms) *
-		    (double)(t->weight - t->wdone) / (double)t->wdone);
-	corral_duration_format(t->start_ms ? now - t->start_ms : -1, el);
+		eta = (long long)((double)el * (double)(t->weight - t->wdone) /
+		    (double)t->wdone);
+	corral_duration_format(el, took);
 	corral_duration_format(eta, left);
-	printf("  %zu/%zu done (%zu pass, %zu fail, %zu flaky, %zu timeout), "
-	    "%s elapsed, ETA %s\n", t->done, t->total, t->pass, t->fail,
-	    t->flaky, t->timeout, el, left);
+	printf("  %zu/%zu done (%zu pass, %zu fail, %zu flaky, %zu timeout), ",
+	    t->done, corral_tally_total(t), t->pass, t->fail, t->flaky,
+	    t->timeout);
+	if (end_ms > 0)
+		printf("took %s; the run is over\n", took);
+	else
+		printf("%s elapsed, ETA %s\n", took, left);
+}
+
+/*
+ * When the run ended, once it is over: no agent runs, and either every
+ * unit it planned is done or an agent is gone (killed, interrupted).  0
+ * while it is not over (between two agents of a long plan, say).
+ */
+static long long
+run_end(const struct corral_agent_status *a, size_t n,
+    const struct corral_tally *t)
+{
+	long long end = 0;
+	size_t i;
+	int gone = 0;
+
+	for (i = 0; i < n; i++) {
+		if (a[i].state == CORRAL_AGENT_RUNNING ||
+		    a[i].state == CORRAL_AGENT_STARTING)
+			return 0;
+		gone |= a[i].state == CORRAL_AGENT_GONE;
+		if (a[i].since_ms > end)
+			end = a[i].since_ms;
+	}
+	if (!n || (!gone && t->done < corral_tally_total(t)))
+		return 0;
+	return end;
+}
+
+/*
+ * A running unit whose agent has no estimate gets the one history gives,
+ * as a plan would (the plan of this run may predate that history).
+ */
+static void
+estimate_from_history(const char *out, struct corral_agent_status *a,
+    size_t n)
+{
+	struct corral_strv units = CORRAL_STRV_INIT;
+	struct corral_weights wt;
+	struct corral_buf hist = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t i, k;
+
+	for (i = 0; i < n; i++)
+		if (a[i].state == CORRAL_AGENT_RUNNING && a[i].expect_ms < 0 &&
+		    a[i].unit && corral_strv_add(&units, a[i].unit) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (units.n && corral_buf_addf(&hist, "%s/history.jsonl", out) == 0 &&
+	    corral_weights_history(&wt, &units, hist.data, &err) == 0 &&
+	    wt.kind == CORRAL_WEIGHTS_MS)
+		for (i = k = 0; i < n; i++)
+			if (a[i].state == CORRAL_AGENT_RUNNING &&
+			    a[i].expect_ms < 0 && a[i].unit) {
+				if (wt.known[k])
+					a[i].expect_ms = wt.w[k];
+				k++;
+			}
+	if (units.n)
+		corral_weights_release(&wt);
+	corral_buf_release(&hist);
+	corral_strv_release(&units);
 }
 
 static void
@@ -77,7 +155,7 @@ print_text(const char *out, const struct corral_agent_status *a, size_t n,
 	if (n && a[0].run)
 		printf("  run %s", a[0].run);
 	putchar('\n');
-	print_tally(t);
+	print_tally(t, run_end(a, n, t));
 	for (i = 0; i < n; i++) {
 		running += a[i].state == CORRAL_AGENT_RUNNING;
 		done += a[i].state == CORRAL_AGENT_DONE;
@@ -141,8 +219,9 @@ print_json(const char *out, const struct corral_agent_status *a, size_t n,
 		rc |= corral_buf_addstr(&b, "null");
 	rc |= corral_buf_addf(&b, ",\"total\":%zu,\"done\":%zu,\"pass\":%zu,"
 	    "\"fail\":%zu,\"flaky\":%zu,\"timeout\":%zu,\"elapsed_ms\":%lld,"
-	    "\"agents\":[", t->total, t->done, t->pass, t->fail, t->flaky,
-	    t->timeout, t->start_ms ? now - t->start_ms : -1);
+	    "\"over\":%s,\"agents\":[", corral_tally_total(t), t->done,
+	    t->pass, t->fail, t->flaky, t->timeout, elapsed_ms(t, run_end(a,
+	    n, t)), run_end(a, n, t) > 0 ? "true" : "false");
 	for (i = 0; i < n; i++) {
 		rc |= corral_buf_addstr(&b, i ? "," : "");
 		rc |= add_agent_json(&b, &a[i], now);
@@ -172,6 +251,7 @@ run_status(const char *out, int json)
 		corral_warn("no run to show in '%s'", out);
 		exit(CORRAL_EXIT_ERR);
 	}
+	estimate_from_history(out, a, n);
 	qsort(a, n, sizeof(*a), agent_cmp);
 	if (json)
 		print_json(out, a, n, &t);

@@ -80,6 +80,7 @@ void corral_runlog_release(struct corral_runlog *l);
 struct corral_live {
 	int statusfd;		/* STATEDIR/agent-ID.status, or -1 */
 	int tickfd;		/* STATEDIR/ticks, or -1 */
+	const char *statedir;	/* the caller's, or NULL */
 	off_t tickoff;		/* how far the ticks have been read */
 	corral_progress_fn *print;	/* NULL: no progress lines */
 	void *print_arg;
@@ -111,6 +112,18 @@ void corral_live_start(struct corral_live *l, const char *unit, size_t i,
 void corral_live_end(struct corral_live *l, const char *unit,
     const char *status, long long ms, int attempt, int final,
     long long weight);
+/*
+ * The units of the run that have failed so far (fail, crash, error,
+ * timeout, not-run): from STATEDIR/ticks, which every agent of the run
+ * appends to, else this agent's own.
+ */
+size_t corral_live_failures(struct corral_live *l);
+/*
+ * Interrupted: end a progress line left without its newline on a
+ * terminal, once for the whole run (the first agent to create
+ * STATEDIR/interrupted does it).
+ */
+void corral_live_interrupted(struct corral_live *l);
 /* Close; finished: the slice ran to its end (the status file says so). */
 void corral_live_close(struct corral_live *l, int finished);
 #endif /* CORRAL_AGENT_PRIVATE_H */

@@ -85,7 +85,8 @@ int corral_remove_tree(const char *path, struct corral_err *err);
 /* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
 struct corral_tally {
 	size_t total;		/* units of the agents that have started */
-	size_t done, pass, fail, flaky, timeout;
+	size_t planned;		/* units the run will run ("T N"), or 0 */
+	size_t done, pass, fail, flaky, timeout, skip;
 	long long weight;	/* their expected work (ms, or 1 a unit) */
 	long long wdone;	/* the expected work of the finished units */
 	long long start_ms;	/* when the first agent started (Epoch ms) */
@@ -98,6 +99,8 @@ struct corral_tally {
  */
 typedef void corral_progress_fn(void *arg, const char *line, size_t len);
 
+/* The run's total: what it planned, or more once more agents started. */
+size_t corral_tally_total(const struct corral_tally *t);
 /* The tally of STATEDIR/ticks into t (zero when there is none).  0 or -1. */
 int corral_live_tally(const char *statedir, struct corral_tally *t,
     struct corral_err *err);
@@ -161,7 +164,9 @@ int corral_run_caught(void);
  */
 struct corral_run {
 	const char *agent;	/* checked with corral_agent_check */
-	const char *cmd;	/* each unit runs /bin/sh -c CMD */
+	const char *cmd;	/* each unit runs SHELL -c CMD */
+	const char *shell;	/* SHELL; NULL: /bin/sh (a name without '/'
+				   is looked up on PATH) */
 	const char *logdir;	/* gets agent-ID.jsonl and agent-ID/N.out */
 	const char *run;	/* the run id written in every record */
 	const char *src;	/* the tree the clone is checked out from */
@@ -186,7 +191,13 @@ struct corral_run {
 	long long slice_ms;	/* the whole slice */
 	long long deadline_ms;	/* Epoch ms by which the whole run must end */
 	int retries;		/* attempts after a failed one, at most */
+	size_t halt;		/* once this many units of the run failed
+				   (STATEDIR's ticks), start no unit; 0:
+				   never */
 	const unsigned char *no_retry;	/* [256]: exit codes never retried */
+	const unsigned char *skip;	/* [256]: exit codes that mean the unit
+					   skipped itself ("skip", ok), or
+					   NULL: none */
 	long long output_max;	/* bytes of a unit's output kept (head+tail) */
 	struct corral_limits limits;
 	const long long *expect;	/* expected ms per unit, or NULL */

@@ -74,6 +74,7 @@ corral_live_open(struct corral_live *l, const char *statedir,
 	l->t.total = units;
 	l->t.weight = weight;
 	l->t.start_ms = now;
+	l->statedir = statedir;
 	if (!statedir)
 		return 0;
 	if (corral_mkdir_p(statedir, 0777, err) < 0)
@@ -141,6 +142,8 @@ tick_letter(const char *status)
 		return 'k';
 	if (!strcmp(status, "timeout"))
 		return 't';
+	if (!strcmp(status, "skip"))
+		return 's';
 	return 'f';
 }
 
@@ -153,17 +156,27 @@ tally_tick(struct corral_tally *t, int letter, long long w)
 	case 'p': t->pass++; break;
 	case 'k': t->flaky++; break;
 	case 't': t->timeout++; break;
+	case 's': t->skip++; break;
 	default: t->fail++; break;
 	}
 }
 
-/* "S UNITS WEIGHT START_MS": an agent began; "L WEIGHT": a unit ended. */
+/*
+ * "T UNITS": the run will run that many (written before any agent
+ * starts); "S UNITS WEIGHT START_MS": an agent began; "L WEIGHT": a unit
+ * ended.
+ */
 static void
 tally_line(struct corral_tally *t, const char *s)
 {
 	size_t units = 0;
 	long long w = 0, start = 0;
 
+	if (s[0] == 'T' && sscanf(s + 1, "%zu", &units) == 1) {
+		if (units > t->planned)
+			t->planned = units;
+		return;
+	}
 	if (s[0] == 'S' && sscanf(s + 1, "%zu %lld %lld", &units, &w,
 	    &start) == 3) {
 		t->total += units;
@@ -201,6 +214,20 @@ tally_read(int fd, off_t *off, struct corral_tally *t)
 			return;	/* a line longer than any tick: give up */
 		memmove(buf, p, have);
 	}
+}
+
+size_t
+corral_tally_total(const struct corral_tally *t)
+{
+	return t->planned > t->total ? t->planned : t->total;
+}
+
+size_t
+corral_live_failures(struct corral_live *l)
+{
+	if (l->tickfd >= 0)
+		tally_read(l->tickfd, &l->tickoff, &l->t);
+	return l->t.fail + l->t.timeout;
 }
 
 int
@@ -252,7 +279,8 @@ add_tally(struct corral_buf *b, const struct corral_tally *t)
 	corral_duration_format(el, elapsed);
 	corral_duration_format(eta, left);
 	return corral_buf_addf(b, "%zu/%zu done (%zu pass, %zu fail, %zu "
-	    "flaky, %zu timeout), %s elapsed, ETA %s", t->done, t->total,
+	    "flaky, %zu timeout), %s elapsed, ETA %s", t->done,
+	    corral_tally_total(t),
 	    t->pass, t->fail, t->flaky, t->timeout, elapsed, left);
 }
 
@@ -279,7 +307,8 @@ draw(struct corral_live *l, const char *unit, const char *status,
 	struct corral_buf *b = &l->b;
 	long long now = corral_time_ms();
 	char took[32];
-	int rc = 0, last = final && l->t.done >= l->t.total;
+	size_t total = corral_tally_total(&l->t);
+	int rc = 0, last = final && l->t.done >= total;
 
 	corral_buf_reset(b);
 	if (l->tty) {
@@ -292,7 +321,7 @@ draw(struct corral_live *l, const char *unit, const char *status,
 	} else {
 		corral_duration_format(ms, took);
 		rc |= corral_buf_addf(b, "corral: [%*zu/%zu] %-7s %6s  ",
-		    digits(l->t.total), l->t.done, l->t.total, status, took);
+		    digits(total), l->t.done, total, status, took);
 		rc |= add_name(b, unit);
 		if (attempt > 1 || !final)
 			rc |= corral_buf_addf(b, " (attempt %d%s)", attempt,
@@ -319,6 +348,25 @@ corral_live_end(struct corral_live *l, const char *unit, const char *status,
 		tally_read(l->tickfd, &l->tickoff, &l->t);
 	if (l->print)
 		draw(l, unit, status, ms, attempt, final);
+}
+
+void
+corral_live_interrupted(struct corral_live *l)
+{
+	struct corral_err err;
+	int fd = -1;
+
+	if (!l->print || !l->tty)
+		return;
+	corral_live_failures(l);	/* the run's ticks so far */
+	if (!l->t.done)
+		return;		/* nothing drawn yet */
+	if (l->statedir && (fd = open_in(l->statedir, "interrupted",
+	    O_WRONLY | O_CREAT | O_EXCL, &err)) < 0)
+		return;		/* another agent ended the line */
+	if (fd >= 0)
+		close(fd);
+	l->print(l->print_arg, "\n", 1);
 }
 
 void

@@ -37,6 +37,7 @@ struct corral_run_state {
 	struct corral_buf line;	/* the record being written */
 	long long slice_end;	/* monotonic ms when time is up, or 0 */
 	int slice_why;		/* 'T': the slice's limit; 'd': the run's */
+	int halted;		/* r->halt units of the run failed */
 	int nlimits;		/* setrlimit(2) calls each unit gets */
 	struct corral_proc_limit limits[3];
 	char *iobuf;		/* for the units' output */

@@ -201,6 +201,13 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 		o->status = "pass";
 		return corral_buf_addstr(&o->note, "PASS: exit 0");
 	}
+	if (r->skip && r->skip[o->exit_code]) {
+		/* automake's 77: the unit says it cannot run here. */
+		o->ok = 1;
+		o->status = "skip";
+		return corral_buf_addf(&o->note, "SKIP: exit %d",
+		    o->exit_code) | corral_proc_add_last_line(&o->note, outfd);
+	}
 	o->status = "fail";
 	if ((rc = describe_limit(r, o, status)) != 0)
 		return rc < 0 ? -1 : corral_proc_add_last_line(&o->note, outfd);
@@ -273,6 +280,9 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 	corral_seconds_format(r->slice_ms, limit);
 	if (why)
 		rc = corral_buf_addf(&note, "ERROR: not checked out: %s", why);
+	else if (r->st->halted)
+		rc = corral_buf_addf(&note, "NOT-RUN: the run was halted once "
+		    "%zu unit%s had failed", r->halt, r->halt == 1 ? "" : "s");
 	else if (r->st->slice_why == 'T')
 		rc = corral_buf_addf(&note, "NOT-RUN: the slice's time limit "
 		    "(%s) ran out", limit);
@@ -302,11 +312,19 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 /* ------------------------------------------------------------------ */
 /* Attempts                                                             */
 
-/* Whether the slice's (or the run's) time is up. */
+/*
+ * Whether the slice's (or the run's) time is up, or the run halted: r->halt
+ * units of it have failed (the agents' shared ticks say so), after which
+ * no unit starts.
+ */
 static int
-time_up(const struct corral_run *r)
+time_up(struct corral_run *r)
 {
-	return r->st->slice_end && corral_time_ms() >= r->st->slice_end;
+	if (!r->st->halted && r->halt &&
+	    corral_live_failures(&r->st->live) >= r->halt)
+		r->st->halted = 1;
+	return r->st->halted || (r->st->slice_end &&
+	    corral_time_ms() >= r->st->slice_end);
 }
 
 /* When this attempt must end, and why; 0 when it need not. */
@@ -420,7 +438,7 @@ out:
 
 /* Whether a failed attempt may be tried again. */
 static int
-retryable(const struct corral_run *r, const struct outcome *o, int attempt)
+retryable(struct corral_run *r, const struct outcome *o, int attempt)
 {
 	if (o->ok || attempt > r->retries || time_up(r))
 		return 0;
@@ -598,8 +616,10 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	}
 	if (rc < 0)
 		return -1;
-	if (corral_run_caught())
+	if (corral_run_caught()) {
+		corral_live_interrupted(&r->st->live);
 		return corral_err_set(err, 0, "stopped by %s",
 		    corral_signal_name(corral_run_caught(), name));
+	}
 	return 0;
 }

@@ -415,7 +415,7 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 /* Running a unit                                                       */
 
 /*
- * Start /bin/sh -c CMD for one unit in the clone, in a process group of
+ * Start SHELL -c CMD (/bin/sh by default) for one unit in the clone, in a process group of
  * its own, its stdout and stderr on outfd, with the unit's limits.  0
  * with *pid set, or the error number of what kept it from starting.
  */
@@ -426,7 +426,8 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	char *argv[] = { "sh", "-c", NULL, NULL };
 
 	argv[2] = (char *)r->cmd;
-	p.path = "/bin/sh";
+	p.path = r->shell ? r->shell : "/bin/sh";
+	argv[0] = (char *)p.path;
 	p.argv = argv;
 	p.envp = r->st->env.v;
 	p.dir = r->clone;

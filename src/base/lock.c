@@ -202,27 +202,43 @@ same_file(int fd, const char *path)
 	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Under the lock: make the mark if the directory is new, write our pid. */
+/* Create dir/name holding text (which may be empty). */
+static int
+create_in(const char *dir, const char *name, const char *text,
+    struct corral_err *err)
+{
+	size_t n = strlen(text);
+	char *path;
+	int fd, rc = 0;
+
+	if (!(path = corral_path_join(dir, name)))
+		return corral_err_set(err, ENOMEM, "lock");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 || (n && write(fd, text, n) != (ssize_t)n))
+		rc = corral_err_set(err, errno, "cannot create '%s'", path);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
+/*
+ * Under the lock: make the mark if the directory is new (and then a
+ * .gitignore of everything, as pytest's cache has, so that git status
+ * stays clean), write our pid.
+ */
 static int
 settle(int fd, const char *dir, int flags, struct corral_err *err)
 {
-	char *mark, pid[32];
-	int n, mfd;
+	char pid[32];
+	int n;
 
 	if (check_ours(dir, err) < 0)
 		return -1;
-	if ((flags & CORRAL_LOCK_CREATE) && !exists_in(dir, CORRAL_MARK_FILE)) {
-		if (!(mark = corral_path_join(dir, CORRAL_MARK_FILE)))
-			return corral_err_set(err, ENOMEM, "lock");
-		mfd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-		if (mfd < 0) {
-			corral_err_set(err, errno, "cannot create '%s'", mark);
-			free(mark);
-			return -1;
-		}
-		close(mfd);
-		free(mark);
-	}
+	if ((flags & CORRAL_LOCK_CREATE) && !exists_in(dir, CORRAL_MARK_FILE) &&
+	    (create_in(dir, CORRAL_MARK_FILE, "", err) < 0 ||
+	    create_in(dir, ".gitignore", "*\n", err) < 0))
+		return -1;
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (pwrite(fd, pid, (size_t)n, 0) != n || ftruncate(fd, n) < 0)
 		return corral_err_set(err, errno, "cannot write the lock of "

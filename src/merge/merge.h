@@ -39,6 +39,7 @@ struct corral_merge_stats {
 	size_t merged;		/* distinct units found in the logs */
 	size_t attempts;	/* record lines read: every attempt counts */
 	size_t flaky;		/* units written with status "flaky" */
+	size_t skipped;		/* units written with status "skip" */
 	size_t successes;	/* lines written to successes.jsonl */
 	size_t failures;	/* lines written to failures.jsonl */
 	size_t missing;		/* expected units no log holds (not-run) */
@@ -122,6 +123,26 @@ long corral_score_count(const struct corral_score *s, const char *verdict);
  */
 int corral_score_order(const struct corral_score *s, const char ***orderp);
 void corral_score_release(struct corral_score *s);
+
+/* ------------------------------------------------------------------ */
+/* slowest.c: the slowest units of the last run                         */
+
+/* unit[i] took ms[i], the longest first; n of them. */
+struct corral_slowest {
+	char **unit;
+	long long *ms;
+	size_t n;
+};
+
+/*
+ * The n slowest units of the run summary.json in dir names (every record,
+ * when it names none), from dir's result files; a missing file has none,
+ * lines that are not records are skipped.  0, or -1 with err set (I/O,
+ * ENOMEM).  Release s with corral_slowest_release either way.
+ */
+int corral_slowest_read(const char *dir, size_t n, struct corral_slowest *s,
+    struct corral_err *err);
+void corral_slowest_release(struct corral_slowest *s);
 
 /* ------------------------------------------------------------------ */
 /* report.c: merged results as JUnit XML and TAP                       */

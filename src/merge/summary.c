@@ -80,6 +80,7 @@ void
 merge_count_results(struct merge *m)
 {
 	long *flaky = corral_set_get(m->status_ix, "flaky");
+	long *skip = corral_set_get(m->status_ix, "skip");
 	size_t i;
 
 	for (i = 0; i < m->nrecs; i++) {
@@ -91,6 +92,8 @@ merge_count_results(struct merge *m)
 			m->st->failures++;
 		if (flaky && m->recs[i].status == (uint32_t)*flaky)
 			m->st->flaky++;
+		if (skip && m->recs[i].status == (uint32_t)*skip)
+			m->st->skipped++;
 	}
 	m->st->units = m->o->units ? m->expected.n : m->st->merged;
 }

@@ -574,7 +574,7 @@ out:
 static int
 check_scoreboard(const struct corral_doctor *d, struct corral_buf *detail)
 {
-	static const char want[] = "7 units  ->  6 successes, 1 failures";
+	static const char want[] = "7 units  ->  6 successes, 1 failure";
 	struct corral_buf out = CORRAL_BUF_INIT;
 	int st, rc;
 

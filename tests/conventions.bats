@@ -1,0 +1,288 @@
+#!/usr/bin/env bats
+# conventions.bats -- what users of make and of test runners expect of
+# corral.mk: the includer's default goal, make -s and V=1, one line of
+# make's error for a failed run, CORRAL_SHELL, skips, halting, subsets,
+# the slowest units, an empty population and the progress total.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	mkdir -p proj
+	RAN=$PWD/ran
+	: > "$RAN"
+	export RAN
+}
+
+# project UNIT...: each unit records that it ran, then fails when its
+# name holds FAIL and exits 77 when it holds SKIP.
+project() {
+	printf '%s\n' "$@" > proj/units.txt
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
+	case "\$\$CORRAL_UNIT" in *FAIL*) echo "bad \$\$CORRAL_UNIT" >&2; exit 1 ;; \
+	*SKIP*) exit 77 ;; esac
+include $CORRAL_ROOT/corral.mk
+EOF
+}
+
+ran_count() { wc -l < "$RAN" | tr -d ' '; }
+
+# make_errors TEXT: the lines of make's own errors in TEXT
+make_errors() {
+	printf '%s\n' "$1" | grep -E '^make(\[[0-9]+\])?: \*\*\*' || true
+}
+
+# --- make's conventions ---------------------------------------------------
+
+@test "conventions: including corral.mk before the includer's first target, or after it, keeps the includer's default goal" {
+	local m=$CORRAL_ROOT/corral.mk
+	printf 'CORRAL_UNITS = a\nCORRAL_CMD = true\ninclude %s\nmine: ; @echo mine ran\n' "$m" > before.mk
+	printf 'CORRAL_UNITS = a\nCORRAL_CMD = true\nmine: ; @echo mine ran\ninclude %s\n' "$m" > after.mk
+	printf '.DEFAULT_GOAL := other\nCORRAL_UNITS = a\nCORRAL_CMD = true\ninclude %s\nmine: ; @echo mine ran\nother: ; @echo other ran\n' "$m" > set.mk
+	run -0 --separate-stderr make -f before.mk
+	assert_output "mine ran"
+	run -0 --separate-stderr make -f after.mk
+	assert_output "mine ran"
+	run -0 --separate-stderr make -f set.mk
+	assert_output "other ran"
+	assert_no_file .corral
+	# alone, corral.mk gives make no default goal at all
+	printf 'CORRAL_UNITS = a\nCORRAL_CMD = true\ninclude %s\n' "$m" > alone.mk
+	run -2 --separate-stderr make -f alone.mk
+	assert_stderr "make: *** No targets.  Stop."
+	assert_no_file .corral
+}
+
+@test "conventions: make -s prints no PLAN, SLICE or MERGE line and no progress; the summary and errors stay" {
+	project ok-1 FAIL-2 ok-3
+	run -2 --separate-stderr make -s -C proj -j2 corral-run
+	refute_contains "$output" "  PLAN "
+	refute_contains "$output" "  SLICE "
+	refute_contains "$output" "  MERGE "
+	refute_contains "$stderr" "corral: ["
+	assert_contains "$output" "merged 3 units from 2 agents: 2 passed, 1 failed"
+	assert_contains "$output" "FAIL-2  FAIL: exit 1: bad FAIL-2"
+	assert_equal 1 "$(make_errors "$stderr" | wc -l)"
+	run -2 --separate-stderr make -s -C proj corral-rerun-failed
+	refute_contains "$output" "RERUN"
+	assert_contains "$output" "FAIL-2  FAIL: exit 1: bad FAIL-2"
+	# without -s the same steps are shown
+	run -2 --separate-stderr make -C proj -B -j2 corral-run
+	assert_contains "$output" "  PLAN "
+	assert_contains "$output" "  SLICE "
+	assert_contains "$stderr" "corral: ["
+}
+
+@test "conventions: V=1 shows every command, as CORRAL_V=1 does" {
+	project a
+	run -0 --separate-stderr make -C proj corral-run
+	refute_contains "$output" "corral-run-slice "
+	run -0 --separate-stderr make -C proj -B corral-run V=1
+	assert_contains "$output" "corral-run-slice "
+	refute_contains "$output" "  SLICE "
+	run -0 --separate-stderr make -C proj -B corral-run CORRAL_V=1
+	assert_contains "$output" "corral-run-slice "
+	run -0 --separate-stderr make -C proj -B corral-run V=0
+	refute_contains "$output" "corral-run-slice "
+}
+
+@test "conventions: a run with failures prints its summary and one line of make's error, naming corral-run, none naming the engine" {
+	project ok-1 FAIL-2
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	assert_contains "$output" "failed units:"
+	run -0 make_errors "$stderr"
+	assert_output "make: *** [$CORRAL_ROOT/corral.mk:$(grep -n '__corral_run_goal)$' "$CORRAL_ROOT/corral.mk" | cut -d: -f1): corral-run] Error 1"
+	refute_contains "$stderr" "engine.mk"
+	# the answer is the same through corral-merge and corral-rerun-failed
+	run -2 --separate-stderr make -C proj corral-merge
+	assert_equal 1 "$(make_errors "$stderr" | wc -l)"
+	assert_contains "$stderr" "corral-merge] Error 1"
+	run -2 --separate-stderr make -C proj corral-rerun-failed
+	assert_equal 1 "$(make_errors "$stderr" | wc -l)"
+	assert_contains "$stderr" "corral-rerun-failed] Error 1"
+	refute_contains "$stderr" "engine.mk"
+	# nothing to merge: the message and one line of make's error
+	run -0 --separate-stderr make -C proj corral-clean
+	run -2 --separate-stderr make -C proj corral-merge
+	assert_contains "$stderr" "corral: nothing to merge in"
+	assert_equal 1 "$(make_errors "$stderr" | wc -l)"
+	refute_contains "$stderr" "engine.mk"
+}
+
+@test "conventions: CORRAL_SHELL runs CORRAL_CMD, /bin/sh by default; make's SHELL does not apply; changing it re-runs the slices" {
+	project a
+	cat >> proj/Makefile <<'EOF'
+SHELL = /bin/bash
+CORRAL_CMD = echo "$$CORRAL_UNIT" >> "$$RAN"; test -n "$$BASH_VERSION"
+EOF
+	run -2 --separate-stderr make -C proj corral-run
+	assert_json '.status == "fail"' proj/.corral/failures.jsonl
+	run -0 --separate-stderr make -C proj corral-run CORRAL_SHELL=bash
+	assert_json '.status == "pass"' proj/.corral/successes.jsonl
+	run -0 --separate-stderr make -C proj corral-run CORRAL_SHELL=/bin/bash
+	assert_equal 3 "$(ran_count)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_SHELL=/no/such/shell
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "ERROR: cannot start: No such file or directory"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_SHELL=
+	assert_contains "$stderr" "*** corral: CORRAL_SHELL is ''; it must be one path without spaces"
+}
+
+# --- test-runner conventions ----------------------------------------------
+
+@test "conventions: exit 77 is a skip: status skip in successes.jsonl, counted in the summary, never re-run by corral-rerun-failed" {
+	project ok-1 SKIP-2 FAIL-3
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	assert_contains "$output" "merged 3 units from 2 agents: 1 passed, 1 skipped, 1 failed"
+	assert_contains "$output" "3 units  ->  2 successes, 1 failure"
+	assert_contains "$output" "SKIP             1"
+	run -0 jq -c 'select(.unit == "SKIP-2") | [.status, .ok, .exit, .note]' proj/.corral/successes.jsonl
+	assert_output '["skip",true,77,"SKIP: exit 77"]'
+	assert_json '.by_status.skip == 1 and .failures == 1' proj/.corral/summary.json
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj corral-rerun-failed
+	assert_equal FAIL-3 "$(cat "$RAN")"
+	# a second run re-runs the slice that failed, not the one that skipped
+	: > "$RAN"
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	assert_equal FAIL-3 "$(grep -v ok-1 "$RAN")"
+}
+
+@test "conventions: CORRAL_SKIP_CODES changes which exit codes are skips; empty: none" {
+	project ok-1 SKIP-2
+	run -2 --separate-stderr make -C proj -j2 corral-run CORRAL_SKIP_CODES=
+	run -0 jq -r 'select(.unit == "SKIP-2") | .status' proj/.corral/failures.jsonl
+	assert_output fail
+	sed -i 's/exit 77/exit 3/' proj/Makefile
+	run -0 --separate-stderr make -C proj -B -j2 corral-run CORRAL_SKIP_CODES='3, 4'
+	run -0 jq -r 'select(.unit == "SKIP-2") | .status' proj/.corral/successes.jsonl
+	assert_output skip
+	run -2 --separate-stderr make -C proj corral-run CORRAL_SKIP_CODES=x
+	assert_contains "$stderr" "corral: CORRAL_SKIP_CODES is 'x'; it must be exit codes separated by commas or spaces"
+}
+
+@test "conventions: CORRAL_ONLY runs only the units matching its shell patterns, over the result so far, and plans nothing again" {
+	project a1 a2 b1 'c d' FAIL-x
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	local plan
+	plan=$(cat proj/.corral/plan.mk proj/.corral/slices/*.units | sha256sum)
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY='a* c?d'
+	assert_equal "$(printf 'a1\na2\nc d')" "$(sort "$RAN")"
+	assert_json '.units == 5 and .successes == 4 and .failures == 1 and .missing == 0' proj/.corral/summary.json
+	run -0 jq -r .unit proj/.corral/failures.jsonl
+	assert_output FAIL-x
+	assert_equal "$plan" "$(cat proj/.corral/plan.mk proj/.corral/slices/*.units | sha256sum)"
+	# the others keep their result; the matched ones have the new run's
+	run -0 jq -r 'select(.unit == "b1" or .unit == "a1") | .run' proj/.corral/successes.jsonl
+	assert_equal 2 "$(printf '%s\n' "$output" | sort -u | wc -l)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY=zz
+	assert_contains "$stderr" "corral: no unit matches CORRAL_ONLY 'zz'"
+}
+
+@test "conventions: after a whole corral-run the layers of corral-rerun-failed and CORRAL_ONLY no longer count in the summary" {
+	project a b FAIL-c
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	run -2 --separate-stderr make -C proj corral-rerun-failed
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ONLY=a
+	assert_json '.attempts == 5' proj/.corral/summary.json
+	: > "$RAN"
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	assert_contains "$output" "merged 3 units from 2 agents: 2 passed, 1 failed"
+	refute_contains "$output" "attempts"
+	assert_json '.attempts == 3 and .units == 3 and .successes == 2' proj/.corral/summary.json
+	assert_no_file proj/.corral/rerun
+	# what the layers ran is run again by the main layer, nothing else
+	run -0 sort "$RAN"
+	assert_output "$(printf 'FAIL-c\na')"
+}
+
+@test "conventions: CORRAL_HALT=2 starts no unit once 2 failed; the rest are not-run, noted as halted, and the result is complete" {
+	# agent 0 has FAIL-1, FAIL-3 and u5; agent 1, which starts after it, the rest
+	project FAIL-1 u2 FAIL-3 u4 u5 u6
+	run -2 --separate-stderr make -C proj -j1 corral-run CORRAL_HALT=2 CORRAL_AGENTS=2 CORRAL_SPLIT=roundrobin
+	assert_equal "$(printf 'FAIL-1\nFAIL-3')" "$(cat "$RAN")"
+	assert_json '.units == 6 and .merged == 6 and .missing == 0 and .failures == 6' proj/.corral/summary.json
+	run -0 jq -r 'select(.status == "not-run") | .note' proj/.corral/failures.jsonl
+	assert_equal 4 "${#lines[@]}"
+	assert_equal "NOT-RUN: the run was halted once 2 units had failed" "$(printf '%s\n' "$output" | sort -u)"
+	# without it every unit runs
+	: > "$RAN"
+	run -2 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=2
+	assert_equal 6 "$(ran_count)"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_HALT=x
+	assert_contains "$stderr" "corral: CORRAL_HALT is 'x'; it must be a number"
+}
+
+@test "conventions: the summary ends with the CORRAL_SLOWEST slowest units of the run, 5 by default, 0 none" {
+	project u1 u2 u3 u4 u5 u6 u7
+	cat >> proj/Makefile <<'EOF2'
+CORRAL_CMD = case "$$CORRAL_UNIT" in u7) sleep 0.6 ;; u3) sleep 0.3 ;; esac
+EOF2
+	run -0 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	assert_equal "  slowest units:" "${lines[${#lines[@]} - 6]}"
+	assert_contains "${lines[${#lines[@]} - 5]}" "  u7"
+	assert_contains "${lines[${#lines[@]} - 4]}" "  u3"
+	run -0 --separate-stderr make --no-print-directory -C proj -B -j2 corral-run CORRAL_SLOWEST=1
+	assert_equal "  slowest units:" "${lines[${#lines[@]} - 2]}"
+	run -0 --separate-stderr make -C proj -B -j2 corral-run CORRAL_SLOWEST=0
+	refute_contains "$output" "slowest"
+	# a run that ran nothing has no slowest units
+	run -0 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	refute_contains "$output" "slowest"
+}
+
+@test "conventions: an empty population says so in one line and exits non-zero" {
+	printf 'CORRAL_DISCOVER = true\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > proj/Makefile
+	run -2 --separate-stderr make -C proj corral-run
+	assert_stderr "$(printf '%s\n' "corral: no units: CORRAL_DISCOVER printed nothing" \
+		"make: *** [$CORRAL_ROOT/corral.mk:$(grep -n '__corral_run_goal)$' "$CORRAL_ROOT/corral.mk" | cut -d: -f1): corral-run] Error 2")"
+	refute_contains "$output" "COULD NOT TELL"
+	: > proj/units.txt
+	printf 'CORRAL_UNITS_FILE = units.txt\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > proj/Makefile
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$stderr" "corral: no units: CORRAL_UNITS_FILE '$PWD/proj/units.txt' is empty"
+}
+
+@test "conventions: the progress total is the run's from the first line, not the agents' started so far" {
+	project u1 u2 u3 u4 u5 u6
+	run -0 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=3
+	assert_equal 6 "$(grep -c '^corral: \[[1-6]/6\] pass ' <<<"$stderr")"
+	# a second run with one slice to run again counts that slice's units
+	sed -i 's/^CORRAL_CMD = /&test ! -e "$$CORRAL_WORKDIR\/..\/..\/..\/redo" || sleep 0; /' proj/Makefile
+	run -0 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=3
+	assert_equal 6 "$(grep -c '^corral: \[[1-6]/6\] pass ' <<<"$stderr")"
+	rm proj/.corral/slices/1.pass
+	run -0 --separate-stderr make -C proj -j1 corral-run CORRAL_AGENTS=3
+	assert_equal 2 "$(grep -c '^corral: \[[1-2]/2\] pass ' <<<"$stderr")"
+}
+
+@test "conventions: CORRAL_OUT gets a .gitignore holding * when corral makes it" {
+	project a
+	git init -q proj
+	run -0 make -C proj corral-run
+	assert_equal '*' "$(cat proj/.corral/.gitignore)"
+	run -0 git -C proj status --porcelain --untracked-files=all
+	refute_contains "$output" ".corral"
+	# one the user changed is left alone
+	echo '!keep' > proj/.corral/.gitignore
+	run -0 make -C proj -B corral-run
+	assert_equal '!keep' "$(cat proj/.corral/.gitignore)"
+}
+
+@test "conventions: on a terminal, the progress line of an interrupted run ends with a newline, once" {
+	printf 'a\nb\n' > slice
+	script -qfec "corral-run-slice -v -S out/live -c 'case \$CORRAL_UNIT in b) sleep 1000 ;; esac' -l out/logs 0 slice" /dev/null > ts.out 2>&1 3>&- &
+	local i
+	for i in $(seq 100); do
+		grep -q '"unit":"b"' out/live/agent-0.status 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -TERM "$(head -1 out/live/agent-0.status | jq .pid)"
+	wait
+	assert_contains "$(cat ts.out)" "1/2 done (1 pass"
+	assert_equal '0a' "$(tail -c 1 ts.out | od -An -tx1 | tr -d ' ')"
+	assert_file_exists out/live/interrupted
+}
