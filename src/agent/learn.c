@@ -340,10 +340,12 @@ watched_attempt(struct corral_run *r, const char *clone, const char *unit,
     size_t n, int attempt, struct outcome *o, struct corral_err *err)
 {
 	struct corral_learn *l;
+	struct corral_err why;
 	int rc, complete;
 
-	if (corral_learn_start(&l, clone, err) < 0)
-		return -1;
+	/* Out of inotify instances: the attempt runs, unwatched. */
+	if (corral_learn_start(&l, clone, &why) < 0 && why.errnum == ENOMEM)
+		return corral_err_set(err, ENOMEM, "%s", why.msg);
 	rc = corral_run_attempt(r, unit, n, attempt, o, err);
 	corral_strv_release(&o->reads);
 	corral_strv_release(&o->opened);
@@ -557,17 +559,20 @@ passed_whole(struct corral_run *r, struct outcome *o, struct outcome *w,
 	else
 		rc = corral_buf_addstr(&note, "FAIL: passes with the whole "
 		    "tree: a part is missing");
-	if (lacked->n)
+	if (!w->has_reads)
+		rc |= corral_buf_addstr(&note, "; what it opened was not seen "
+		    "(out of inotify watches or instances)");
+	else if (lacked->n)
 		rc |= corral_buf_addstr(&note, "; its clone lacked ") |
 		    add_names(&note, lacked);
 	else
 		rc |= corral_buf_addstr(&note, "; it opened nothing its clone "
 		    "lacked (what it lists or stats is not seen)");
-	if (r->learn && lacked->n)
+	if (r->learn && w->has_reads && lacked->n)
 		rc |= corral_buf_addstr(&note, "; learned again");
-	else if (r->learn)
+	else if (r->learn && w->has_reads)
 		rc |= corral_buf_addstr(&note, "; it keeps the whole tree");
-	if (rc < 0 || (r->learn && !lacked->n &&
+	if (rc < 0 || (r->learn && w->has_reads && !lacked->n &&
 	    (corral_strv_release(&w->reads), corral_strv_add(&w->reads,
 	    ".") < 0))) {
 		corral_buf_release(&note);
