@@ -47,6 +47,7 @@
 #                                weighted (longest first over durations
 #                                learned from history.jsonl); auto: weighted
 #                                once history knows a unit, else roundrobin
+#                                (corral-split -L lists the strategies)
 #   CORRAL_TIMEOUT    ?=         seconds an attempt of a unit may take
 #                                (fractions allowed); empty: no limit
 #   CORRAL_SLICE_TIMEOUT ?=      seconds a whole slice may take; the units
@@ -207,11 +208,6 @@ __corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
 ifneq ($(filter-out 0 1,$(CORRAL_PARTS_CHECK))$(word 2,$(CORRAL_PARTS_CHECK)),)
 $(error corral: CORRAL_PARTS_CHECK is '$(CORRAL_PARTS_CHECK)'; it must be 0 or 1)
 endif
-ifneq ($(words $(filter roundrobin weighted auto,$(CORRAL_SPLIT))) \
-	$(words $(CORRAL_SPLIT)),1 1)
-$(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)'; it must be \
-	roundrobin, weighted or auto)
-endif
 # __corral-path NAME,MIN: stop unless $(NAME) is one word (MIN 1) or at
 # most one (MIN 0).  A path may hold any character but white space, which
 # make cannot keep apart from the space between words; everything else
@@ -329,13 +325,34 @@ __corral-locked = $(__corral_b)corral-lock \
 	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
 	$(call __corral-q,$(__corral_outdir)) $(1)
 
+# CORRAL_SPLIT names a strategy of corral-split, which alone defines them
+# (corral-split -L lists them).  A target that runs the engine checks it
+# as make expands its recipe, before anything runs, so that a make that
+# runs no corral target never starts corral-split.  No line here ends in
+# a space before its backslash: an includer's .POSIX keeps that space.
+# __corral-or WORDS: "a, b or c".
+__corral_list_sep := $(__corral_comma)$(__corral_space)
+__corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_list_sep),$(wordlist\
+	2,$(words $(1)),x $(1))) or $(lastword $(1)),$(1))
+__corral-split-bad = $(or $(if $(CORRAL_SPLIT),,empty),$(word\
+	2,$(CORRAL_SPLIT)),$(filter-out $(__corral_strategies),$(CORRAL_SPLIT)))
+__corral-split-ok = $(eval __corral_strategies := $(shell\
+	$(__corral_b)corral-split -L 2>/dev/null))$(if\
+	$(__corral_strategies),,$(__corral-split-cannot))$(if\
+	$(__corral-split-bad),$(__corral-split-refuse))
+__corral-split-cannot = $(error corral: cannot run\
+	'$(__corral_bindir)corral-split -L' to check CORRAL_SPLIT; set\
+	CORRAL_BIN to where the corral programs are)
+__corral-split-refuse = $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)';\
+	it must be $(call __corral-or,$(__corral_strategies)))
+
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.
 # Its goal leaves the run's answer in CORRAL_OUT/exit-status and succeeds,
 # so that a failed run's one line of make's own error names the target
 # the user asked for, not the engine's internals: the answer becomes the
 # status of this recipe.
-__corral_engine = $(__corral_env) $(call __corral-locked,sh -c 'rm -f \
+__corral_engine = $(__corral-split-ok)$(__corral_env) $(call __corral-locked,sh -c 'rm -f \
 	"$$__corral_out/exit-status" && "$$@" && exit "$$(cat \
 	"$$__corral_out/exit-status" 2>/dev/null || echo 0)"' sh $(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \

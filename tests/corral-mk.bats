@@ -8,9 +8,7 @@ setup() {
 	load test_helper
 	_corral_setup
 	mkdir -p proj
-	RAN=$PWD/ran
-	: > "$RAN"
-	export RAN
+	_corral_ran
 }
 
 # project [UNITS...]: a project whose units are listed in units.txt; each
@@ -30,14 +28,8 @@ EOF
 }
 
 teardown() {
-	local p
-	# what a test left running in the background on purpose
-	for p in $(cat "$BATS_TEST_TMPDIR"/bg.pids 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	_corral_kill_bg
 }
-
-ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 @test "corral-mk: 200 units over -j16 run exactly once and are merged exactly once" {
 	project $(seq -f 'unit-%03g' 1 200)
@@ -715,6 +707,35 @@ EOF
 		assert_contains "$stderr" "corral: ${setting%%=*} is '${setting#*=}'; it must be"
 		assert_no_file proj/.corral
 	done
+}
+
+@test "corral-mk: CORRAL_SPLIT is checked against the strategies corral-split -L lists, nowhere else" {
+	local p
+	project a b
+	mkdir stubbin
+	for p in "$CORRAL_TEST_BIN"/*; do ln -s "$p" stubbin/; done
+	rm stubbin/corral-split
+	# a corral-split that knows one strategy more than the real one
+	cat > stubbin/corral-split <<EOF
+#!/bin/sh
+if [ "\$1" = -L ]; then "$CORRAL_TEST_BIN/corral-split" -L; echo fastest; exit; fi
+exec "$CORRAL_TEST_BIN/corral-split" "\$@"
+EOF
+	chmod +x stubbin/corral-split
+	run -0 make -n -C proj corral-run CORRAL_BIN="$PWD/stubbin" CORRAL_SPLIT=fastest
+	run -2 --separate-stderr make -n -C proj corral-run CORRAL_SPLIT=fastest
+	assert_contains "$stderr" "corral: CORRAL_SPLIT is 'fastest'; it must be roundrobin, weighted or auto."
+	run -2 --separate-stderr make -n -C proj corral-run CORRAL_BIN="$PWD/stubbin" CORRAL_SPLIT=slowest
+	assert_contains "$stderr" "it must be roundrobin, weighted, auto or fastest."
+}
+
+@test "corral-mk: an includer with .POSIX: runs corral-run (its backslash-newlines keep their spaces)" {
+	project a b c
+	sed -i '1i .POSIX:' proj/Makefile
+	run -0 make -C proj -j2 corral-run
+	assert_json '.successes == 3' proj/.corral/summary.json
+	run -2 --separate-stderr make -C proj corral-run CORRAL_SPLIT=fastest
+	assert_contains "$stderr" "corral: CORRAL_SPLIT is 'fastest'; it must be roundrobin, weighted or auto."
 }
 
 @test "corral-mk: an empty CORRAL_GRACE, CORRAL_RETRIES or CORRAL_OUTPUT_MAX means the agents' defaults" {

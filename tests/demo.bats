@@ -7,8 +7,7 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load test_helper
 	_corral_setup
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	mkdir -p "$TMPDIR"
+	_corral_tmpdir
 }
 
 # A make on PATH before the real one: it logs its arguments to make.log

@@ -23,8 +23,7 @@ setup_file() {
 setup() {
 	load test_helper
 	_corral_setup
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	mkdir -p "$TMPDIR"
+	_corral_tmpdir
 	INST=$BATS_FILE_TMPDIR/inst
 	VERSION=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h")
 }

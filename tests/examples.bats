@@ -43,8 +43,7 @@ setup() {
 # --- subagent-fanout ------------------------------------------------------
 
 @test "examples: subagent-fanout starts one process per brief, 8 agents, and one merge folds 24 of 24" {
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	mkdir -p "$TMPDIR"
+	_corral_tmpdir
 	run -0 --separate-stderr "$CORRAL_ROOT/examples/subagent-fanout/fanout.sh" out
 	assert_stderr ""
 	assert_equal "merged 24 units from 8 agents: 24 passed, 0 failed" "${lines[8]}"

@@ -10,18 +10,13 @@ setup() {
 	load test_helper
 	_corral_setup
 	mkdir -p proj
-	RAN=$PWD/ran
-	: > "$RAN"
-	export RAN
+	_corral_ran
 	unset CORRAL_WAIT NAP
 }
 
 teardown() {
-	local p
 	# the runs a test started in the background, and their units
-	for p in $(cat "$BATS_TEST_TMPDIR"/w/bg.pids 2>/dev/null); do
-		kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
-	done
+	_corral_kill_bg
 }
 
 # project UNIT...: each unit writes "RUN UNIT" to $RAN, then sleeps $NAP
@@ -34,8 +29,6 @@ CORRAL_CMD = printf '%s %s\\n' "\$\$CORRAL_RUN" "\$\$CORRAL_UNIT" >> "\$\$RAN"; 
 include $CORRAL_ROOT/corral.mk
 EOF
 }
-
-ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 # bg NAME CMD...: CMD in a session of its own, output in NAME.out, status
 # in NAME.rc when it ends; its pid in $BG_PID
@@ -53,16 +46,6 @@ finish() {
 	wait_for test -s "$1.rc"
 	status=$(cat "$1.rc")
 	output=$(cat "$1.out")
-}
-
-# wait_for CMD...: poll for up to 20 s until CMD succeeds
-wait_for() {
-	local i
-	for i in $(seq 200); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	flunk "timed out waiting for: $*"
 }
 
 ran_at_least() { [ "$(ran_count)" -ge "$1" ]; }

@@ -135,3 +135,10 @@ synopsis() {
 	done < <(grep -oE '`[a-z-]+: [^`]+`' "$CORRAL_ROOT/doc/RELIABILITY.md" | tr -d '`' | sort -u)
 	[ "$n" -ge 20 ] || flunk "only $n tests cited"
 }
+
+@test "man: corral-split(1) describes every strategy corral-split -L names, and no other" {
+	local want got
+	want=$(corral-split -L | LC_ALL=C sort)
+	got=$(sed -n '/^\.It Fl s Ar strategy/,/^\.El/s/^\.It Cm //p' "$MAN/corral-split.1" | LC_ALL=C sort)
+	assert_equal "$want" "$got"
+}

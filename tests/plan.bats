@@ -10,7 +10,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-t TEMPLATE] -n N [FILE]
+USAGE='usage: corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]
        corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] [FILE]'
 
 # units N: u0 .. u(N-1), one per line, in the file units
@@ -56,6 +56,32 @@ units() {
 	local split=$output
 	run -0 --separate-stderr corral-plan -n 5 units
 	assert_json_eq "$(jq -c '[.[]]' <<<"$split")" "$(jq -c 'map(.units)' <<<"$output")"
+}
+
+@test "plan: -s and -H cut the briefs as corral-split cuts with the same strategy and history" {
+	local u ms strategy
+	units 12
+	for u in $(seq 0 11); do
+		ms=$(( (u * 37) % 11 * 100 ))
+		printf '{"agent_id":"0","unit":"u%s","ok":true,"note":"PASS: exit 0","at":"2026-01-01T00:00:00.000Z","status":"pass","exit":0,"signal":null,"duration_ms":%s,"attempt":1,"run":"r"}\n' "$u" "$ms"
+	done > history.jsonl
+	for strategy in weighted auto roundrobin; do
+		run -0 --separate-stderr corral-split -s "$strategy" -H history.jsonl -n 3 units
+		local split=$output
+		run -0 --separate-stderr corral-plan -s "$strategy" -H history.jsonl -n 3 units
+		assert_json_eq "$(jq -c '[.[]]' <<<"$split")" "$(jq -c 'map(.units)' <<<"$output")"
+	done
+	# the weighted briefs are not the round-robin ones: the test tells them apart
+	run -0 corral-plan -s weighted -H history.jsonl -n 3 units
+	assert_json '.[0].units[0] != "u0"'
+}
+
+@test "plan: an unknown -s is refused with exit 2 naming the strategies; -s is refused with -c" {
+	units 3
+	run -2 --separate-stderr corral-plan -s fastest -n 2 units
+	assert_stderr "corral-plan: -s 'fastest' is not a strategy (roundrobin, weighted or auto)"
+	run -2 --separate-stderr corral-plan -c -s weighted units
+	assert_stderr "$USAGE"
 }
 
 @test "plan: units are disjoint and complete, and no slice is empty" {

@@ -8,9 +8,9 @@ setup() {
 	load test_helper
 	_corral_setup
 	# Clones go under $TMPDIR by default; keep them inside the test.
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	_corral_tmpdir
 	export OUT=$PWD
-	mkdir -p "$TMPDIR" src/dir
+	mkdir -p src/dir
 	printf 'alpha\n' > src/a.txt
 	printf 'beta\n' > src/dir/b.txt
 	printf 'gamma\n' > src/c.txt
@@ -22,16 +22,6 @@ KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms"
 # units UNIT...: the slice file 'slice', one unit per line
 units() {
 	printf '%s\n' "$@" > slice
-}
-
-# wait_for CMD...: poll for up to 10 s until CMD succeeds
-wait_for() {
-	local i
-	for i in $(seq 100); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	flunk "timed out waiting for: $*"
 }
 
 # no_process TAG: within 5 s no live process has TAG in its arguments

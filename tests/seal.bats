@@ -8,11 +8,9 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load test_helper
 	_corral_setup
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	mkdir -p "$TMPDIR" src
-	RAN=$PWD/ran
-	: > "$RAN"
-	export RAN
+	_corral_tmpdir
+	mkdir -p src
+	_corral_ran
 }
 
 # A forged record: unit a passed.

@@ -7,7 +7,8 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N [FILE]'
+USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N [FILE]
+       corral-split -L'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first
 # (a duration of "null" is a record without one), each run closed by the
@@ -305,6 +306,22 @@ hist() {
 @test "split: an unknown strategy is refused with exit 2" {
 	run -2 --separate-stderr corral-split -s fastest -n 2 /dev/null
 	assert_stderr "corral-split: -s 'fastest' is not a strategy (roundrobin, weighted or auto)"
+}
+
+@test "split: -L lists the strategies one per line, each one -s takes and -h describes" {
+	local name n=0
+	run -0 --separate-stderr corral-split -L
+	assert_stderr ""
+	local names=$output
+	assert_output "$(printf 'roundrobin\nweighted\nauto')"
+	run -0 corral-split -h
+	: > units
+	for name in $names; do
+		corral-split -s "$name" -n 2 units 2>/dev/null || flunk "-s $name is refused"
+		grep -qE "^  $name +[a-z]" <<<"$output" || flunk "-h does not describe $name"
+		n=$((n + 1))
+	done
+	assert_equal 3 "$n"
 }
 
 @test "split: history lines that are not records are counted and skipped; commit lines, torn tails and not-run records teach nothing" {

@@ -6,8 +6,8 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load test_helper
 	_corral_setup
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	mkdir -p "$TMPDIR" out
+	_corral_tmpdir
+	mkdir -p out
 }
 
 teardown() {
@@ -19,16 +19,6 @@ teardown() {
 }
 
 USAGE='usage: corral-status [-hj] [OUT]'
-
-# wait_for CMD...: poll for up to 10 s until CMD succeeds
-wait_for() {
-	local i
-	for i in $(seq 100); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	flunk "timed out waiting for: $*"
-}
 
 # agent K CMD UNIT...: start agent K of a run into out/, in the background
 agent() {

@@ -21,6 +21,42 @@ _corral_setup() {
 	mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || return 1
 }
 
+# _corral_tmpdir: TMPDIR inside the test (clones go under it by default).
+_corral_tmpdir() {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir -p "$TMPDIR"
+}
+
+# _corral_ran: RAN, an empty file the units of a test append to, exported;
+# ran_count: how many lines it holds.
+_corral_ran() {
+	RAN=$PWD/ran
+	: > "$RAN"
+	export RAN
+}
+ran_count() { wc -l < "$RAN" | tr -d ' '; }
+
+# _corral_kill_bg: for teardown: kill -9 what a test left running in the
+# background on purpose, the pids it wrote to bg.pids (in BATS_TEST_TMPDIR
+# or in the test's directory), each with its process group when it leads
+# one.
+_corral_kill_bg() {
+	local p
+	for p in $(cat "$BATS_TEST_TMPDIR"/bg.pids "$BATS_TEST_TMPDIR"/w/bg.pids 2>/dev/null); do
+		kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
+# wait_for CMD...: poll for up to 20 s until CMD succeeds
+wait_for() {
+	local i
+	for i in $(seq 200); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	flunk "timed out waiting for: $*"
+}
+
 # skip_if_wrapped: for a test that copies a program elsewhere, or runs it
 # where PATH cannot find valgrind.  Under CORRAL_TEST_WRAPPER (make test
 # VALGRIND=1) the programs are scripts that run the real one, from its own

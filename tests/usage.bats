@@ -59,7 +59,8 @@ version() {
 @test "usage: a usage error prints the synopsis alone on stderr and exits 2" {
 	run -2 --separate-stderr corral-split
 	[ -z "$output" ] || flunk "stdout: $output"
-	[ "$stderr" = "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N [FILE]" ] ||
+	[ "$stderr" = "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N [FILE]
+       corral-split -L" ] ||
 		flunk "stderr: $stderr"
 }
 
@@ -74,4 +75,36 @@ version() {
 	run -2 --separate-stderr sh -c 'corral-split --help >/dev/full'
 	[ "$stderr" = "corral-split: cannot write standard output: No space left on device" ] ||
 		flunk "$stderr"
+}
+
+@test "usage: --help and --version are answered after options and operands, as GNU programs do, not after -- or as an option's value" {
+	local prog name n=0
+	for prog in "$CORRAL_TEST_BIN"/corral*; do
+		name=$(basename "$prog")
+		# their first operand starts a command, whose arguments are its own
+		case $name in corral | corral-lock) continue ;; esac
+		run -0 --separate-stderr "$prog" operand --help
+		[[ ${lines[0]} == "usage: $name"* ]] ||
+			flunk "$name operand --help: first line is '${lines[0]}'"
+		run -0 --separate-stderr "$prog" operand --version
+		[ "$output" = "$name $(version)" ] ||
+			flunk "$name operand --version printed '$output'"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 15 ] || flunk "only $n programs checked"
+	run -0 --separate-stderr corral-split -n 2 --help
+	[[ ${lines[0]} == "usage: corral-split"* ]] || flunk "${lines[0]}"
+	run -0 --separate-stderr corral-report --junit=x --version
+	assert_output "corral-report $(version)"
+	run -2 --separate-stderr corral-split -n 2 -- --help
+	assert_stderr "corral-split: cannot open '--help': No such file or directory"
+	run -2 --separate-stderr corral-split -s --help -n 2
+	assert_stderr "corral-split: -s '--help' is not a strategy (roundrobin, weighted or auto)"
+	run -2 --separate-stderr corral-split -n--help
+	assert_stderr "corral-split: -n '--help' is not a number"
+	run -0 --separate-stderr corral-lock -w 1 --help
+	[[ ${lines[0]} == "usage: corral-lock"* ]] || flunk "${lines[0]}"
+	# a command's --help is the command's
+	run -0 --separate-stderr corral split --help
+	[[ ${lines[0]} == "usage: corral-split"* ]] || flunk "${lines[0]}"
 }

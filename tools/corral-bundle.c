@@ -46,8 +46,7 @@ static void
 print(const struct corral_buf *b)
 {
 	fwrite(b->data, 1, b->len, stdout);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 }
 
 static int

@@ -31,15 +31,6 @@ static const struct corral_usage use = {
 	NULL
 };
 
-static void
-read_parts(const char *file, struct corral_strv *parts)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, '\n', parts, 0, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
-
 static int
 run_checkout(const char *src, const char *dest, struct corral_strv *parts,
     struct corral_strv *exclude)
@@ -87,7 +78,7 @@ main(int argc, char *argv[])
 		case 'd': remove = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'm': manifest = optarg; break;
-		case 'p': read_parts(optarg, &parts); break;
+		case 'p': xunits_load(optarg, '\n', &parts, 0); break;
 		case 'x':
 			if (corral_strv_add(&exclude, optarg) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");

@@ -170,7 +170,6 @@ main(int argc, char *argv[])
 	free(tmp);
 	free(bindir);
 	corral_buf_release(&mk);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return status;
 }

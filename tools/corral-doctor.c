@@ -88,7 +88,6 @@ main(int argc, char *argv[])
 	free(bindir);
 	corral_buf_release(&mk);
 	corral_buf_release(&tried);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return status;
 }

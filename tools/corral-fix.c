@@ -85,13 +85,6 @@ number(const char *s, long long min, long long max, const char *what)
 }
 
 static void
-finish_stdout(void)
-{
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
-}
-
-static void
 print_line(void *arg, const char *line)
 {
 	(void)arg;
@@ -106,7 +99,7 @@ run_demo(void)
 
 	if (failures < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	finish_stdout();
+	xflush_stdout();
 	return failures ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 }
 
@@ -120,7 +113,7 @@ run_recover(const char *root)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	printf(rc ? "rolled back the interrupted apply in '%s'\n" :
 	    "no interrupted apply in '%s'\n", root);
-	finish_stdout();
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }
 
@@ -140,7 +133,7 @@ run_fix(const struct corral_fix_opts *o, int json)
 	    corral_fix_report_text(&r, &out)) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	fwrite(out.data, 1, out.len, stdout);
-	finish_stdout();
+	xflush_stdout();
 	status = r.remaining.n ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	corral_buf_release(&out);
 	corral_fix_report_release(&r);

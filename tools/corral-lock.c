@@ -59,7 +59,7 @@ main(int argc, char *argv[])
 	int c, unlock = 0;
 
 	corral_setprogname("corral");
-	corral_usage_check(&use, argc, argv);
+	corral_usage_check_command(&use, argc, argv);
 	while ((c = getopt(argc, argv, "+G:huw:")) != -1) {
 		switch (c) {
 		case 'G':

@@ -122,7 +122,6 @@ main(int argc, char *argv[])
 	corral_setprogname(argv[0]);
 	corral_usage_only_h(&use, argc, argv, 1);
 	rc = look(optind < argc ? argv[optind] : ".", "");
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return rc < 0 ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
 }

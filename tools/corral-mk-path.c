@@ -34,7 +34,6 @@ main(int argc, char *argv[])
 	printf("%s\n", path.data);
 	free(bindir);
 	corral_buf_release(&path);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }

@@ -95,8 +95,7 @@ print_learned(const char *history, char **units, int n, int per_unit)
 		printf("%s\n", out.v[i]);
 	corral_strv_release(&out);
 	corral_learned_release(&l);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }
 

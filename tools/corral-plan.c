@@ -5,15 +5,16 @@
  * needs (sorted, each once), the log_path it alone writes, and a task
  * made from a template.  The population comes from FILE or standard
  * input, one unit per line (NUL-separated with -0), and is cut exactly as
- * corral-split cuts it, so the logs of the agents fold with one
+ * corral-split cuts it (-s STRATEGY and -H HISTORY as corral-split's,
+ * round-robin by default), so the logs of the agents fold with one
  * corral-merge.  No unit gives "[]".  With -c it prints instead the
  * parts that the clone of FILE's units, as one slice, holds, one per
  * line, unchecked: corral.mk's engine makes each slice's parts file so,
  * and corral-checkout refuses what escapes; -H adds what the history
  * learned each unit reads (CORRAL_PARTS = auto), or "." for a unit it
- * has not learned yet, whose slice then learns in the whole tree.  Exit 0, or 2 on a usage error, an
- * unreadable FILE, a part that leaves the tree, or a failing parts
- * command.
+ * has not learned yet, whose slice then learns in the whole tree.  Exit
+ * 0, or 2 on a usage error, an unreadable FILE or HISTORY, a part that
+ * leaves the tree, or a failing parts command.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -30,30 +31,23 @@
 	"merge folds every agent's log afterwards."
 
 static const struct corral_usage use = {
-	"corral-plan [-0h] [-C DIR] [-l LOGDIR] [-p PART] [-P PARTS_CMD] "
-	"[-t TEMPLATE] -n N [FILE]\n"
+	"corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] "
+	"[-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]\n"
 	"corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] "
 	"[FILE]",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree: units that are paths in it, parts commands run there\n"
 	"-c\tprint the parts of all the units, one per line, not briefs\n"
-	"-H HISTORY\tadd the parts learned there ('.' for a unit not yet)\n"
+	"-H HISTORY\tthe durations -s cuts by; with -c, add the parts learned "
+	"there ('.' for a unit not yet)\n"
 	"-l LOGDIR\tthe directory of the logs in the briefs\n"
 	"-n N\tthe number of agents (required for briefs)\n"
 	"-P PARTS_CMD\ta command that prints a unit's parts\n"
 	"-p PART\ta part every agent clones (repeatable)\n"
+	"-s STRATEGY\thow to cut, as corral-split's (corral-split -h lists them)\n"
 	"-t TEMPLATE\tthe task text",
 	NULL
 };
-
-static void
-read_units(const char *file, int sep, struct corral_strv *units)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, units, 1, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
 
 /* The parts of all units, as one slice, each ended by sep. */
 static void
@@ -78,23 +72,23 @@ main(int argc, char *argv[])
 {
 	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
-	struct corral_briefs_opts o = { 0, "logs", { NULL, NULL, NULL, NULL },
-	    TEMPLATE };
+	struct corral_briefs_opts o = { 0, corral_strategies, NULL, "logs",
+	    { NULL, NULL, NULL, NULL }, TEMPLATE };
 	struct corral_learned learned;
 	struct corral_err err;
-	const char *nstr = NULL, *history = NULL;
+	const char *nstr = NULL;
 	long long n;
 	int c, sep = '\n', only_parts = 0, briefs_opts = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0cC:H:hl:n:p:P:t:")) != -1) {
+	while ((c = getopt(argc, argv, "0cC:hH:l:n:p:P:s:t:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'c': only_parts = 1; break;
 		case 'C': o.parts.srcdir = optarg; break;
-		case 'H': history = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'H': o.history = optarg; break;
 		case 'l': o.logdir = optarg, briefs_opts = 1; break;
 		case 'n': nstr = optarg; break;
 		case 'p':
@@ -102,12 +96,17 @@ main(int argc, char *argv[])
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 			break;
 		case 'P': o.parts.parts_cmd = optarg; break;
+		case 's':
+			if (!(o.strategy = corral_strategy_find(optarg, "-s",
+			    &err)))
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			briefs_opts = 1;
+			break;
 		case 't': o.template = optarg, briefs_opts = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts :
-	    !nstr || history))
+	if (argc - optind > 1 || (only_parts ? nstr || briefs_opts : !nstr))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (!*o.logdir)
 		corral_die(CORRAL_EXIT_ERR, "-l: the value is empty");
@@ -117,11 +116,12 @@ main(int argc, char *argv[])
 	o.nslices = nstr ? (long)n : 0;
 	o.parts.parts = &parts;
 	memset(&learned, 0, sizeof(learned));
-	if (history && corral_learned_read(&learned, history, &err) < 0)
+	if (only_parts && o.history && corral_learned_read(&learned,
+	    o.history, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	o.parts.learned = history ? &learned : NULL;
+	o.parts.learned = only_parts && o.history ? &learned : NULL;
 
-	read_units(optind < argc ? argv[optind] : "-", sep, &units);
+	xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
 	if (only_parts)
 		print_parts(&o.parts, &units, sep, &out);
 	else if (corral_briefs_write(&o, &units, &out, &err) < 0)
@@ -132,7 +132,6 @@ main(int argc, char *argv[])
 	corral_strv_release(&units);
 	corral_strv_release(&parts);
 	corral_learned_release(&learned);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }

@@ -107,7 +107,6 @@ main(int argc, char *argv[])
 		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
 		    "to standard output");
 	status = run_report(argv[optind], junit, tap);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return status;
 }

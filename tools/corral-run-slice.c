@@ -80,16 +80,6 @@ xadd(struct corral_strv *sv, const char *s)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 }
 
-/* Append the entries of file to list; duplicates are named if warn. */
-static void
-read_list(const char *file, int sep, struct corral_strv *list, int warn)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, list, warn, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-}
-
 /*
  * The expected milliseconds of each unit, one number a line, in the
  * order of SLICE; NULL (with a warning) when they do not fit it.
@@ -140,28 +130,18 @@ read_unlearned(const char *history, const struct corral_strv *units,
 	corral_learned_release(&l);
 }
 
+/* The value of option opt, by corral_seconds_parse or corral_size_parse. */
 static long long
-seconds(int opt, const char *arg)
+value(int opt, const char *arg, int (*parse)(const char *, long long *,
+    const char *, struct corral_err *))
 {
 	struct corral_err err;
 	char what[3] = { '-', (char)opt, '\0' };
-	long long ms;
+	long long v;
 
-	if (corral_seconds_parse(arg, &ms, what, &err) < 0)
+	if (parse(arg, &v, what, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	return ms;
-}
-
-static long long
-size(int opt, const char *arg)
-{
-	struct corral_err err;
-	char what[3] = { '-', (char)opt, '\0' };
-	long long bytes;
-
-	if (corral_size_parse(arg, &bytes, what, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-	return bytes;
+	return v;
 }
 
 static long long
@@ -274,10 +254,10 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'A': o->history = optarg; break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
-		case 'd': r->deadline_ms = seconds(c, optarg); break;
+		case 'd': r->deadline_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
-		case 'g': r->grace_ms = seconds(c, optarg); break;
+		case 'g': r->grace_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
@@ -290,15 +270,15 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'l': r->logdir = optarg; break;
 		case 'M': o->quiet_missing = 1; break;
 		case 'N': parse_codes(o->no_retry, optarg, "-N"); break;
-		case 'o': r->output_max = size(c, optarg); break;
+		case 'o': r->output_max = value(c, optarg, corral_size_parse); break;
 		case 'p': xadd(&o->parts, optarg); break;
 		case 'P': xadd(&o->files, optarg); break;
 		case 'R': r->retries = (int)number(optarg, 1000, "-R"); break;
 		case 'r': r->run = optarg; break;
 		case 'S': r->statedir = optarg; break;
 		case 's': r->shell = optarg; break;
-		case 'T': r->slice_ms = seconds(c, optarg); break;
-		case 't': r->timeout_ms = seconds(c, optarg); break;
+		case 'T': r->slice_ms = value(c, optarg, corral_seconds_parse); break;
+		case 't': r->timeout_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'v': r->progress = print_progress; break;
 		case 'W': r->whole_check = 1; break;
 		case 'w': r->workroot = optarg; break;
@@ -334,8 +314,8 @@ main(int argc, char *argv[])
 	if (corral_agent_check(argv[optind], &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < o.files.n; i++)
-		read_list(o.files.v[i], '\n', &o.parts, 0);
-	read_list(argv[optind + 1], o.sep, &o.units, 1);
+		xunits_load(o.files.v[i], '\n', &o.parts, 0);
+	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);
 	if (o.history)

@@ -47,19 +47,11 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 		rc |= corral_buf_addf(&b, ":%ld", corral_score_count(s,
 		    order[i]));
 	}
-	rc |= corral_buf_addstr(&b, "},\"found\":[");
-	for (i = 0; i < s->found.n; i++) {
-		rc |= corral_buf_addstr(&b, i ? "," : "");
-		rc |= corral_buf_addjson(&b, s->found.v[i],
-		    strlen(s->found.v[i]));
-	}
-	rc |= corral_buf_addstr(&b, "],\"unreadable\":[");
-	for (i = 0; i < s->unreadable.n; i++) {
-		rc |= corral_buf_addstr(&b, i ? "," : "");
-		rc |= corral_buf_addjson(&b, s->unreadable.v[i],
-		    strlen(s->unreadable.v[i]));
-	}
-	rc |= corral_buf_addstr(&b, "],\"failed\":[");
+	rc |= corral_buf_addstr(&b, "},\"found\":");
+	rc |= corral_strv_json(&b, &s->found);
+	rc |= corral_buf_addstr(&b, ",\"unreadable\":");
+	rc |= corral_strv_json(&b, &s->unreadable);
+	rc |= corral_buf_addstr(&b, ",\"failed\":[");
 	for (i = 0; i < s->failed_unit.n; i++) {
 		rc |= corral_buf_addstr(&b, i ? ",{\"unit\":" : "{\"unit\":");
 		rc |= corral_buf_addjson(&b, s->failed_unit.v[i],
@@ -78,10 +70,7 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 	else
 		rc |= corral_buf_addstr(&b, "null");
 	rc |= corral_buf_addstr(&b, "}\n");
-	if (rc < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	fwrite(b.data, 1, b.len, stdout);
-	corral_buf_release(&b);
+	xprint_buf(&b, rc);
 	free(order);
 }
 
@@ -250,7 +239,6 @@ main(int argc, char *argv[])
 	if (argc - optind != 1)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	status = run_scoreboard(argv[optind], mode, failed, (size_t)slowest);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return status;
 }

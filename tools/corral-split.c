@@ -13,7 +13,8 @@
  * -s picks the strategy: round-robin (the original's, and the default),
  * weighted (longest processing time first over durations learned from the
  * history file of -H; file sizes under -C when there is none), or auto
- * (weighted when the history knows a unit, else round-robin).  A weighted
+ * (weighted when the history knows a unit, else round-robin); -L prints
+ * their names, strategy.c's table, for corral.mk.  A weighted
  * plan says on stderr how many units were estimated; with -o, DIR/plan.json
  * describes the plan and DIR/K.est the expected milliseconds of each unit.
  */
@@ -27,19 +28,46 @@
 
 #include "corral.h"
 
+static void more(FILE *fp);
+
 static const struct corral_usage use = {
 	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
-	"[-s STRATEGY] -n N [FILE]",
+	"[-s STRATEGY] -n N [FILE]\n"
+	"corral-split -L",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree the units are paths in (weighted)\n"
 	"-H HISTORY\ta history of durations (weighted)\n"
 	"-j\tprint the plan as JSON also with -o\n"
+	"-L\tprint the names of the strategies, one per line, and exit\n"
 	"-l LOGDIR\twith -o, remove the logs of stale slices in LOGDIR\n"
 	"-n N\tthe number of slices (required)\n"
 	"-o DIR\twrite the slice files in DIR\n"
-	"-s STRATEGY\thow to cut: roundrobin, weighted, auto",
-	NULL
+	"-s STRATEGY\thow to cut (below; default: the first)",
+	more
 };
+
+/* --help: the strategies, from their table. */
+static void
+more(FILE *fp)
+{
+	const struct corral_strategy *s;
+
+	fputs("strategies:\n", fp);
+	for (s = corral_strategies; s->name; s++)
+		fprintf(fp, "  %-14s %s\n", s->name, s->what);
+}
+
+/* -L: the names alone, for corral.mk's check of CORRAL_SPLIT. */
+static void
+list_strategies(void)
+{
+	const struct corral_strategy *s;
+
+	for (s = corral_strategies; s->name; s++)
+		puts(s->name);
+	xflush_stdout();
+	exit(CORRAL_EXIT_OK);
+}
 
 /* Append one line of a slice file about unit to b: 0, or -1 (ENOMEM). */
 typedef int line_fn(struct corral_buf *b, const struct corral_plan *p,
@@ -63,6 +91,17 @@ estimate_line(struct corral_buf *b, const struct corral_plan *p,
 	return corral_buf_addf(b, "%lld\n", corral_plan_weight(p, unit));
 }
 
+/* body at path, atomically, and only when it changed. */
+static void
+write_file(const char *path, const struct corral_buf *body)
+{
+	struct corral_err err;
+
+	if (corral_atomic_file(path, body->data, body->len,
+	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
 /* DIR/K.EXT for every slice K of p, a line of each unit in order. */
 static void
 write_per_slice(const char *dir, const struct corral_plan *p,
@@ -82,9 +121,7 @@ write_per_slice(const char *dir, const struct corral_plan *p,
 		for (i = 0; i < p->slices[k].n; i++)
 			if (line(&body, p, p->slices[k].v[i], sep) < 0)
 				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		if (corral_atomic_file(path.data, body.data, body.len,
-		    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
-			corral_die_err(CORRAL_EXIT_ERR, &err);
+		write_file(path.data, &body);
 	}
 	corral_buf_release(&path);
 	corral_buf_release(&body);
@@ -156,33 +193,15 @@ static void
 print_plan(struct corral_strv *slices, size_t n)
 {
 	struct corral_buf out = CORRAL_BUF_INIT;
-	size_t k, i;
+	size_t k;
 	int rc = corral_buf_addch(&out, '{');
 
 	for (k = 0; k < n && rc == 0; k++) {
-		rc |= corral_buf_addf(&out, "%s\"%zu\":[", k ? "," : "", k);
-		for (i = 0; i < slices[k].n; i++) {
-			if (i)
-				rc |= corral_buf_addch(&out, ',');
-			rc |= corral_buf_addjson(&out, slices[k].v[i],
-			    strlen(slices[k].v[i]));
-		}
-		rc |= corral_buf_addch(&out, ']');
+		rc |= corral_buf_addf(&out, "%s\"%zu\":", k ? "," : "", k);
+		rc |= corral_strv_json(&out, &slices[k]);
 	}
 	rc |= corral_buf_addstr(&out, "}\n");
-	if (rc < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	fwrite(out.data, 1, out.len, stdout);
-	corral_buf_release(&out);
-}
-
-static void
-read_units(const char *file, int sep, struct corral_strv *units)
-{
-	struct corral_err err;
-
-	if (corral_units_load(file, sep, units, 1, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
+	xprint_buf(&out, rc);
 }
 
 /* DIR/plan.json: what the plan is made of, for people and benchmarks. */
@@ -190,14 +209,11 @@ static void
 write_plan_json(const char *dir, const struct corral_plan *p)
 {
 	struct corral_buf path = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
-	struct corral_err err;
 
 	if (corral_plan_json(p, &b) < 0 ||
 	    corral_buf_addf(&path, "%s/plan.json", dir) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_atomic_file(path.data, b.data, b.len,
-	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
+	write_file(path.data, &b);
 	corral_buf_release(&path);
 	corral_buf_release(&b);
 }
@@ -228,17 +244,15 @@ say_plan(const struct corral_plan *p, const char *history)
 		    p->wt.nknown);
 }
 
-static enum corral_strategy
+static const struct corral_strategy *
 parse_strategy(const char *s)
 {
-	if (!strcmp(s, "roundrobin"))
-		return CORRAL_SPLIT_ROUNDROBIN;
-	if (!strcmp(s, "weighted"))
-		return CORRAL_SPLIT_WEIGHTED;
-	if (!strcmp(s, "auto"))
-		return CORRAL_SPLIT_AUTO;
-	corral_die(CORRAL_EXIT_ERR, "-s '%s' is not a strategy (roundrobin, "
-	    "weighted or auto)", s);
+	const struct corral_strategy *st;
+	struct corral_err err;
+
+	if (!(st = corral_strategy_find(s, "-s", &err)))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return st;
 }
 
 int
@@ -247,7 +261,7 @@ main(int argc, char *argv[])
 	struct corral_plan p;
 	struct corral_strv units = CORRAL_STRV_INIT;
 	struct corral_err err;
-	enum corral_strategy strategy = CORRAL_SPLIT_ROUNDROBIN;
+	const struct corral_strategy *strategy = corral_strategies;
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
 	const char *logdir = NULL;
 	int c, sep = '\n', json = 0, chosen = 0;
@@ -255,13 +269,14 @@ main(int argc, char *argv[])
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0C:hH:jl:n:o:s:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:hH:jLl:n:o:s:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
+		case 'L': list_strategies(); break;
 		case 'l': logdir = optarg; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
@@ -274,11 +289,12 @@ main(int argc, char *argv[])
 	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 
-	read_units(optind < argc ? argv[optind] : "-", sep, &units);
+	xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
 	if (corral_plan_make(&p, &units, strategy, history, srcdir,
 	    (long)nslices, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if (strategy != CORRAL_SPLIT_ROUNDROBIN && units.n)
+	/* the default, the original's round-robin, says nothing */
+	if (strategy != corral_strategies && units.n)
 		say_plan(&p, history);
 	if (dir) {
 		write_per_slice(dir, &p, "units", unit_line, sep);
@@ -295,7 +311,6 @@ main(int argc, char *argv[])
 		print_plan(p.slices, p.n);
 	corral_plan_release(&p);
 	corral_strv_release(&units);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }

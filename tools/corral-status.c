@@ -227,10 +227,7 @@ print_json(const char *out, const struct corral_agent_status *a, size_t n,
 		rc |= add_agent_json(&b, &a[i], now);
 	}
 	rc |= corral_buf_addstr(&b, "]}\n");
-	if (rc < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	fwrite(b.data, 1, b.len, stdout);
-	corral_buf_release(&b);
+	xprint_buf(&b, rc);
 }
 
 static int
@@ -282,7 +279,6 @@ main(int argc, char *argv[])
 	if (argc - optind > 1)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	status = run_status(optind < argc ? argv[optind] : ".corral", json);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	return status;
 }

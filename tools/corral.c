@@ -75,7 +75,7 @@ main(int argc, char *argv[])
 	argv0 = argv[0];
 	if (argc < 2)
 		run("demo", none);
-	corral_usage_check(&use, argc, argv);
+	corral_usage_check_command(&use, argc, argv);
 	if (!strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2))
 		corral_usage(&use, CORRAL_EXIT_OK);
 	if (!strcmp(argv[1], "-V"))

@@ -206,11 +206,16 @@ remember_dir(struct job *j, const char *path, const struct stat *st)
 	return 0;
 }
 
+static int
+write_chunk(void *fd, const char *p, size_t n)
+{
+	return corral_write_all(*(int *)fd, p, n);
+}
+
 /* Copy bytes fd to fd: a reflink if possible, else the kernel, else us. */
 static int
 copy_bytes(int in, int out)
 {
-	char buf[65536];
 	ssize_t n;
 
 	if (ioctl(out, FICLONE, in) == 0)
@@ -225,13 +230,7 @@ copy_bytes(int in, int out)
 	if (lseek(in, 0, SEEK_SET) < 0 || ftruncate(out, 0) < 0 ||
 	    lseek(out, 0, SEEK_SET) < 0)
 		return -1;
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || corral_write_all(out, buf, (size_t)n) < 0)
-			return -1;
-	}
-	return 0;
+	return corral_fd_chunks(in, write_chunk, &out);
 }
 
 static int
@@ -743,6 +742,25 @@ out:
 }
 
 /*
+ * name under dirfd (AT_FDCWD: a path) opened as a directory, never
+ * through a symlink, its descriptor in *fd.  NULL with err set.
+ */
+static DIR *
+open_dir(int dirfd, const char *name, int *fd, struct corral_err *err)
+{
+	DIR *d;
+
+	*fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (*fd >= 0 && (d = fdopendir(*fd)))
+		return d;
+	corral_err_set(err, errno, "cannot open '%s'", name);
+	if (*fd >= 0)
+		close(*fd);
+	return NULL;
+}
+
+/*
  * Remove the directory entry name under dirfd and, for a directory,
  * everything below it.  Symlinks are removed, never followed.  A directory
  * a unit made unreadable is given u+rwx back first.
@@ -766,14 +784,8 @@ remove_at(int dirfd, const char *name, struct corral_err *err)
 	}
 	if ((st.st_mode & 0700) != 0700)
 		fchmodat(dirfd, name, (st.st_mode & 07777) | 0700, 0);
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		rc = corral_err_set(err, errno, "cannot open '%s'", name);
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	if (!(d = open_dir(dirfd, name, &fd, err)))
+		return -1;
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			rc = remove_at(fd, de->d_name, err);
@@ -800,13 +812,8 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 		    "not removing it", dest);
 	if ((st.st_mode & 0700) != 0700)
 		chmod(dest, (st.st_mode & 07777) | 0700);
-	fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		rc = corral_err_set(err, errno, "cannot open '%s'", dest);
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	if (!(d = open_dir(AT_FDCWD, dest, &fd, err)))
+		return -1;
 	/* The mark goes last, so a clone half removed is still a clone. */
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&

@@ -307,17 +307,6 @@ corral_learn_stop(struct corral_learn *l, const char *src,
 /* ------------------------------------------------------------------ */
 /* Learning an attempt, and trying a failed unit in the whole tree      */
 
-static int
-in_list(const struct corral_strv *sv, const char *s)
-{
-	size_t i;
-
-	for (i = 0; sv && i < sv->n; i++)
-		if (!strcmp(sv->v[i], s))
-			return 1;
-	return 0;
-}
-
 /* Whether the slice's clone is the whole tree (the part "."). */
 static int
 clone_is_whole(const struct corral_run *r)
@@ -361,7 +350,7 @@ int
 corral_learn_attempt(struct corral_run *r, const char *unit, size_t n,
     int attempt, struct outcome *o, struct corral_err *err)
 {
-	if (!in_list(r->learn, unit) || !clone_is_whole(r))
+	if (!corral_strv_has(r->learn, unit) || !clone_is_whole(r))
 		return corral_run_attempt(r, unit, n, attempt, o, err);
 	return watched_attempt(r, r->clone, unit, n, attempt, o, err);
 }

@@ -249,20 +249,14 @@ corral_live_tally(const char *statedir, struct corral_tally *t,
 static int
 add_name(struct corral_buf *b, const char *unit)
 {
-	size_t n = strlen(unit), i, cut = n;
-	int rc = 0;
+	size_t i = b->len;
 
-	if (n > NAME_MAX_SHOWN) {
-		cut = NAME_MAX_SHOWN;
-		while (cut > 0 && ((unsigned char)unit[cut] & 0xc0) == 0x80)
-			cut--;
-	}
-	for (i = 0; i < cut && rc == 0; i++)
-		rc = corral_buf_addch(b, (unsigned char)unit[i] < 0x20 ||
-		    unit[i] == 0x7f ? '?' : unit[i]);
-	if (rc == 0 && cut < n)
-		rc = corral_buf_addstr(b, "...");
-	return rc;
+	if (corral_add_excerpt(b, unit, strlen(unit), NAME_MAX_SHOWN) < 0)
+		return -1;
+	for (; i < b->len; i++)
+		if ((unsigned char)b->data[i] < 0x20 || b->data[i] == 0x7f)
+			b->data[i] = '?';
+	return 0;
 }
 
 /* "12/40 done (10 pass, 1 fail, 1 flaky, 0 timeout), 3.2s, ETA 9.0s" */

@@ -170,6 +170,10 @@ int corral_strv_add(struct corral_strv *sv, const char *s);
 void corral_strv_release(struct corral_strv *sv);	/* frees every string */
 /* Sort sv bytewise (strcmp) and free repeats, keeping each string once. */
 void corral_strv_sort_unique(struct corral_strv *sv);
+/* Whether s is one of sv's strings (sv may be NULL: none). */
+int corral_strv_has(const struct corral_strv *sv, const char *s);
+/* Append sv as a JSON array of strings: 0, or -1 (ENOMEM). */
+int corral_strv_json(struct corral_buf *b, const struct corral_strv *sv);
 
 /* ------------------------------------------------------------------ */
 /* line.c: where a line ends                                           */
@@ -238,6 +242,20 @@ int corral_units_read(FILE *fp, int sep, const char *name,
  */
 int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
+/*
+ * Flush standard output, or exit 2 with "cannot write standard output:
+ * ..." when it took no write (xalloc.c).
+ */
+void xflush_stdout(void);
+/*
+ * The text a tool built in b, rc the or-ed results of building it: exit
+ * 2 with "out of memory" when rc < 0, else write b to standard output
+ * (xflush_stdout says whether it took it) and release b (xalloc.c).
+ */
+void xprint_buf(struct corral_buf *b, int rc);
+/* corral_units_load, exiting 2 with its message on an error (xalloc.c). */
+void xunits_load(const char *file, int sep, struct corral_strv *units,
+    int warn);
 
 /* ------------------------------------------------------------------ */
 /* usage.c: what a program says about itself (for tools; it prints)    */
@@ -262,11 +280,20 @@ void corral_usage(const struct corral_usage *u, int status)
 void corral_usage_version(const struct corral_usage *u)
 	__attribute__((noreturn));
 /*
- * --help or --version as the first argument: print u or "PROGRAM
- * VERSION" on stdout and exit 0; anything else returns.  Every program
- * calls it first, before its option loop.
+ * --help or --version among the options, as GNU programs take them: an
+ * argument anywhere before "--" that is not the value of an option ("-C
+ * DIR" in u's option lines takes one, "-j, --junit FILE" too, also as
+ * "-CDIR" and "--junit=FILE").  Print u or "PROGRAM VERSION" on stdout
+ * and exit 0; without either, return.  Every program calls it (or
+ * corral_usage_check_command) first, before its option loop.
  */
 void corral_usage_check(const struct corral_usage *u, int argc,
+    char *argv[]);
+/*
+ * The same for a program whose first operand starts a command with
+ * arguments of its own (getopt's "+"): the options end there.
+ */
+void corral_usage_check_command(const struct corral_usage *u, int argc,
     char *argv[]);
 /*
  * The option loop of a program whose only option is -h (after
@@ -328,6 +355,15 @@ int corral_write_all(int fd, const void *p, size_t n);
  */
 int corral_open_input(const char *path, struct corral_err *err);
 FILE *corral_fopen_input(const char *path, struct corral_err *err);
+/*
+ * Read fd to its end (retrying on EINTR), each chunk read passed to eat,
+ * which returns 0, or -1 to stop.  0, or -1 when a read failed (errno
+ * set) or eat stopped (errno as eat left it).  corral_buf_eat appends
+ * to the struct corral_buf ctx (NULL: the bytes are dropped).
+ */
+int corral_fd_chunks(int fd, int (*eat)(void *ctx, const char *p, size_t n),
+    void *ctx);
+int corral_buf_eat(void *b, const char *p, size_t n);
 /* Read a whole file into b (appending), by open_input.  0, or -1/err. */
 int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);

@@ -72,30 +72,29 @@ corral_sha256_buf(const void *p, size_t n, char hex[CORRAL_SHA256_HEX],
 	return finish(ctx, hex, err);
 }
 
+/* A chunk into the digest; a libcrypto failure leaves errno 0. */
+static int
+update(void *ctx, const char *p, size_t n)
+{
+	if (EVP_DigestUpdate(ctx, p, n) == 1)
+		return 0;
+	errno = 0;
+	return -1;
+}
+
 int
 corral_sha256_fd(int fd, const char *name, char hex[CORRAL_SHA256_HEX],
     struct corral_err *err)
 {
-	char chunk[65536];
 	EVP_MD_CTX *ctx;
-	ssize_t r;
 
 	if (!(ctx = start(err)))
 		return -1;
-	for (;;) {
-		r = read(fd, chunk, sizeof(chunk));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (EVP_DigestUpdate(ctx, chunk, (size_t)r) != 1) {
-			EVP_MD_CTX_free(ctx);
-			return corral_err_set(err, 0, "sha256: libcrypto "
-			    "failed");
-		}
-	}
-	if (r < 0) {
-		corral_err_set(err, errno, "cannot read '%s'", name);
+	if (corral_fd_chunks(fd, update, ctx) < 0) {
+		if (errno)
+			corral_err_set(err, errno, "cannot read '%s'", name);
+		else
+			corral_err_set(err, 0, "sha256: libcrypto failed");
 		EVP_MD_CTX_free(ctx);
 		return -1;
 	}

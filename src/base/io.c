@@ -139,33 +139,41 @@ corral_fopen_input(const char *path, struct corral_err *err)
 }
 
 int
-corral_read_file(const char *path, struct corral_buf *b,
-    struct corral_err *err)
+corral_fd_chunks(int fd, int (*eat)(void *ctx, const char *p, size_t n),
+    void *ctx)
 {
 	char chunk[65536];
 	ssize_t r;
-	int fd;
 
-	if ((fd = corral_open_input(path, err)) < 0)
-		return -1;
 	for (;;) {
 		r = read(fd, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			break;
-		if (corral_buf_add(b, chunk, (size_t)r) < 0) {
-			r = -1;
-			break;
-		}
+			return r < 0 ? -1 : 0;
+		if (eat(ctx, chunk, (size_t)r) < 0)
+			return -1;
 	}
-	if (r < 0) {
-		corral_err_set(err, errno, "cannot read '%s'", path);
-		close(fd);
+}
+
+int
+corral_buf_eat(void *b, const char *p, size_t n)
+{
+	return b ? corral_buf_add(b, p, n) : 0;
+}
+
+int
+corral_read_file(const char *path, struct corral_buf *b,
+    struct corral_err *err)
+{
+	int fd, rc;
+
+	if ((fd = corral_open_input(path, err)) < 0)
 		return -1;
-	}
+	if ((rc = corral_fd_chunks(fd, corral_buf_eat, b)) < 0)
+		corral_err_set(err, errno, "cannot read '%s'", path);
 	close(fd);
-	return 0;
+	return rc;
 }
 
 int

@@ -91,6 +91,29 @@ cj_parse_text(const char *text, size_t len, struct corral_err *err)
 	return doc;
 }
 
+/* doc when it is an object, else NULL with err set (doc deleted). */
+static cJSON *
+object_only(cJSON *doc, struct corral_err *err)
+{
+	if (!doc || cJSON_IsObject(doc))
+		return doc;
+	cJSON_Delete(doc);
+	corral_err_set(err, 0, "not a JSON object");
+	return NULL;
+}
+
+cJSON *
+cj_object_line(const char *line, size_t len, struct corral_err *err)
+{
+	return object_only(cj_parse_line(line, len, err), err);
+}
+
+cJSON *
+cj_object_text(const char *text, size_t len, struct corral_err *err)
+{
+	return object_only(cj_parse_text(text, len, err), err);
+}
+
 /* The member key of obj; -1 + err when absent (and required) or typed
  * wrongly.  *out is NULL when absent and not required. */
 int
@@ -167,12 +190,8 @@ corral_json_obj_parse(const char *line, size_t len, struct corral_json_obj *o,
 	cJSON *doc;
 
 	o->doc = NULL;
-	if (!(doc = cj_parse_line(line, len, err)))
+	if (!(doc = cj_object_line(line, len, err)))
 		return -1;
-	if (!cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
-		return corral_err_set(err, 0, "not a JSON object");
-	}
 	o->doc = doc;
 	return 0;
 }

@@ -29,6 +29,12 @@ long long cj_get_int(const cJSON *obj, const char *key);
 cJSON *cj_parse_line(const char *line, size_t len, struct corral_err *err);
 /* cj_parse_line of a copy of text[0..len), which needs no NUL after it. */
 cJSON *cj_parse_text(const char *text, size_t len, struct corral_err *err);
+/*
+ * cj_parse_line and cj_parse_text of what must be a JSON object: any
+ * other value is NULL with err saying "not a JSON object".
+ */
+cJSON *cj_object_line(const char *line, size_t len, struct corral_err *err);
+cJSON *cj_object_text(const char *text, size_t len, struct corral_err *err);
 
 /* Type tests to hand to cj_member. */
 int cj_is_string(const cJSON *v);

@@ -333,22 +333,6 @@ corral_proc_reap(pid_t pid, int *wstatus)
 /* ------------------------------------------------------------------ */
 /* Running a program to its end                                         */
 
-/* Read fd to its end into b (NULL: discard).  0, or -1 with errno. */
-static int
-drain(int fd, struct corral_buf *b)
-{
-	char chunk[4096];
-	ssize_t n;
-
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (b && corral_buf_add(b, chunk, (size_t)n) < 0))
-			return -1;
-	}
-	return 0;
-}
-
 /* Start s with its output as s asks; *rfd: the read end of a capture. */
 static int
 spawn_start(const struct corral_spawn *s, pid_t *pid, int *rfd)
@@ -389,7 +373,7 @@ corral_spawn_run(const struct corral_spawn *s, int *wstatus,
 	if ((e = spawn_start(s, &pid, &fd)))
 		return corral_err_set(err, e, "cannot run '%s'", s->argv[0]);
 	if (fd >= 0) {
-		if (drain(fd, s->capture) < 0)
+		if (corral_fd_chunks(fd, corral_buf_eat, s->capture) < 0)
 			rc = corral_err_set(err, errno, "reading from '%s'",
 			    s->argv[0]);
 		close(fd);

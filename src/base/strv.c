@@ -72,3 +72,28 @@ corral_strv_sort_unique(struct corral_strv *sv)
 	sv->n = j;
 	sv->v[j] = NULL;
 }
+
+int
+corral_strv_has(const struct corral_strv *sv, const char *s)
+{
+	size_t i;
+
+	for (i = 0; sv && i < sv->n; i++)
+		if (!strcmp(sv->v[i], s))
+			return 1;
+	return 0;
+}
+
+int
+corral_strv_json(struct corral_buf *b, const struct corral_strv *sv)
+{
+	size_t i;
+	int rc = corral_buf_addch(b, '[');
+
+	for (i = 0; i < sv->n; i++) {
+		if (i)
+			rc |= corral_buf_addch(b, ',');
+		rc |= corral_buf_addjson(b, sv->v[i], strlen(sv->v[i]));
+	}
+	return rc | corral_buf_addch(b, ']');
+}

@@ -3,7 +3,9 @@
  * usage.c is what every program says about itself: the synopsis and one
  * line per option for -h and --help (on stdout, exit 0), the synopsis
  * alone for a usage error (on stderr, exit 2), and "PROGRAM VERSION" for
- * --version.  Like err.c it prints, for the tools; the library never
+ * --version.  --help and --version count anywhere among the options, as
+ * with GNU's getopt_long, and the option lines say which options take a
+ * value, so that "-t --help" stays a value.  Like err.c it prints, for the tools; the library never
  * calls it.
  */
 #include <stdio.h>
@@ -46,8 +48,7 @@ print_options(FILE *fp, const char *options)
 static void __attribute__((noreturn))
 finish(int status)
 {
-	if (fflush(stdout) == EOF || ferror(stdout))
-		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	xflush_stdout();
 	exit(status);
 }
 
@@ -77,15 +78,84 @@ corral_usage_version(const struct corral_usage *u)
 	finish(CORRAL_EXIT_OK);
 }
 
+/*
+ * Whether the option line head p (up to its tab: "-C DIR", "-j, --junit
+ * FILE") names the option name (n bytes: one letter, or a long name
+ * without its "--") and a value after it.
+ */
+static int
+line_takes_value(const char *p, const char *name, size_t n)
+{
+	size_t len;
+	int named = 0;
+
+	for (; *p && *p != '\t' && *p != '\n'; p += strspn(p, " ,")) {
+		len = strcspn(p, " ,\t\n");
+		if (len > 2 && p[0] == '-' && p[1] == '-')
+			named |= len - 2 == n && !strncmp(p + 2, name, n);
+		else if (len == 2 && p[0] == '-')
+			named |= n == 1 && p[1] == *name;
+		else
+			return named;
+		p += len;
+	}
+	return 0;
+}
+
+/* Whether an option of u takes a value, by its lines; one none names, not. */
+static int
+takes_value(const struct corral_usage *u, const char *name, size_t n)
+{
+	const char *p;
+
+	for (p = u->options; p && *p; p += *p == '\n') {
+		if (line_takes_value(p, name, n))
+			return 1;
+		p += strcspn(p, "\n");
+	}
+	return 0;
+}
+
+/* corral_usage_check's walk; with command, the first operand ends it. */
+static void
+check(const struct corral_usage *u, int argc, char *argv[], int command)
+{
+	const char *a;
+	int i, j;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		a = argv[i];
+		if (!strcmp(a, "--help"))
+			corral_usage(u, CORRAL_EXIT_OK);
+		if (!strcmp(a, "--version"))
+			corral_usage_version(u);
+		if (a[0] != '-' || !a[1]) {
+			if (command)
+				return;
+		} else if (a[1] == '-') {
+			if (!strchr(a, '=') && takes_value(u, a + 2, strlen(a + 2)))
+				i++;
+		} else {
+			for (j = 1; a[j]; j++)
+				if (takes_value(u, a + j, 1)) {
+					i += !a[j + 1];
+					break;
+				}
+		}
+	}
+}
+
 void
 corral_usage_check(const struct corral_usage *u, int argc, char *argv[])
 {
-	if (argc < 2)
-		return;
-	if (!strcmp(argv[1], "--help"))
-		corral_usage(u, CORRAL_EXIT_OK);
-	if (!strcmp(argv[1], "--version"))
-		corral_usage_version(u);
+	check(u, argc, argv, 0);
+}
+
+void
+corral_usage_check_command(const struct corral_usage *u, int argc,
+    char *argv[])
+{
+	check(u, argc, argv, 1);
 }
 
 int

@@ -12,7 +12,9 @@
  *                 place together (the commit record, rolled forward)
  *   summary.c     summary.json
  *   history.c     history.jsonl: the records of runs not yet committed
- *   reader.c      a file read one line at a time, for all of them
+ *   reader.c      a file read one line at a time, for all of them, and
+ *                 the result files read record by record, for the
+ *                 scoreboard (score.c) and the reports (report.c)
  */
 #ifndef CORRAL_MERGE_PRIVATE_H
 #define CORRAL_MERGE_PRIVATE_H
@@ -169,6 +171,25 @@ int merge_reader_next(struct reader *rd, struct corral_err *err);
 int merge_reader_rewind(struct reader *rd, struct corral_err *err);
 /* 1 when the file is not the one first opened (size or mtime moved). */
 int merge_reader_changed(struct reader *rd);
+
+/* What merge_results_read does with a result file's lines. */
+struct merge_results {
+	const char *dir;	/* where the result files are */
+	/* each record, of successes.jsonl when success: 0, or -1 (ENOMEM) */
+	int (*row)(void *ctx, const struct corral_json_record *r,
+	    int success);
+	void *ctx;
+	/* gets "NAME line N: why" for each line that is not a record */
+	struct corral_strv *unreadable;
+};
+
+/*
+ * Read the result file m->dir/name record by record, blank lines
+ * skipped.  1 when it was read, 0 when there is no such file, -1 with err
+ * set (I/O; ENOMEM, also when row fails).
+ */
+int merge_results_read(const struct merge_results *m, const char *name,
+    int success, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */

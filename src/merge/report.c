@@ -17,7 +17,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "merge/merge.h"
+#include "merge/merge-private.h"
 
 /* How much of a failed unit's output a report quotes, at most. */
 #define OUTPUT_TAIL	4096
@@ -179,9 +179,9 @@ dup_or(const char *s, const char *fallback)
 }
 
 static int
-add_row(struct corral_report *rep, const struct corral_json_record *r,
-    int success)
+add_row(void *ctx, const struct corral_json_record *r, int success)
 {
+	struct corral_report *rep = ctx;
 	struct corral_report_row *row;
 
 	if (rep->n % 64 == 0) {
@@ -207,58 +207,6 @@ add_row(struct corral_report *rep, const struct corral_json_record *r,
 }
 
 static int
-read_results(struct corral_report *rep, const char *dir, const char *name,
-    int success, struct corral_err *err)
-{
-	struct corral_json_record r;
-	struct corral_buf path = CORRAL_BUF_INIT, why = CORRAL_BUF_INIT;
-	struct corral_err lerr;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	FILE *fp = NULL;
-	int rc = -1;
-
-	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
-		goto nomem;
-	if (!(fp = corral_fopen_input(path.data, &lerr))) {
-		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
-		    lerr.errnum, "%s", lerr.msg);
-		goto out;
-	}
-	while ((len = getline(&line, &cap, fp)) != -1) {
-		lineno++;
-		len = (ssize_t)corral_line_chomp(line, (size_t)len);
-		if (corral_line_blank(line, (size_t)len))
-			continue;
-		if (corral_json_record_parse(line, (size_t)len, &r, &lerr) < 0) {
-			corral_buf_reset(&why);
-			if (corral_buf_addf(&why, "%s line %zu: %s", name,
-			    lineno, lerr.msg) < 0 ||
-			    corral_strv_add(&rep->unreadable, why.data) < 0)
-				goto nomem;
-			continue;
-		}
-		rc = add_row(rep, &r, success);
-		corral_json_record_release(&r);
-		if (rc < 0)
-			goto nomem;
-	}
-	rc = ferror(fp) ? corral_err_set(err, errno, "cannot read '%s'",
-	    path.data) : 0;
-	goto out;
-nomem:
-	rc = corral_err_set(err, ENOMEM, "reading '%s'", dir);
-out:
-	if (fp)
-		fclose(fp);
-	free(line);
-	corral_buf_release(&path);
-	corral_buf_release(&why);
-	return rc;
-}
-
-static int
 row_cmp(const void *x, const void *y)
 {
 	const struct corral_report_row *a = x, *b = y;
@@ -270,10 +218,12 @@ int
 corral_report_read(struct corral_report *rep, const char *dir,
     struct corral_err *err)
 {
+	struct merge_results m = { dir, add_row, rep, &rep->unreadable };
+
 	memset(rep, 0, sizeof(*rep));
 	rep->dir = dir;
-	if (read_results(rep, dir, "successes.jsonl", 1, err) < 0 ||
-	    read_results(rep, dir, "failures.jsonl", 0, err) < 0)
+	if (merge_results_read(&m, "successes.jsonl", 1, err) < 0 ||
+	    merge_results_read(&m, "failures.jsonl", 0, err) < 0)
 		return -1;
 	if (rep->n)
 		qsort(rep->rows, rep->n, sizeof(*rep->rows), row_cmp);

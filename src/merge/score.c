@@ -16,7 +16,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "merge/merge.h"
+#include "merge/merge-private.h"
 
 /* A verdict is at most this many characters (code points). */
 #define VERDICT_MAX 24
@@ -110,22 +110,9 @@ count_verdict(struct corral_score *s, const char *verdict)
 }
 
 static int
-add_unreadable(struct corral_score *s, const char *file, size_t lineno,
-    const char *why)
+add_row(void *ctx, const struct corral_json_record *r, int success)
 {
-	struct corral_buf b = CORRAL_BUF_INIT;
-	int rc = -1;
-
-	if (corral_buf_addf(&b, "%s line %zu: %s", file, lineno, why) == 0)
-		rc = corral_strv_add(&s->unreadable, b.data);
-	corral_buf_release(&b);
-	return rc;
-}
-
-static int
-add_row(struct corral_score *s, const struct corral_json_record *r,
-    int success)
-{
+	struct corral_score *s = ctx;
 	char verdict[VERDICT_SIZE];
 
 	s->units++;
@@ -146,71 +133,22 @@ add_row(struct corral_score *s, const struct corral_json_record *r,
 	return 0;
 }
 
-/* Score one result file; a missing file is skipped. */
-static int
-read_file(struct corral_score *s, const char *dir, const char *name,
-    int success, struct corral_err *err)
-{
-	struct corral_json_record r;
-	struct corral_buf path = CORRAL_BUF_INIT;
-	struct corral_err lerr;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	FILE *fp;
-	int rc = -1;
-
-	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
-		return corral_err_set(err, errno, "scoreboard");
-	if (!(fp = corral_fopen_input(path.data, &lerr))) {
-		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
-		    lerr.errnum, "%s", lerr.msg);
-		goto out;
-	}
-	if (corral_strv_add(&s->found, name) < 0)
-		goto nomem;
-	while ((len = getline(&line, &cap, fp)) != -1) {
-		lineno++;
-		len = (ssize_t)corral_line_chomp(line, (size_t)len);
-		if (corral_line_blank(line, (size_t)len))
-			continue;
-		if (corral_json_record_parse(line, (size_t)len, &r, &lerr) < 0) {
-			if (add_unreadable(s, name, lineno, lerr.msg) < 0)
-				goto nomem;
-			continue;
-		}
-		if (add_row(s, &r, success) < 0) {
-			corral_json_record_release(&r);
-			goto nomem;
-		}
-		corral_json_record_release(&r);
-	}
-	if (ferror(fp)) {
-		corral_err_set(err, errno, "cannot read '%s'", path.data);
-		goto close;
-	}
-	rc = 0;
-	goto close;
-nomem:
-	corral_err_set(err, errno, "scoreboard");
-close:
-	fclose(fp);
-out:
-	free(line);
-	corral_buf_release(&path);
-	return rc;
-}
-
 int
 corral_score_read(const char *dir, struct corral_score *s,
     struct corral_err *err)
 {
+	struct merge_results m = { dir, add_row, s, &s->unreadable };
+	int i, rc;
+
 	memset(s, 0, sizeof(*s));
 	if (!(s->counts = corral_set_new()))
 		return corral_err_set(err, errno, "scoreboard");
-	if (read_file(s, dir, result_files[0], 1, err) < 0 ||
-	    read_file(s, dir, result_files[1], 0, err) < 0)
-		return -1;
+	for (i = 0; i < 2; i++) {
+		if ((rc = merge_results_read(&m, result_files[i], !i, err)) < 0)
+			return -1;
+		if (rc == 1 && corral_strv_add(&s->found, result_files[i]) < 0)
+			return corral_err_set(err, errno, "scoreboard");
+	}
 	return 0;
 }
 

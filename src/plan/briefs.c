@@ -1,14 +1,15 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * briefs.c writes the briefs of a subagent fan-out, the original's
- * plan_prompts: one per slice of corral_split_roundrobin, each naming the
- * agent, its units, the parts its clone needs (sorted, each once), the
- * one log it may write, and a task text made from a template.  The
- * slices are the ones corral-split and corral.mk cut, so the agents'
- * logs fold with one corral-merge, and no two briefs share a log path or
- * a unit.  The parts are parts.c's, each checked to stay in the tree: an
- * agent given a brief has nothing else to check them.  Apart from running
- * the parts command, nothing is touched.
+ * plan_prompts: one per slice of a plan cut by a strategy of strategy.c,
+ * each naming the agent, its units, the parts its clone needs (sorted,
+ * each once), the one log it may write, and a task text made from a
+ * template.  The slices are the ones corral-split cuts from the same
+ * units, strategy and history, so the agents' logs fold with one
+ * corral-merge, and no two briefs share a log path or a unit.  The parts
+ * are parts.c's, each checked to stay in the tree: an agent given a brief
+ * has nothing else to check them.  Apart from running the parts command,
+ * nothing is touched.
  */
 #include <errno.h>
 #include <string.h>
@@ -76,20 +77,6 @@ fill(struct corral_buf *b, const char *t, size_t agent,
 }
 
 static int
-add_array(struct corral_buf *b, const struct corral_strv *sv)
-{
-	size_t i;
-	int rc = corral_buf_addch(b, '[');
-
-	for (i = 0; i < sv->n; i++) {
-		if (i)
-			rc |= corral_buf_addch(b, ',');
-		rc |= corral_buf_addjson(b, sv->v[i], strlen(sv->v[i]));
-	}
-	return rc | corral_buf_addch(b, ']');
-}
-
-static int
 brief(const struct corral_briefs_opts *o, size_t k,
     const struct corral_strv *slice, struct corral_buf *out,
     struct corral_err *err)
@@ -109,9 +96,9 @@ brief(const struct corral_briefs_opts *o, size_t k,
 		goto nomem;
 	rc = corral_buf_addf(out, "%s{\"agent_id\":\"%zu\",\"units\":",
 	    k ? ",\n" : "", k);
-	rc |= add_array(out, slice);
+	rc |= corral_strv_json(out, slice);
 	rc |= corral_buf_addstr(out, ",\"clone_parts\":");
-	rc |= add_array(out, &parts);
+	rc |= corral_strv_json(out, &parts);
 	rc |= corral_buf_addstr(out, ",\"log_path\":");
 	rc |= corral_buf_addjson(out, log.data, log.len);
 	rc |= corral_buf_addstr(out, ",\"task\":");
@@ -133,18 +120,18 @@ corral_briefs_write(const struct corral_briefs_opts *o,
     const struct corral_strv *units, struct corral_buf *out,
     struct corral_err *err)
 {
-	struct corral_strv *slices;
-	size_t n, k;
-	int rc = 0;
+	struct corral_plan p;
+	size_t k;
+	int rc;
 
-	if (corral_split_roundrobin(units, o->nslices, &slices, &n, err) < 0)
-		return -1;
-	if (corral_buf_addstr(out, n ? "[\n" : "[") < 0)
+	rc = corral_plan_make(&p, units, o->strategy, o->history,
+	    o->parts.srcdir, o->nslices, err);
+	if (rc == 0 && corral_buf_addstr(out, p.n ? "[\n" : "[") < 0)
 		rc = corral_err_set(err, errno, "planning");
-	for (k = 0; k < n && rc == 0; k++)
-		rc = brief(o, k, &slices[k], out, err);
-	if (rc == 0 && corral_buf_addstr(out, n ? "\n]\n" : "]\n") < 0)
+	for (k = 0; k < p.n && rc == 0; k++)
+		rc = brief(o, k, &p.slices[k], out, err);
+	if (rc == 0 && corral_buf_addstr(out, p.n ? "\n]\n" : "]\n") < 0)
 		rc = corral_err_set(err, errno, "planning");
-	corral_split_free(slices, n);
+	corral_plan_release(&p);
 	return rc;
 }

@@ -48,30 +48,18 @@ index_units(struct corral_plan *p, struct corral_err *err)
 
 int
 corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
-    enum corral_strategy strategy, const char *history, const char *srcdir,
-    long nslices, struct corral_err *err)
+    const struct corral_strategy *strategy, const char *history,
+    const char *srcdir, long nslices, struct corral_err *err)
 {
-	int weighted;
-
 	memset(p, 0, sizeof(*p));
 	p->units = units;
 	if (index_units(p, err) < 0 || (history &&
-	    corral_weights_history(&p->wt, units, history, err) < 0))
+	    corral_weights_history(&p->wt, units, history, err) < 0) ||
+	    strategy->cut(p, srcdir, nslices, err) < 0)
 		return -1;
-	weighted = strategy == CORRAL_SPLIT_WEIGHTED ||
-	    (strategy == CORRAL_SPLIT_AUTO && p->wt.kind == CORRAL_WEIGHTS_MS);
-	if (weighted && p->wt.kind == CORRAL_WEIGHTS_NONE) {
-		corral_weights_release(&p->wt);
-		if (corral_weights_sizes(&p->wt, units, srcdir, err) < 0)
-			return -1;
-	}
+	/* a plan without weights weighs every unit 0 */
 	if (!p->wt.w && !(p->wt.w = calloc(units->n + 1, sizeof(*p->wt.w))))
 		return nomem(err);
-	p->strategy = weighted ? "weighted" : "roundrobin";
-	if ((weighted ? corral_split_weighted(units, p->wt.w, nslices,
-	    &p->slices, &p->n, NULL, err) : corral_split_roundrobin(units,
-	    nslices, &p->slices, &p->n, err)) < 0)
-		return -1;
 	return add_loads(p, err);
 }
 

@@ -83,13 +83,8 @@ int corral_weights_sizes(struct corral_weights *wt,
     struct corral_err *err);
 void corral_weights_release(struct corral_weights *wt);
 
-/* plan.c: a plan as corral-split makes it                            */
-
-enum corral_strategy {
-	CORRAL_SPLIT_ROUNDROBIN,	/* the original's */
-	CORRAL_SPLIT_WEIGHTED,		/* longest processing time first */
-	CORRAL_SPLIT_AUTO		/* weighted once history knows a unit */
-};
+/* ------------------------------------------------------------------ */
+/* plan.c: a plan as corral-split makes it                             */
 
 struct corral_plan {
 	const struct corral_strv *units;
@@ -102,6 +97,41 @@ struct corral_plan {
 	struct corral_set *ix;		/* unit -> its index in units->v */
 };
 
+/* ------------------------------------------------------------------ */
+/* strategy.c: the split strategies, by name                           */
+
+/*
+ * A way to cut: cut fills p->slices, p->n and p->strategy from p->units
+ * and p->wt (learned from history, kind NONE when there is none; a cut
+ * may weigh the files srcdir/UNIT instead, srcdir NULL for the current
+ * directory).  0, or -1 with err set (I/O, ENOMEM).
+ */
+struct corral_strategy {
+	const char *name;
+	const char *what;	/* one line, for --help */
+	int (*cut)(struct corral_plan *p, const char *srcdir, long nslices,
+	    struct corral_err *err);
+};
+
+/*
+ * Every strategy, ended by a NULL name; the first is the default of the
+ * programs (round-robin, the original's).  The names are defined here
+ * and nowhere else: corral-split -L prints them for corral.mk.
+ */
+extern const struct corral_strategy corral_strategies[];
+
+/*
+ * The strategy called name, or NULL with err set to "OPT 'NAME' is not a
+ * strategy (a, b or c)" (or ENOMEM).
+ */
+const struct corral_strategy *corral_strategy_find(const char *name,
+    const char *opt, struct corral_err *err);
+/* Append the names as "a, b or c" to b: 0, or -1 (ENOMEM). */
+int corral_strategy_names(struct corral_buf *b);
+
+/* ------------------------------------------------------------------ */
+/* plan.c: making a plan by a strategy                                 */
+
 /*
  * Cut units into nslices as strategy says, learning weights from the
  * history file (may be NULL); a weighted plan without any history weighs
@@ -109,8 +139,8 @@ struct corral_plan {
  * ENOMEM).  Release p with corral_plan_release either way.
  */
 int corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
-    enum corral_strategy strategy, const char *history, const char *srcdir,
-    long nslices, struct corral_err *err);
+    const struct corral_strategy *strategy, const char *history,
+    const char *srcdir, long nslices, struct corral_err *err);
 /* The weight of a unit of the plan (0 for one it does not hold). */
 long long corral_plan_weight(const struct corral_plan *p, const char *unit);
 /*
@@ -193,15 +223,19 @@ int corral_part_nearest(const char *srcdir, const char *part, char **nearp,
 /* briefs.c: one brief per agent, for a subagent fan-out               */
 
 /*
- * What corral_briefs_write needs.  The slices are corral_split_roundrobin's
- * over units; logdir names where agent K writes LOGDIR/agent-K.jsonl;
- * parts says what each slice clones (parts.c); template is the task text,
+ * What corral_briefs_write needs.  The slices are corral_plan_make's over
+ * units by strategy, with the weights of history (may be NULL) or, for a
+ * weighted plan without any, the sizes of the files under parts.srcdir:
+ * what corral-split cuts from the same.  logdir names where agent K
+ * writes LOGDIR/agent-K.jsonl; parts says what each slice clones (parts.c); template is the task text,
  * in which {agent}, {units}, {parts}, {log} and {n} are replaced (units
  * and parts joined by single spaces, n the number of units) and every
  * other character is kept as written.
  */
 struct corral_briefs_opts {
 	long nslices;
+	const struct corral_strategy *strategy;
+	const char *history;
 	const char *logdir;
 	struct corral_parts_opts parts;
 	const char *template;

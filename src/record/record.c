@@ -395,12 +395,8 @@ corral_json_record_parse(const char *line, size_t len,
 	cJSON *doc;
 
 	memset(r, 0, sizeof(*r));
-	if (!(doc = cj_parse_line(line, len, err)))
+	if (!(doc = cj_object_line(line, len, err)))
 		return -1;
-	if (!cJSON_IsObject(doc)) {
-		corral_err_set(err, 0, "not a JSON object");
-		goto fail;
-	}
 	cJSON_ArrayForEach(m, doc) {
 		if ((f = field_of(m->string)) < 0)
 			continue;

@@ -127,26 +127,35 @@ make_parents(const char *root, const char *path, struct corral_err *err)
 	return rc;
 }
 
+struct copy {
+	struct corral_atomic *a;
+	struct corral_err *err;
+	int failed;	/* the write, not the read */
+};
+
+static int
+put_chunk(void *ctx, const char *p, size_t n)
+{
+	struct copy *c = ctx;
+
+	if (corral_atomic_write(c->a, p, n, c->err) == 0)
+		return 0;
+	c->failed = 1;
+	return -1;
+}
+
 /* Copy the open fd into the atomic file a.  0 or -1 with err set. */
 static int
 copy_into(int fd, const char *from, struct corral_atomic *a,
     struct corral_err *err)
 {
-	char chunk[65536];
-	ssize_t r;
+	struct copy c = { a, err, 0 };
 
-	for (;;) {
-		r = read(fd, chunk, sizeof(chunk));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return corral_err_set(err, errno, "cannot read '%s'",
-			    from);
-		if (r == 0)
-			return 0;
-		if (corral_atomic_write(a, chunk, (size_t)r, err) < 0)
-			return -1;
-	}
+	if (corral_fd_chunks(fd, put_chunk, &c) == 0)
+		return 0;
+	if (!c.failed)
+		corral_err_set(err, errno, "cannot read '%s'", from);
+	return -1;
 }
 
 /*

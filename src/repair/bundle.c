@@ -827,12 +827,8 @@ corral_json_manifest(const char *text, size_t len, struct corral_manifest *m,
 	int rc = -1;
 
 	memset(m, 0, sizeof(*m));
-	if (!(doc = cj_parse_text(text, len, err)))
+	if (!(doc = cj_object_text(text, len, err)))
 		return -1;
-	if (!cJSON_IsObject(doc)) {
-		corral_err_set(err, 0, "not a JSON object");
-		goto out;
-	}
 	if (cj_member(doc, "bundle_version", cj_is_number, "a number", 1, &v,
 	    err) < 0 || cj_str_member(doc, "note", "", &m->note, err) < 0 ||
 	    cj_member(doc, "fixes", cj_is_array, "an array", 1, &fixes,

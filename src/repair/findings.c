@@ -61,11 +61,9 @@ add_finding(struct corral_findings *out, const char *line, size_t len,
 	cJSON *doc;
 	size_t cap;
 
-	if (!(doc = cj_parse_text(line, len, err)))
+	if (!(doc = cj_object_text(line, len, err)))
 		return -1;
-	if (!cJSON_IsObject(doc))
-		corral_err_set(err, 0, "not a JSON object");
-	else if (finding_fields(doc, &f, err) == 0 &&
+	if (finding_fields(doc, &f, err) == 0 &&
 	    !(f.json = malloc(len + 1)))
 		corral_err_set(err, ENOMEM, "parse");
 	else if (f.json && out->n == out->cap) {

@@ -347,12 +347,19 @@ ctx_init(struct ctx *c, const struct corral_fix_opts *o,
 	return make_work(c, err);
 }
 
+/* Remove the clone at path (may be NULL) and free the path. */
+static void
+clone_drop(char *path)
+{
+	if (path)
+		corral_clone_remove(path, NULL);
+	free(path);
+}
+
 static void
 ctx_release(struct ctx *c)
 {
-	if (c->work)
-		corral_clone_remove(c->work, NULL);
-	free(c->work);
+	clone_drop(c->work);
 	free(c->staged);
 	free(c->root);
 	corral_buf_release(&c->finder);
@@ -507,27 +514,37 @@ verdict(struct try *t, const char *status, const char *fmt, const char *a)
 }
 
 /* Steps return 0 to go on, 1 when the verdict is in, -1 on error. */
+
+/* Run the finder over the clone into fs, its output kept under when. */
+static int
+try_look(struct try *t, const char *when, struct corral_findings *fs,
+    struct corral_err *err)
+{
+	char *tag;
+	int rc;
+
+	if (!(tag = corral_path_join(t->dir + strlen(t->c->work) + 1, when)))
+		return corral_err_set(err, ENOMEM, "attempt");
+	rc = look(t->c, t->clone, tag, fs, err);
+	free(tag);
+	if (rc == 1) {
+		t->could_not_look = 1;
+		return verdict(t, "could-not-look", "%s", err->msg);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
 static int
 try_clone_and_look(struct try *t, struct corral_err *err)
 {
-	char *tag;
 	int rc;
 
 	if (mkdir(t->dir, 0700) < 0)
 		return corral_err_set(err, errno, "cannot create '%s'", t->dir);
 	if (clone_root(t->c, t->clone, err) < 0)
 		return -1;
-	if (!(tag = corral_path_join(t->dir + strlen(t->c->work) + 1,
-	    "before")))
-		return corral_err_set(err, ENOMEM, "attempt");
-	rc = look(t->c, t->clone, tag, &t->before, err);
-	free(tag);
-	if (rc == 1) {
-		t->could_not_look = 1;
-		return verdict(t, "could-not-look", "%s", err->msg);
-	}
-	if (rc < 0)
-		return -1;
+	if ((rc = try_look(t, "before", &t->before, err)) != 0)
+		return rc;
 	if (!has_identity(&t->before, t->res->finding->identity))
 		return verdict(t, "stale", "%s", "the finder does not report "
 		    "it in a fresh clone of the root");
@@ -617,19 +634,10 @@ try_verify(struct try *t, struct corral_err *err)
 	struct corral_strv target = CORRAL_STRV_INIT;
 	struct corral_buf why = CORRAL_BUF_INIT;
 	size_t i, writes = 0;
-	char *tag;
 	int rc;
 
-	if (!(tag = corral_path_join(t->dir + strlen(t->c->work) + 1, "after")))
-		return corral_err_set(err, ENOMEM, "attempt");
-	rc = look(t->c, t->clone, tag, &t->after, err);
-	free(tag);
-	if (rc == 1) {
-		t->could_not_look = 1;
-		return verdict(t, "could-not-look", "%s", err->msg);
-	}
-	if (rc < 0)
-		return -1;
+	if ((rc = try_look(t, "after", &t->after, err)) != 0)
+		return rc;
 	if (has_identity(&t->after, t->res->finding->identity))
 		return verdict(t, "rolled-back", "%s", "fix did not remove the "
 		    "finding");
@@ -690,17 +698,16 @@ format_verdict(struct try *t, struct corral_buf *b)
 static void
 try_release(struct try *t)
 {
-	if (t->clone)
-		corral_clone_remove(t->clone, NULL);
-	free(t->dir);
-	free(t->clone);
-	free(t->blobs);
+	clone_drop(t->clone);
+	/* what was seen before the patch, then after it */
 	corral_findings_release(&t->before);
-	corral_findings_release(&t->after);
 	corral_snap_release(&t->s0);
+	corral_findings_release(&t->after);
 	corral_snap_release(&t->s1);
 	corral_changes_release(&t->changes);
 	corral_buf_release(&t->detail);
+	free(t->dir);
+	free(t->blobs);
 }
 
 /* Attempt result i and write WORK/a-N/result.json.  0 or -1. */

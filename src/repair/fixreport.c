@@ -88,14 +88,9 @@ json_str(struct corral_buf *b, const char *key, const char *s)
 static int
 json_strv(struct corral_buf *b, const char *key, const struct corral_strv *sv)
 {
-	size_t i;
-	int rc = corral_buf_addf(b, "\"%s\":[", key);
+	int rc = corral_buf_addf(b, "\"%s\":", key);
 
-	for (i = 0; i < sv->n; i++) {
-		rc |= i ? corral_buf_addch(b, ',') : 0;
-		rc |= corral_buf_addjson(b, sv->v[i], strlen(sv->v[i]));
-	}
-	return rc | corral_buf_addch(b, ']');
+	return rc | corral_strv_json(b, sv);
 }
 
 /* "key":[identities of results whose status is status (or applied)] */

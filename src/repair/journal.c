@@ -660,12 +660,8 @@ read_journal(const char *text, size_t len,
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
-	if (!(doc = cj_parse_text(text, len, err)))
+	if (!(doc = cj_object_text(text, len, err)))
 		return -1;
-	if (!cJSON_IsObject(doc)) {
-		corral_err_set(err, 0, "not a JSON object");
-		goto out;
-	}
 	if (saved_array(doc, "files", &d->files, &d->nfiles, &d->capfiles,
 	    err) < 0 || saved_array(doc, "dirs", &d->dirs, &d->ndirs,
 	    &d->capdirs, err) < 0 || cj_member(doc, "created", cj_is_array,

@@ -24,37 +24,21 @@
 #define ARGS_MAX 8
 
 /* Append the formatted text to b; return verdict, or -1 on ENOMEM. */
-static int
-vsay(struct corral_buf *b, int verdict, const char *fmt, va_list ap)
-{
-	return corral_buf_vaddf(b, fmt, ap) < 0 ? -1 : verdict;
-}
-
-/* Say what is wrong: CORRAL_CHECK_FAIL, or -1 on ENOMEM. */
-static int __attribute__((format(printf, 2, 3)))
-fail(struct corral_buf *detail, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+say(struct corral_buf *b, int verdict, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = vsay(detail, CORRAL_CHECK_FAIL, fmt, ap);
+	rc = corral_buf_vaddf(b, fmt, ap) < 0 ? -1 : verdict;
 	va_end(ap);
 	return rc;
 }
 
-/* Say what was seen: CORRAL_CHECK_OK, or -1 on ENOMEM. */
-static int __attribute__((format(printf, 2, 3)))
-pass(struct corral_buf *detail, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vsay(detail, CORRAL_CHECK_OK, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+/* Say what is wrong (CORRAL_CHECK_FAIL) or what was seen (CORRAL_CHECK_OK). */
+#define fail(b, ...) say((b), CORRAL_CHECK_FAIL, __VA_ARGS__)
+#define pass(b, ...) say((b), CORRAL_CHECK_OK, __VA_ARGS__)
 
 static int
 is_exec(const char *path)

@@ -36,17 +36,6 @@ static const char check_sh[] =
     "exit 1\n";
 
 static int
-in(const struct corral_strv *sv, const char *s)
-{
-	size_t i;
-
-	for (i = 0; sv && i < sv->n; i++)
-		if (!strcmp(sv->v[i], s))
-			return 1;
-	return 0;
-}
-
-static int
 write_file(const char *dir, const char *name, const struct corral_buf *b,
     struct corral_err *err)
 {
@@ -72,7 +61,7 @@ write_project(const struct corral_tour *t, struct corral_err *err)
 		corral_buf_reset(&b);
 		corral_buf_reset(&name);
 		if (corral_buf_addf(&name, "checks/%s", t->units->v[i]) < 0 ||
-		    corral_buf_addstr(&b, in(t->failing, t->units->v[i]) ?
+		    corral_buf_addstr(&b, corral_strv_has(t->failing, t->units->v[i]) ?
 		    "fail\n" : "pass\n") < 0)
 			goto nomem;
 		if (write_file(t->dir, name.data, &b, err) < 0)
