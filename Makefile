@@ -83,7 +83,14 @@ TOOLS := $(sort $(wildcard tools/*.c))
 SELFTEST_SRCS := $(filter src/selftest/%,$(SRCS))
 OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(SELFTEST_SRCS),$(SRCS)))
 SELFTEST_OBJS := $(SELFTEST_SRCS:%.c=$(BUILD)/%.o)
-PROGS := $(TOOLS:tools/%.c=$(BIN)/%)
+# tools/*.sh are programs written in sh (the finders and patchers that
+# wrap other tools): build-aux/mkscript builds each into one file, its
+# tools/lib/ pieces inlined and the version stamped.
+SCRIPTS := $(sort $(wildcard tools/*.sh))
+SCRIPT_LIBS := $(sort $(wildcard tools/lib/*))
+VERSION := $(shell sed -n 's/^\#define CORRAL_VERSION "\(.*\)"$$/\1/p' \
+	src/base/base.h)
+PROGS := $(TOOLS:tools/%.c=$(BIN)/%) $(SCRIPTS:tools/%.sh=$(BIN)/%)
 LIB   := $(BUILD)/libcorral.a
 SELFTEST_LIB := $(BUILD)/libcorral-selftest.a
 SELFTEST_PROGS := $(addprefix $(BIN)/,corral corral-demo corral-doctor \
@@ -137,6 +144,11 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) $(LIB) \
 		$(CJSON_LIBS) $(CRYPTO_LIBS)
+
+$(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
+		build-aux/mkscript src/base/base.h | $(BIN)/
+	@$(if $(Q),printf '  GEN     %s\n' '$@')
+	$(Q)build-aux/mkscript '$(VERSION)' $< $@
 
 # Directories are order-only: their mtime changes whenever a file inside
 # does, which must not make anything out of date.
@@ -202,7 +214,7 @@ install: all
 
 .PHONY: uninstall
 uninstall:
-	rm -f $(TOOLS:tools/%.c=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -f $(PROGS:$(BIN)/%=$(DESTDIR)$(PREFIX)/bin/%)
 	rm -rf $(DESTDIR)$(PREFIX)/share/corral
 	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 		$(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)

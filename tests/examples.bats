@@ -80,3 +80,44 @@ EOF"
 		assert_json_eq "[$(jq -c 'sort' <<<"$want")]" "$output"
 	done
 }
+
+# --- shellfix -------------------------------------------------------------
+
+@test "examples: shellfix, from an install only: corral-fix keeps shellcheck's three real repairs in libexec and rolls back the decoy its suite catches" {
+	local inst=$BATS_TEST_TMPDIR/inst flavor= finder before
+	case $CORRAL_TEST_BIN in
+	"$CORRAL_ROOT/build/asan/bin") flavor=SANITIZE=1 ;;
+	"$CORRAL_ROOT/build/cov/bin") flavor=COVERAGE=1 ;;
+	esac
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$CORRAL_ROOT" \
+		--no-print-directory $flavor install PREFIX="$inst"
+	export PATH="$inst/bin:/usr/bin:/bin" TMPDIR=$BATS_TEST_TMPDIR/tmp
+	unset CORRAL_BIN
+	mkdir -p "$TMPDIR"
+	assert_equal "$inst/bin/corral-find-suite" "$(command -v corral-find-suite)"
+	assert_equal "$inst/share/corral/corral.mk" "$(corral-mk-path)"
+	cp -R "$CORRAL_ROOT/examples/shellfix" root
+	before=$(tree_digest root)
+	finder="corral-find-combine 'corral-find-shellcheck -i libexec' 'corral-find-suite -f suite.mk'"
+
+	# The dry run: three verified, the decoy rolled back, nothing written.
+	run -1 --separate-stderr corral-fix -T -J -f "$finder" -p corral-patch-shellcheck root
+	assert_json '(.verified | sort) == ["sc:SC2086:libexec/shellfix-count","sc:SC2086:libexec/shellfix-first","sc:SC2164:libexec/shellfix-inside"]'
+	assert_json '.rolled_back == ["sc:SC2086:libexec/shellfix-search"]'
+	assert_json '.results[] | select(.status == "rolled-back") | .detail == "fix introduced 1 new finding(s): suite:tests/search.sh"'
+	assert_json '.combined.ok and .applied == []'
+	assert_equal "$before" "$(tree_digest root)"
+
+	# The apply: the three land, the decoy stays as it was.
+	run -1 --separate-stderr corral-fix -a -T -f "$finder" -p corral-patch-shellcheck root
+	assert_contains "$output" "considered 4, attempted 4, verified 3, rolled back 1, applied 3, conflicts 0, remaining 1"
+	run -1 diff -r "$CORRAL_ROOT/examples/shellfix" root
+	assert_equal 3 "$(grep -c '^diff -r' <<<"$output")"
+	cmp "$CORRAL_ROOT/examples/shellfix/libexec/shellfix-search" root/libexec/shellfix-search
+	run -0 --separate-stderr corral-find-shellcheck -i libexec root
+	assert_equal "sc:SC2086:libexec/shellfix-search" "$(jq -r .identity <<<"$output")"
+	run -0 --separate-stderr corral-find-suite -f suite.mk root
+	assert_output ""
+	run -0 ls -A "$TMPDIR" root
+	assert_output "$(printf '%s:\n\n%s:\nREADME.md\nlibexec\nsuite.mk\ntests' "$TMPDIR" root)"
+}

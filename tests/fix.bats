@@ -530,10 +530,110 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 	run -2 --separate-stderr corral-fix root
 	assert_stderr "corral-fix: '$(cd root && pwd -P)/.corral-fix' holds the journal of an interrupted apply; run 'corral-fix -R $(cd root && pwd -P)' to roll it back"
 	run -0 --separate-stderr corral-fix -R root
-	assert_output "rolled back the interrupted apply in 'root'"
+	assert_equal "rolled back the interrupted apply in 'root'" "${lines[0]}"
+	assert_equal "removed 1 work directory a killed corral-fix left in '$TMPDIR'" "${lines[1]}"
 	assert_equal "$before" "$(tree_digest root)"
 	run -0 --separate-stderr corral-fix -R root
 	assert_output "no interrupted apply in 'root'"
+}
+
+@test "fix: after a re-measure that disagrees, the report says the files were written to the root and then restored" {
+	plant a.py
+	script finder <<-EOF
+	corral-marker-find "\$@" || exit 2
+	grep -q DEADCANARY "$PWD/root/a.py" ||
+		echo '{"identity":"late","location":"x","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
+	exit 0
+	EOF
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -f "$PWD/finder" root
+	assert_contains "$output" "together     ROLLED BACK: 1 new finding(s): late; 1 file(s) were written to the root, then restored from the journal: it is byte for byte as it was"
+	refute_contains "$output" "nothing was applied"
+	assert_equal "$before" "$(tree_digest root)"
+	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
+	assert_json '.restored == 1 and .applied == []'
+	no_leftovers
+}
+
+@test "fix: a combination that fails before any write still says nothing was applied, and restored is 0" {
+	plant a.py b.py
+	script finder <<-'EOF'
+	corral-marker-find "$@" || exit 2
+	if grep -q real_assert a.py && grep -q real_assert b.py; then
+		echo '{"identity":"pair:a+b","location":"a.py","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
+	fi
+	exit 0
+	EOF
+	run -1 --separate-stderr corral-fix -a -f "$PWD/finder" root
+	assert_contains "$output" "together     ROLLED BACK: 1 new finding(s): pair:a+b; nothing was applied, the root is as it was"
+	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
+	assert_json '.restored == 0'
+}
+
+# killed_run: start corral-fix on root with a finder that hangs (its pid
+# in hang.pid), kill -9 corral-fix and then the finder's process group;
+# the work directory it left in workdir.
+killed_run() {
+	script finder <<-EOF
+	echo \$\$ > "$PWD/hang.pid"
+	sleep 60
+	EOF
+	corral-fix -f "$PWD/finder" root > /dev/null 2>&1 &
+	fix=$!
+	for _ in $(seq 100); do [ -s hang.pid ] && break; sleep 0.1; done
+	assert_file_exists hang.pid
+	kill -9 "$fix"
+	wait "$fix" || true
+	kill -9 -- "-$(ps -o pgid= -p "$(cat hang.pid)" | tr -d ' ')"
+	for _ in $(seq 100); do kill -0 "$(cat hang.pid)" 2>/dev/null || break; sleep 0.1; done
+	run -0 find "$TMPDIR" -maxdepth 1 -name 'corral-fix.*'
+	[ "${#lines[@]}" -eq 1 ] || flunk "work directories after kill -9: $output"
+	workdir=$output
+}
+
+@test "fix: the work directory of a corral-fix killed with SIGKILL is removed by the next run" {
+	plant a.py
+	killed_run
+	assert_file_exists "$workdir/.corral-clone"
+	run -1 --separate-stderr corral-fix root
+	assert_no_file "$workdir"
+	no_leftovers
+}
+
+@test "fix: -R removes the work directory a corral-fix killed with SIGKILL left, and says so" {
+	plant a.py
+	killed_run
+	run -0 --separate-stderr corral-fix -R root
+	assert_equal "no interrupted apply in 'root'" "${lines[0]}"
+	assert_equal "removed 1 work directory a killed corral-fix left in '$TMPDIR'" "${lines[1]}"
+	assert_no_file "$workdir"
+	run -0 --separate-stderr corral-fix -R root
+	assert_output "no interrupted apply in 'root'"
+}
+
+@test "fix: another run never removes the work directory of a corral-fix that is still running" {
+	plant a.py
+	mkdir other
+	printf '%s\n' "$MARK" > other/b.py
+	script finder <<-EOF
+	echo \$\$ > "$PWD/hang.pid"
+	sleep 60
+	EOF
+	corral-fix -f "$PWD/finder" root > /dev/null 2>&1 &
+	fix=$!
+	for _ in $(seq 100); do [ -s hang.pid ] && break; sleep 0.1; done
+	run -0 find "$TMPDIR" -maxdepth 1 -name 'corral-fix.*'
+	live=$output
+	[ -n "$live" ] || flunk "no work directory while corral-fix runs"
+	run -1 --separate-stderr corral-fix other
+	run -0 --separate-stderr corral-fix -R other
+	assert_output "no interrupted apply in 'other'"
+	[ -d "$live" ] || flunk "the live run's '$live' was removed"
+	kill "$(cat hang.pid)"
+	st=0
+	wait "$fix" || st=$?
+	assert_equal 2 "$st"
+	no_leftovers
 }
 
 @test "fix: -j1 and -j4 give the same report and the same bytes" {
@@ -604,7 +704,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 @test "fix: the text and JSON reports agree, and JSON has the original's keys" {
 	plant a.py
 	run -1 --separate-stderr corral-fix -J root
-	assert_json 'keys_unsorted == ["root","dry_run","considered","attempted","results","verified","rolled_back","applied","conflicts","skipped","combined","found","remaining","bundle","message"]'
+	assert_json 'keys_unsorted == ["root","dry_run","considered","attempted","results","verified","rolled_back","applied","conflicts","skipped","combined","restored","found","remaining","bundle","message"]'
 	assert_json '.found == ["dc:a.py"] and .remaining == ["dc:a.py"]'
 	run -0 grep -c DEADCANARY root/a.py
 }

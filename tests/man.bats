@@ -36,7 +36,7 @@ synopsis() {
 	[ "$n" -ge 16 ] || flunk "only $n programs found in $CORRAL_TEST_BIN"
 	for page in "$MAN"/*.1; do
 		page=$(basename "$page" .1)
-		[ -f "$CORRAL_ROOT/tools/$page.c" ] ||
+		[ -f "$CORRAL_ROOT/tools/$page.c" ] || [ -f "$CORRAL_ROOT/tools/$page.sh" ] ||
 			flunk "man/$page.1 documents no program of tools/"
 	done
 	[ -f "$MAN/corral.mk.7" ] || flunk "no man/corral.mk.7"

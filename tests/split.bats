@@ -231,6 +231,12 @@ hist() {
 	assert_stderr "corral-split: weighted plan from history: 6 units over 2 slices, none estimated"
 }
 
+@test "split: -s weighted deals units of weight 0 round-robin, never leaving a slice empty" {
+	printf '%s\n' a b c d e > units
+	run -0 --separate-stderr corral-split -s weighted -n 3 units
+	assert_json_eq '{"0":["a","d"],"1":["b","e"],"2":["c"]}' "$output"
+}
+
 @test "split: the weighted plan does not depend on the order of the units, so every host computes the same" {
 	local u
 	for u in $(seq -f 'u%02g' 1 30); do hist "$u" $(( (10#${u#u} * 37) % 11 * 100 )); done > history.jsonl

@@ -108,11 +108,17 @@ run_recover(const char *root)
 {
 	struct corral_err err;
 	int rc = corral_journal_recover(root, &err);
+	const char *base;
+	size_t n;
 
 	if (rc < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	printf(rc ? "rolled back the interrupted apply in '%s'\n" :
 	    "no interrupted apply in '%s'\n", root);
+	base = corral_fix_work_base(NULL);
+	if ((n = corral_fix_work_sweep(base)))
+		printf("removed %zu work director%s a killed corral-fix left "
+		    "in '%s'\n", n, n == 1 ? "y" : "ies", base);
 	xflush_stdout();
 	return CORRAL_EXIT_OK;
 }

@@ -23,11 +23,16 @@ static void
 commands(FILE *fp)
 {
 	const struct corral_command *c;
+	int w = 0;
 
+	/* one column, as wide as the longest name */
+	for (c = corral_commands; c->name; c++)
+		if ((int)strlen(c->name) > w)
+			w = (int)strlen(c->name);
 	fprintf(fp, "\nCommands (\"corral help COMMAND\" for one's "
 	    "usage):\n");
 	for (c = corral_commands; c->name; c++)
-		fprintf(fp, "   %-13s %s\n", c->name, c->summary);
+		fprintf(fp, "   %-*s %s\n", w + 1, c->name, c->summary);
 	fprintf(fp, "\nWith no command, corral runs the demo.\n");
 }
 

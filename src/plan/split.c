@@ -81,22 +81,32 @@ slice_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* A min-heap of slice numbers by (load, number). */
+/*
+ * A min-heap of slice numbers by (load, units, number): among slices of
+ * equal load the one holding fewest units comes first, so units of
+ * weight 0 (files of no size, nothing known) are dealt round-robin
+ * instead of piling into slice 0 and leaving the others empty.
+ */
 static int
-lighter(const long long *load, size_t a, size_t b)
+lighter(const long long *load, const size_t *cnt, size_t a, size_t b)
 {
-	return load[a] < load[b] || (load[a] == load[b] && a < b);
+	if (load[a] != load[b])
+		return load[a] < load[b];
+	if (cnt[a] != cnt[b])
+		return cnt[a] < cnt[b];
+	return a < b;
 }
 
 static void
-sift_down(size_t *heap, size_t n, const long long *load, size_t i)
+sift_down(size_t *heap, size_t n, const long long *load, const size_t *cnt,
+    size_t i)
 {
 	size_t c, t;
 
 	for (; (c = 2 * i + 1) < n; i = c) {
-		if (c + 1 < n && lighter(load, heap[c + 1], heap[c]))
+		if (c + 1 < n && lighter(load, cnt, heap[c + 1], heap[c]))
 			c++;
-		if (!lighter(load, heap[c], heap[i]))
+		if (!lighter(load, cnt, heap[c], heap[i]))
 			break;
 		t = heap[c];
 		heap[c] = heap[i];
@@ -110,7 +120,7 @@ sift_down(size_t *heap, size_t n, const long long *load, size_t i)
  */
 static void
 pack(const struct corral_strv *units, const long long *w, size_t *order,
-    size_t *heap, size_t n, long long *load, size_t *bin)
+    size_t *heap, size_t n, long long *load, size_t *cnt, size_t *bin)
 {
 	size_t i, k;
 
@@ -122,12 +132,14 @@ pack(const struct corral_strv *units, const long long *w, size_t *order,
 	for (k = 0; k < n; k++) {
 		heap[k] = k;
 		load[k] = 0;
+		cnt[k] = 0;
 	}
 	for (i = 0; i < units->n; i++) {
 		k = heap[0];
 		bin[order[i]] = k;
 		load[k] += w[order[i]] > 0 ? w[order[i]] : 0;
-		sift_down(heap, n, load, 0);
+		cnt[k]++;
+		sift_down(heap, n, load, cnt, 0);
 	}
 }
 
@@ -163,7 +175,7 @@ corral_split_weighted(const struct corral_strv *units, const long long *w,
     long long **loadsp, struct corral_err *err)
 {
 	struct corral_strv *slices = NULL;
-	size_t n, k, *order, *heap, *bin, *rank;
+	size_t n, k, *order, *heap, *bin, *rank, *cnt;
 	long long *load, *sorted = NULL;
 	int rc = -1;
 
@@ -179,10 +191,11 @@ corral_split_weighted(const struct corral_strv *units, const long long *w,
 	heap = calloc(n, sizeof(*heap));
 	rank = calloc(2 * n, sizeof(*rank));
 	load = calloc(n, sizeof(*load));
+	cnt = calloc(n, sizeof(*cnt));
 	slices = calloc(n, sizeof(*slices));
-	if (!order || !bin || !heap || !rank || !load || !slices)
+	if (!order || !bin || !heap || !rank || !load || !cnt || !slices)
 		goto out;
-	pack(units, w, order, heap, n, load, bin);
+	pack(units, w, order, heap, n, load, cnt, bin);
 	if (fill(units, order, bin, n, load, rank, slices) < 0 ||
 	    (loadsp && !(sorted = calloc(n, sizeof(*sorted)))))
 		goto out;
@@ -203,6 +216,7 @@ out:
 	free(heap);
 	free(rank);
 	free(load);
+	free(cnt);
 	return rc;
 }
 

@@ -57,6 +57,7 @@ struct ctx {
 	struct corral_fix_report *r;
 	char *root;			/* realpath of o->root */
 	char *work;			/* scratch, marked as a clone */
+	int work_lock;			/* its lock, held while it exists */
 	char *staged;			/* WORK/staged: accepted fixes' blobs */
 	struct corral_buf finder;
 	struct corral_buf patcher;
@@ -293,30 +294,12 @@ judge(struct ctx *c, const struct corral_findings *after,
 static int
 make_work(struct ctx *c, struct corral_err *err)
 {
-	const char *base = c->o->workroot;
-	char *mark;
-	int fd;
+	const char *base = corral_fix_work_base(c->o->workroot);
 
-	if (!base && (!(base = getenv("TMPDIR")) || !*base))
-		base = "/tmp";
-	if (!(c->work = corral_path_join(base, "corral-fix.XXXXXX")))
-		return corral_err_set(err, ENOMEM, "setup");
-	if (!mkdtemp(c->work)) {
-		corral_err_set(err, errno, "cannot create '%s'", c->work);
-		free(c->work);
-		c->work = NULL;
+	/* What a killed run left here goes first. */
+	corral_fix_work_sweep(base);
+	if (corral_fix_work_make(base, &c->work, &c->work_lock, err) < 0)
 		return -1;
-	}
-	/* Marked as a clone: removed by corral_clone_remove, never cloned. */
-	if (!(mark = corral_path_join(c->work, CORRAL_CLONE_MARK)) ||
-	    (fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0644)) < 0) {
-		corral_err_set(err, errno, "cannot create '%s'", c->work);
-		free(mark);
-		return -1;
-	}
-	close(fd);
-	free(mark);
 	if (!(c->staged = corral_path_join(c->work, "staged")))
 		return corral_err_set(err, ENOMEM, "setup");
 	return 0;
@@ -327,6 +310,7 @@ ctx_init(struct ctx *c, const struct corral_fix_opts *o,
     struct corral_fix_report *r, struct corral_err *err)
 {
 	memset(c, 0, sizeof(*c));
+	c->work_lock = -1;
 	c->o = o;
 	c->r = r;
 	c->timeout_ms = o->timeout * 1000;
@@ -360,6 +344,8 @@ static void
 ctx_release(struct ctx *c)
 {
 	clone_drop(c->work);
+	if (c->work_lock >= 0)
+		close(c->work_lock);	/* after: nobody sweeps it meanwhile */
 	free(c->staged);
 	free(c->root);
 	corral_buf_release(&c->finder);
@@ -1220,6 +1206,8 @@ apply(struct ctx *c, struct corral_err *err)
 			    "stays: run 'corral-fix -R %s'", first,
 			    *first ? "; rolling back failed: " : "", e.msg,
 			    c->o->root);
+		else if (rc == 0)	/* written, re-measured, restored */
+			c->r->restored = c->accepted.n;
 		corral_strv_release(&c->r->remaining);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);

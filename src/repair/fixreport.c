@@ -29,6 +29,11 @@ text_combined(const struct corral_fix_report *r, struct corral_buf *b)
 	if (r->combined == 1)
 		return corral_buf_addf(b, "%-12s held: %s\n", "together",
 		    r->combined_detail);
+	if (r->restored)
+		return corral_buf_addf(b, "%-12s ROLLED BACK: %s; %zu file(s) "
+		    "were written to the root, then restored from the journal: "
+		    "it is byte for byte as it was\n", "together",
+		    r->combined_detail, r->restored);
 	return corral_buf_addf(b, "%-12s ROLLED BACK: %s; %s\n", "together",
 	    r->combined_detail, r->dry_run ? "--apply would apply nothing" :
 	    "nothing was applied, the root is as it was");
@@ -199,7 +204,7 @@ corral_fix_report_json(const struct corral_fix_report *r,
 	    r->combined >= 0 ? "true" : "false",
 	    r->combined == 1 ? "true" : "false");
 	rc |= json_str(b, "detail", r->combined_detail);
-	rc |= corral_buf_addstr(b, "},");
+	rc |= corral_buf_addf(b, "},\"restored\":%zu,", r->restored);
 	rc |= json_strv(b, "found", &r->found);
 	rc |= corral_buf_addch(b, ',');
 	rc |= json_strv(b, "remaining", &r->remaining);

@@ -369,9 +369,27 @@ struct corral_fix_report {
 	char *combined_detail;
 	const char *bundle;	/* the bundle written, or NULL */
 	int bundle_withheld;	/* asked for, but the combined check failed */
+	size_t restored;	/* files written to root, then restored from
+				   the journal: the re-measure disagreed */
 	size_t verified, rolled_back, applied, conflicts;
 	char *message;
 };
+
+/*
+ * workdir.c: corral-fix's scratch directory.  corral_fix_work_base is
+ * where it goes: workroot, else $TMPDIR, else /tmp (not to be freed).
+ * corral_fix_work_make creates BASE/corral-fix.XXXXXX (*work, the
+ * caller frees), locked by *lockfd (the caller closes it after removing
+ * the directory) and marked as a clone.  0, or -1 with err set (*work
+ * and *lockfd may be set all the same, to be released as on success).
+ * corral_fix_work_sweep removes every such directory in base whose run is
+ * gone (its lock free), killed or crashed, and returns how many it
+ * removed; it never fails (what it cannot remove it leaves).
+ */
+const char *corral_fix_work_base(const char *workroot);
+int corral_fix_work_make(const char *base, char **work, int *lockfd,
+    struct corral_err *err);
+size_t corral_fix_work_sweep(const char *base);
 
 /*
  * Run corral-fix on o->root (see README "corral-fix"): find, rank,

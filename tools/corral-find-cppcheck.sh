@@ -1,10 +1,11 @@
 #!/bin/sh
 # corral-find-cppcheck -- cppcheck's findings as corral findings (JSONL).
 #
-# usage: corral-find-cppcheck [DIR]
+# usage: corral-find-cppcheck [-i PATH] [DIR]
 #
 # Runs cppcheck (--enable=warning,style,performance,portability
-# --inconclusive) over every *.c file under DIR (default .), with each
+# --inconclusive) over every *.c file under DIR (default .), or only
+# under the -i PATHs (repeatable, relative to DIR), with each
 # directory holding a *.h on the include path, and prints one finding
 # per rule per scope (the enclosing C function, see scope.awk) per file:
 #
@@ -21,25 +22,34 @@
 # not a clean file: the finder could not look, and exits 2, as it does
 # when cppcheck is missing or fails.  Exit 0 when it looked.  CPPCHECK
 # names the program (default: cppcheck on PATH).
-set -u
 prog=corral-find-cppcheck
-here=$(cd "$(dirname "$0")" && pwd) || exit 2
+synopsis='corral-find-cppcheck [-i PATH] [DIR]'
+options='-i PATH	look only at PATH in DIR (repeatable)'
+#include finder.sh
+#include scope.sh
 cc=${CPPCHECK:-cppcheck}
 
-die() { echo "$prog: $*" >&2; exit 2; }
-
-[ "$#" -le 1 ] || { echo "usage: $prog [DIR]" >&2; exit 2; }
-cd "${1:-.}" || die "cannot enter '${1:-.}'"
+finder_start "$@"
+while getopts hi: opt; do
+	case $opt in
+	h) usage 0 ;;
+	i) finder_include "$OPTARG" ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "$#" -le 1 ] || usage 2
+finder_enter "${1:-.}"
 command -v "$cc" >/dev/null 2>&1 || die "'$cc' not found: could not look"
 
-tmp=$(mktemp -d) || die "cannot make a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
-
-find . -name .git -prune -o -type f -name '*.c' -print | sed 's|^\./||' |
-	LC_ALL=C sort > "$tmp/files"
+finder_files > "$tmp/all" || exit 2
+grep '\.c$' "$tmp/all" > "$tmp/files"
 [ -s "$tmp/files" ] || exit 0
-find . -name .git -prune -o -type f -name '*.h' -print |
-	sed 's|^\./||; s|/[^/]*$||; s|^[^/]*\.h$|.|' | LC_ALL=C sort -u > "$tmp/incs"
+# The headers are looked for in the whole tree: a file in scope may
+# include one from outside it.
+finder_files -a > "$tmp/all-h" || exit 2
+grep '\.h$' "$tmp/all-h" | sed 's|/[^/]*$||; s|^[^/]*\.h$|.|' |
+	LC_ALL=C sort -u > "$tmp/incs"
 set --
 while IFS= read -r d; do set -- "$@" -I "$d"; done < "$tmp/incs"
 while IFS= read -r f; do set -- "$@" "$f"; done < "$tmp/files"
@@ -57,7 +67,9 @@ bad=$(awk -F '\t' '
 	"$tmp/out")
 [ -z "$bad" ] || die "could not look: $cc could not analyse $bad"
 
-sed 's|^\./||' "$tmp/out" | awk -f "$here/scope.awk" > "$tmp/scoped" ||
+sed 's|^\./||' "$tmp/out" > "$tmp/tsv" ||
+	die "could not look: cannot read its report"
+finder_scope "$tmp/tsv" > "$tmp/scoped" ||
 	die "could not look: cannot place its findings"
 jq -cnR '
 	{"memleak": "leak", "memleakOnRealloc": "leak",

@@ -1,7 +1,7 @@
 #!/bin/sh
 # corral-find-combine -- several finders as one; agreement is corroboration.
 #
-# usage: corral-find-combine FINDER... DIR
+# usage: corral-find-combine [-i PATH] FINDER... DIR
 #
 # Runs each FINDER (a command; DIR is appended as its last argument) on
 # DIR and prints their findings as one finder would.  Two findings agree
@@ -18,22 +18,36 @@
 #   max_confidence  the highest of theirs;  finder "cppcheck+gcc"
 #   sources         the identities they gave it
 #
-# Every other finding passes through unchanged, with its own trust.  If
+# Every other finding passes through unchanged, with its own trust.
+# With -i PATH (repeatable, relative to DIR) only the findings whose
+# location is PATH or lies under it are printed; the finders themselves
+# look where they were told to.  If
 # any finder could not look (exit status other than 0, or a line that is
 # not a finding), this one could not look either: half an answer would
 # read as "the others found nothing".  Exit 0 when every finder looked, 2
 # otherwise.
-set -u
 prog=corral-find-combine
+synopsis='corral-find-combine [-i PATH] FINDER... DIR'
+options='-i PATH	print only findings located in PATH (repeatable)'
+#include finder.sh
 
-die() { echo "$prog: $*" >&2; exit 2; }
-
-[ "$#" -ge 2 ] || { echo "usage: $prog FINDER... DIR" >&2; exit 2; }
+finder_start "$@"
+while getopts hi: opt; do
+	case $opt in
+	h) usage 0 ;;
+	i) finder_include "$OPTARG" ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "$#" -ge 2 ] || usage 2
 for dir do :; done
 [ -d "$dir" ] || die "'$dir' is not a directory"
-
+# The finders run from here, as given: the -i paths are checked apart.
+(finder_enter "$dir") || exit 2
 tmp=$(mktemp -d) || die "cannot make a temporary directory"
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 2' HUP INT TERM
 
 n=0
 while [ "$#" -gt 1 ]; do
@@ -66,5 +80,8 @@ jq -cs '
 	                | map(map(.corroboration // 1) | max) | add),
 	            max_confidence: (map(.max_confidence // 0) | max),
 	            trust: "corroborated"} end)
-	| sort_by(.location, .line, .identity) | .[]' ||
+	| sort_by(.location, .line, .identity) | .[]
+	| select((.location // "") as $l | $scopes | split("\n")
+	         | any(. as $s | $s == "." or $s == $l or ($l | startswith($s + "/"))))' \
+	--arg scopes "${scopes:-.}" ||
 	die "could not look: cannot merge the findings"

@@ -15,13 +15,21 @@
 # it (many rules have none, e.g. SC2002), 2 on an error: a location that
 # is not a plain relative path to a file inside DIR, a rule that is not
 # a shellcheck code, shellcheck or patch failing.
-set -u
 prog=corral-patch-shellcheck
+synopsis='corral-patch-shellcheck [DIR]'
+options=
+#include usage.sh
 sc=${SHELLCHECK:-shellcheck}
 
-die() { echo "$prog: $*" >&2; exit 2; }
-
-[ "$#" -le 1 ] || { echo "usage: $prog [DIR]" >&2; exit 2; }
+finder_start "$@"
+while getopts h opt; do
+	case $opt in
+	h) usage 0 ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "$#" -le 1 ] || usage 2
 cd "${1:-.}" || die "cannot enter '${1:-.}'"
 if [ -z "${CORRAL_FINDING:-}" ]; then
 	CORRAL_FINDING=$(cat) || die "cannot read the finding"

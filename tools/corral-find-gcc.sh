@@ -1,9 +1,10 @@
 #!/bin/sh
 # corral-find-gcc -- the compiler's own warnings as corral findings (JSONL).
 #
-# usage: corral-find-gcc [DIR]
+# usage: corral-find-gcc [-i PATH] [DIR]
 #
-# Compiles every *.c file under DIR (default .) with
+# Compiles every *.c file under DIR (default .), or only under the -i
+# PATHs (repeatable, relative to DIR), with
 # 'gcc -fanalyzer -Wall -Wextra -O2 -fdiagnostics-format=json', each
 # directory holding a *.h on the include path, output thrown away, and
 # prints one finding per kind per scope (the enclosing C function, see
@@ -27,28 +28,37 @@
 # A file that does not compile is not a clean file: the finder could not
 # look, and exits 2, as it does when gcc is missing or crashes.  Exit 0
 # when it looked.  GCC names the compiler (default: gcc on PATH).
-set -u
 prog=corral-find-gcc
-here=$(cd "$(dirname "$0")" && pwd) || exit 2
+synopsis='corral-find-gcc [-i PATH] [DIR]'
+options='-i PATH	look only at PATH in DIR (repeatable)'
+#include finder.sh
+#include scope.sh
 gcc=${GCC:-gcc}
 
-die() { echo "$prog: $*" >&2; exit 2; }
-
-[ "$#" -le 1 ] || { echo "usage: $prog [DIR]" >&2; exit 2; }
-cd "${1:-.}" || die "cannot enter '${1:-.}'"
+finder_start "$@"
+while getopts hi: opt; do
+	case $opt in
+	h) usage 0 ;;
+	i) finder_include "$OPTARG" ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "$#" -le 1 ] || usage 2
+finder_enter "${1:-.}"
 command -v "$gcc" >/dev/null 2>&1 || die "'$gcc' not found: could not look"
 
-tmp=$(mktemp -d) || die "cannot make a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
-
-find . -name .git -prune -o -type f -name '*.h' -print |
-	sed 's|^\./||; s|/[^/]*$||; s|^[^/]*\.h$|.|' | LC_ALL=C sort -u > "$tmp/incs"
+# The headers are looked for in the whole tree: a file in scope may
+# include one from outside it.
+finder_files -a > "$tmp/all-h" || exit 2
+grep '\.h$' "$tmp/all-h" | sed 's|/[^/]*$||; s|^[^/]*\.h$|.|' |
+	LC_ALL=C sort -u > "$tmp/incs"
 set --
 while IFS= read -r d; do set -- "$@" -I "$d"; done < "$tmp/incs"
 
 : > "$tmp/tsv"
-find . -name .git -prune -o -type f -name '*.c' -print | sed 's|^\./||' |
-	LC_ALL=C sort > "$tmp/files"
+finder_files > "$tmp/all" || exit 2
+grep '\.c$' "$tmp/all" > "$tmp/files"
 while IFS= read -r f; do
 	"$gcc" -fanalyzer -Wall -Wextra -O2 -fdiagnostics-format=json \
 		"$@" -c -o /dev/null "./$f" 2> "$tmp/json" < /dev/null
@@ -64,7 +74,7 @@ while IFS= read -r f; do
 		die "could not look: unreadable $gcc output for '$f'"
 done < "$tmp/files"
 
-awk -f "$here/scope.awk" "$tmp/tsv" > "$tmp/scoped" ||
+finder_scope "$tmp/tsv" > "$tmp/scoped" ||
 	die "could not look: cannot place its findings"
 jq -cnR '
 	{"-Wanalyzer-malloc-leak": "leak", "-Wanalyzer-file-leak": "resource-leak",

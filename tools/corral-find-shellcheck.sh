@@ -1,12 +1,13 @@
 #!/bin/sh
 # corral-find-shellcheck -- shellcheck's findings as corral findings (JSONL).
 #
-# usage: corral-find-shellcheck [DIR]
+# usage: corral-find-shellcheck [-i PATH] [DIR]
 #
-# Runs 'shellcheck -f json1' on every shell file under DIR (default .):
-# *.sh, *.bash, *.ksh, *.bats, and files whose first line is a sh, bash,
-# dash, ksh or bats shebang.  It prints one finding per rule per scope
-# (the enclosing function or @test, see scope.awk) per file:
+# Runs 'shellcheck -f json1' on every shell file under DIR (default .),
+# or only under the -i PATHs (repeatable, relative to DIR): *.sh, *.bash,
+# *.ksh, *.bats, and files whose first line is a sh, bash, dash, ksh or
+# bats shebang.  It prints one finding per rule per scope (the enclosing
+# function or @test, see scope.awk) per file:
 #
 #   identity        sc:RULE:PATH[:SCOPE]   e.g. sc:SC2164:scripts/backup.sh
 #   location        PATH, relative to DIR (what the patcher edits)
@@ -21,25 +22,33 @@
 # The identity leaves out line numbers, so a finding keeps it while code
 # above it moves, and names the scope, so that the same rule in two
 # functions is two findings.  Exit 0 when shellcheck ran (found or not);
-# 2 when it could not look: shellcheck missing, crashed, or refused a file.
-# SHELLCHECK names the program (default: shellcheck on PATH).
-set -u
+# 2 when it could not look: shellcheck missing, crashed, or refused a
+# file, or a -i PATH that is not in DIR.  SHELLCHECK names the program
+# (default: shellcheck on PATH).  .git, .corral and CORRAL_OUT are never
+# looked at (see finder.sh).
 prog=corral-find-shellcheck
-here=$(cd "$(dirname "$0")" && pwd) || exit 2
+synopsis='corral-find-shellcheck [-i PATH] [DIR]'
+options='-i PATH	look only at PATH in DIR (repeatable)'
+#include finder.sh
+#include scope.sh
 sc=${SHELLCHECK:-shellcheck}
 
-die() { echo "$prog: $*" >&2; exit 2; }
-
-[ "$#" -le 1 ] || { echo "usage: $prog [DIR]" >&2; exit 2; }
-cd "${1:-.}" || die "cannot enter '${1:-.}'"
+finder_start "$@"
+while getopts hi: opt; do
+	case $opt in
+	h) usage 0 ;;
+	i) finder_include "$OPTARG" ;;
+	*) usage 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "$#" -le 1 ] || usage 2
+finder_enter "${1:-.}"
 command -v "$sc" >/dev/null 2>&1 || die "'$sc' not found: could not look"
-
-tmp=$(mktemp -d) || die "cannot make a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
 
 # The shell files, sorted; one per line (names holding a newline are
 # not supported).
-find . -name .git -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort |
+finder_files > "$tmp/all" || exit 2
 while IFS= read -r f; do
 	case $f in
 	*.sh|*.bash|*.ksh|*.bats) printf '%s\n' "$f" ;;
@@ -48,7 +57,7 @@ while IFS= read -r f; do
 		grep -Eq '^#!.*[/ ](sh|bash|dash|ksh|bats)([ ]|$)' &&
 		printf '%s\n' "$f" ;;
 	esac
-done > "$tmp/files"
+done < "$tmp/all" > "$tmp/files"
 
 [ -s "$tmp/files" ] || exit 0
 set --
@@ -60,7 +69,7 @@ st=$?
 
 jq -r '.comments[] | [.file, .line, .level, "SC\(.code)", .message] | @tsv' \
 	"$tmp/out" > "$tmp/tsv" || die "could not look: unreadable $sc output"
-awk -f "$here/scope.awk" "$tmp/tsv" > "$tmp/scoped" ||
+finder_scope "$tmp/tsv" > "$tmp/scoped" ||
 	die "could not look: cannot place its findings"
 jq -cnR '
 	{"error": 0.9, "warning": 0.8, "info": 0.6, "style": 0.5} as $conf

@@ -1,0 +1,124 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * workdir.c makes corral-fix's scratch directory, BASE/corral-fix.XXXXXX,
+ * and removes the ones a killed corral-fix left behind.  The directory
+ * holds a file 'lock', flocked by its run from before it is marked as a
+ * clone until it is removed: the lock belongs to the open file
+ * description, so the workers forked from the run hold it too, and it
+ * goes with the last of them, kill -9 included.  A directory whose lock
+ * can be taken at once is nobody's any more, and the next run (or -R)
+ * removes it; one that is not marked yet is left alone, since its run may
+ * be just between making it and marking it.
+ */
+#define _GNU_SOURCE	/* flock, O_CLOEXEC, mkdtemp */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "agent/agent.h"
+#include "repair/repair.h"
+
+#define WORK_PREFIX	"corral-fix."
+#define WORK_LOCK	"lock"
+
+const char *
+corral_fix_work_base(const char *workroot)
+{
+	const char *base = workroot;
+
+	if (!base && (!(base = getenv("TMPDIR")) || !*base))
+		base = "/tmp";
+	return base;
+}
+
+/* Create dir/name (empty) and return it open, or -1. */
+static int
+create_in(const char *dir, const char *name)
+{
+	char *path = corral_path_join(dir, name);
+	int fd;
+
+	if (!path)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	free(path);
+	return fd;
+}
+
+int
+corral_fix_work_make(const char *base, char **work, int *lockfd,
+    struct corral_err *err)
+{
+	int fd;
+
+	*lockfd = -1;
+	if (!(*work = corral_path_join(base, WORK_PREFIX "XXXXXX")))
+		return corral_err_set(err, ENOMEM, "setup");
+	if (!mkdtemp(*work)) {
+		corral_err_set(err, errno, "cannot create '%s'", *work);
+		free(*work);
+		*work = NULL;
+		return -1;
+	}
+	if ((*lockfd = create_in(*work, WORK_LOCK)) < 0 ||
+	    flock(*lockfd, LOCK_EX) < 0)
+		return corral_err_set(err, errno, "cannot lock '%s'", *work);
+	/* Marked as a clone: removed by corral_clone_remove, never cloned. */
+	if ((fd = create_in(*work, CORRAL_CLONE_MARK)) < 0)
+		return corral_err_set(err, errno, "cannot create '%s'", *work);
+	close(fd);
+	return 0;
+}
+
+/* 1 when dir/name is a directory of ours left by a run that is gone. */
+static int
+stale(int dirfd, const char *name, int *lockfd)
+{
+	char rel[64];	/* name is WORK_PREFIX and 6 more */
+	struct stat st;
+
+	*lockfd = -1;
+	if (strncmp(name, WORK_PREFIX, strlen(WORK_PREFIX)) ||
+	    strlen(name) != strlen(WORK_PREFIX) + 6 ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return 0;
+	snprintf(rel, sizeof(rel), "%s/%s", name, WORK_LOCK);
+	if ((*lockfd = openat(dirfd, rel, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return 0;
+	snprintf(rel, sizeof(rel), "%s/%s", name, CORRAL_CLONE_MARK);
+	return flock(*lockfd, LOCK_EX | LOCK_NB) == 0 &&
+	    fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+size_t
+corral_fix_work_sweep(const char *base)
+{
+	struct dirent *de;
+	size_t n = 0;
+	char *path;
+	int fd;
+	DIR *d;
+
+	if (!(d = opendir(base)))
+		return 0;
+	while ((de = readdir(d))) {
+		if (stale(dirfd(d), de->d_name, &fd) &&
+		    (path = corral_path_join(base, de->d_name))) {
+			n += corral_clone_remove(path, NULL) == 0;
+			free(path);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	closedir(d);
+	return n;
+}
