@@ -18,7 +18,7 @@
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
 # Targets: all (default), test, coverage, fuzz, bench, demo, proving-ground,
-# repair-round, install, uninstall, deps, clean.  The programs land in bin/ (a sanitizer or coverage build
+# repair-round, install, uninstall, deps, npm-consumers, clean.  The programs land in bin/ (a sanitizer or coverage build
 # keeps its own bin/ under build/, so bin/ is always the plain build).
 
 MAKEFLAGS += -rR
@@ -160,11 +160,27 @@ $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 deps:
 	$(Q)build-aux/deps && mkdir -p build && touch $(DEPS_OK)
 
+# The npm JUnit consumer that tests/report.bats parses reports with,
+# installed from the registry into build/npm (never committed).  When it
+# cannot be had (no network), those tests skip, except under CI.
+NPM_CONSUMERS := test-results-parser@0.4.6
+NPM_DIR       := build/npm
+
+.PHONY: npm-consumers
+npm-consumers: $(NPM_DIR)/ok
+
+$(NPM_DIR)/ok: | $(DEPS_OK)
+	$(Q)mkdir -p $(NPM_DIR) && if timeout 300 npm install --silent \
+		--no-audit --no-fund --no-save --prefix $(NPM_DIR) \
+		$(NPM_CONSUMERS) >$(NPM_DIR)/log 2>&1; then touch $@; else \
+		echo "  NPM     cannot install $(NPM_CONSUMERS) (see $(NPM_DIR)/log)" >&2; fi
+
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
 .PHONY: test
-test: all
+test: all $(NPM_DIR)/ok
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
+		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
 		build-aux/run-tests $(TESTS)
 

@@ -76,6 +76,8 @@
 #                                run's slowest units; 0: none
 #   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
 #                                every merge; empty: none
+#   CORRAL_JUNIT_SUITE ?= $(notdir CORRAL_SRC)   the JUnit report's suite
+#                                name (default: the project directory's)
 #   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
 #                                runs only the units matching one, as a
 #                                layer over the result so far (the others
@@ -145,6 +147,7 @@ CORRAL_LIMIT_FSIZE ?=
 CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
+CORRAL_JUNIT_SUITE ?= $(notdir $(abspath $(CORRAL_SRC)))
 CORRAL_WAIT       ?=
 CORRAL_ONLY       ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
@@ -219,6 +222,9 @@ $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
+ifeq ($(strip $(CORRAL_JUNIT_SUITE)),)
+$(error corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite)
+endif
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 __corral_srcdir = $(abspath $(CORRAL_SRC))
@@ -280,8 +286,9 @@ __corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
 __corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
-__corral_report_opts = $(call __corral-opt,-j,$(if $(strip $(CORRAL_JUNIT)),\
-	$(abspath $(CORRAL_JUNIT))))
+__corral_report_opts = $(if $(strip $(CORRAL_JUNIT)),$(call __corral-opt,-j,\
+	$(abspath $(CORRAL_JUNIT))) $(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
+	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \

@@ -794,6 +794,30 @@ EOF
 	assert_output "1"
 }
 
+@test "corral-mk: the JUnit suite is named after the project's directory, CORRAL_JUNIT_SUITE names it otherwise, and an empty one is refused" {
+	project ok-1
+	run -0 make -C proj corral-run CORRAL_JUNIT=junit.xml
+	run -0 xmllint --xpath 'string(/testsuites/@name)' proj/junit.xml
+	assert_output "proj"
+	run -0 make -C proj -B corral-run CORRAL_JUNIT=junit.xml 'CORRAL_JUNIT_SUITE=our suite'
+	run -0 xmllint --xpath 'string(//testsuite/@name)' proj/junit.xml
+	assert_output "our suite"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_JUNIT_SUITE=
+	assert_contains "$stderr" "corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite"
+}
+
+@test "corral-mk: JUnit quotes each unit's output within CORRAL_OUTPUT_MAX" {
+	project loud
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = seq 100000
+EOF
+	run -0 make -C proj corral-run CORRAL_JUNIT=junit.xml CORRAL_OUTPUT_MAX=2K
+	run -0 xmllint --xpath 'string(//testcase/system-out)' proj/junit.xml
+	[ "${#output}" -le 2048 ] || flunk "system-out holds ${#output} bytes"
+	assert_contains "$output" "99999
+100000"
+}
+
 @test "corral-mk: progress goes to stderr, one line per finished unit, and CORRAL_QUIET=1 silences it" {
 	project a b c
 	run -0 --separate-stderr make -C proj -j3 corral-run

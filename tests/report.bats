@@ -9,7 +9,63 @@ setup() {
 	_corral_tmpdir
 }
 
-USAGE='usage: corral-report [-ht] [-j FILE] DIR'
+USAGE='usage: corral-report [-ht] [-j FILE] [-n NAME] [-o MAX] DIR'
+
+# x XPATH [FILE]: the string value of XPATH in FILE (junit.xml)
+x() {
+	xmllint --xpath "string($1)" "${2:-junit.xml}"
+}
+
+# record UNIT OK STATUS [AT DURATION_MS [HOST]]: a record line
+record() {
+	jq -cn --arg u "$1" --argjson ok "$2" --arg s "$3" --arg at "${4:-2026-01-01T00:00:01.000Z}" \
+		--argjson d "${5:-1000}" --arg h "${6:-}" \
+		'{unit: $u, ok: $ok, note: (($s | ascii_upcase) + ": why"), at: $at, status: $s, duration_ms: $d}
+		+ (if $h == "" then {} else {host: $h} end)'
+}
+
+# need_junitparser, need_npm_consumer: skip without the consumer, but
+# fail under CI, which must have it (build-aux/deps, make npm-consumers)
+need_junitparser() {
+	/usr/bin/python3 -c 'import junitparser' 2>/dev/null && return 0
+	[ -z "${CI:-}" ] || flunk "python3-junitparser is missing (build-aux/deps installs it)" || return
+	skip "python3-junitparser is missing (build-aux/deps installs it)"
+}
+need_npm_consumer() {
+	[ -d "${CORRAL_TEST_NODE_PATH:-/none}/test-results-parser" ] && command -v node >/dev/null && return 0
+	[ -z "${CI:-}" ] || flunk "test-results-parser is missing (make npm-consumers installs it)" || return
+	skip "test-results-parser is missing (make npm-consumers installs it)"
+}
+
+# junitparser FILE: per suite, "NAME TESTS FAILURES ERRORS SKIPPED" as
+# python3-junitparser counts the cases, then "ok" when the suite's own
+# attributes say the same
+junitparser() {
+	/usr/bin/python3 - "$1" <<'EOF'
+import sys
+from junitparser import JUnitXml
+for s in JUnitXml.fromfile(sys.argv[1]):
+    cases = list(s)
+    kinds = [type(r).__name__ for c in cases for r in c.result]
+    n = (len(cases), kinds.count("Failure"), kinds.count("Error"), kinds.count("Skipped"))
+    same = (s.tests, s.failures, s.errors, s.skipped) == n
+    print(s.name, *n, "ok" if same else "differs: %r" % ((s.tests, s.failures, s.errors, s.skipped),))
+EOF
+}
+
+# npm_consumer FILE: per suite, "NAME CASES FAILED SKIPPED" as
+# test-results-parser reads the cases (an error fails a case), then
+# "total TOTAL PASSED FAILED ERRORS SKIPPED" from the attributes
+npm_consumer() {
+	NODE_PATH=$CORRAL_TEST_NODE_PATH node -e '
+const { parse } = require("test-results-parser");
+const r = parse({ type: "junit", files: [process.argv[1]] });
+for (const s of r.suites)
+  console.log([s.name, s.cases.length, s.cases.filter(c => c.status === "FAIL").length,
+    s.cases.filter(c => c.status === "SKIP").length].join(" "));
+console.log(["total", r.total, r.passed, r.failed, r.errors, r.skipped].join(" "));
+' "$1"
+}
 
 # results CMD UNIT...: run the units with CMD (one retry) and merge into out/
 results() {
@@ -67,11 +123,11 @@ results() {
 	assert_output "FAIL: exit 1: expected 3, got 4"
 	run -0 xmllint --xpath 'string(//testcase[@name="tests/unit/bad.sh"]/failure)' junit.xml
 	assert_output "expected 3, got 4"
-	run -0 xmllint --xpath 'count(//testcase[@name="tests/unit/ok.sh"]/*)' junit.xml
+	run -0 xmllint --xpath 'count(//testcase[@name="tests/unit/ok.sh"]/*[not(self::system-out)])' junit.xml
 	assert_output "0"
 }
 
-@test "report: a flaky unit gets a flakyFailure and no failure; a not-run unit is a failure with the reason" {
+@test "report: a flaky unit gets a flakyFailure and no failure; a not-run unit is an error with the reason" {
 	results 'if [ "$CORRAL_UNIT" = shaky ] && [ "$CORRAL_ATTEMPT" = 1 ]; then exit 1; fi' shaky fine
 	printf '%s\n' shaky fine ghost > units
 	corral-merge -q -u units -o out out/logs || true
@@ -81,9 +137,9 @@ results() {
 	assert_output "1"
 	run -0 xmllint --xpath 'string(//testcase[@name="shaky"]/flakyFailure/@message)' junit.xml
 	assert_output "FLAKY: passed on attempt 2; attempt 1: FAIL: exit 1"
-	run -0 xmllint --xpath 'string(//testcase[@name="ghost"]/failure/@type)' junit.xml
+	run -0 xmllint --xpath 'string(//testcase[@name="ghost"]/error/@type)' junit.xml
 	assert_output "not-run"
-	run -0 xmllint --xpath 'string(//testcase[@name="ghost"]/failure/@message)' junit.xml
+	run -0 xmllint --xpath 'string(//testcase[@name="ghost"]/error/@message)' junit.xml
 	assert_output "NOT-RUN: no agent reported it"
 }
 
@@ -135,13 +191,13 @@ results() {
 	assert_contains "$output" "All tests successful."
 }
 
-@test "report: a segfault behind the shell is a crash failure in JUnit and a crash in TAP, the signal named" {
+@test "report: a segfault behind the shell is a crash error in JUnit and a crash in TAP, the signal named" {
 	results 'sh -c "kill -SEGV \$\$"' seg.sh
 	local note='CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139'
 	run -0 corral-report -j junit.xml out
-	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/failure/@type)' junit.xml
+	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/error/@type)' junit.xml
 	assert_output "crash"
-	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/failure/@message)' junit.xml
+	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/error/@message)' junit.xml
 	assert_output "$note"
 	run -0 corral-report -t out
 	assert_equal "not ok 1 - seg.sh" "${lines[2]}"
@@ -171,4 +227,136 @@ results() {
 	results true a
 	run -2 --separate-stderr sh -c 'corral-report -t out > /dev/full'
 	assert_stderr "corral-report: cannot write standard output: No space left on device"
+}
+
+@test "report: every testcase has system-out with its unit's output, passing ones too, at most -o bytes from a line start" {
+	results 'echo "hello from $CORRAL_UNIT"; if [ "$CORRAL_UNIT" = long ]; then seq 1000; fi' short long
+	run -0 corral-report -j junit.xml out
+	run -0 x '//testcase[@name="short"]/system-out'
+	assert_output "hello from short"
+	run -0 corral-report -o 12 -j junit.xml out
+	run -0 x '//testcase[@name="long"]/system-out'
+	assert_output "$(printf '999\n1000')"
+	run -0 corral-report -o 0 -j junit.xml out
+	run -0 x '//testcase[@name="long"]/system-out'
+	assert_output "$(echo "hello from long"; seq 1000)"
+	run -0 xmllint --xpath 'count(//testcase[not(system-out)])' junit.xml
+	assert_output "0"
+}
+
+@test "report: a testsuite's time is the wall time of its units, not the sum, with a timestamp and a hostname; a record's host names its own suite" {
+	mkdir out
+	{ record a true pass 2026-01-01T00:00:10.000Z 10000
+	  record b true pass 2026-01-01T00:00:12.000Z 10000
+	  record c true pass 2026-01-01T00:00:30.500Z 500 node7; } > out/successes.jsonl
+	run -0 corral-report -j junit.xml out
+	run -0 xmllint --noout junit.xml
+	run -0 x '//testsuite[1]/@time'
+	assert_output "12.000"
+	run -0 x '//testsuite[1]/@timestamp'
+	assert_output "2026-01-01T00:00:00"
+	run -0 x '//testsuite[1]/@hostname'
+	assert_output "$(hostname)"
+	run -0 x '//testsuite[@hostname="node7"]/testcase/@name'
+	assert_output "c"
+	run -0 x '//testsuite[@hostname="node7"]/@timestamp'
+	assert_output "2026-01-01T00:00:30"
+	run -0 x '/testsuites/@time'
+	assert_output "12.500"
+}
+
+@test "report: -n names the suite and the root, which are 'corral' without it" {
+	results true a
+	run -0 corral-report -j junit.xml out
+	run -0 x '/testsuites/@name'
+	assert_output "corral"
+	run -0 corral-report -n 'my "project"' -j junit.xml out
+	run -0 x '/testsuites/@name'
+	assert_output 'my "project"'
+	run -0 x '//testsuite/@name'
+	assert_output 'my "project"'
+}
+
+@test "report: a crash, a timeout, an error or a not-run unit is an error, a failure a failure, a skip skipped, and the counts say so" {
+	mkdir out
+	{ record p true pass; record s true skip; } > out/successes.jsonl
+	{ record f false fail; record c false crash; record t false timeout
+	  record e false error; record n false not-run; } > out/failures.jsonl
+	run -0 corral-report -j junit.xml out
+	run -0 xmllint --noout junit.xml
+	run -0 xmllint --xpath 'concat(count(//testcase/failure), " ", count(//testcase/error), " ", count(//testcase/skipped))' junit.xml
+	assert_output "1 4 1"
+	run -0 x '//testcase[@name="t"]/error/@type'
+	assert_output "timeout"
+	run -0 x '//testcase[@name="s"]/skipped/@message'
+	assert_output "SKIP: why"
+	run -0 xmllint --xpath 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' junit.xml
+	assert_output "7 1 4 1"
+	run -0 xmllint --xpath 'concat(//testsuite/@tests, " ", //testsuite/@failures, " ", //testsuite/@errors, " ", //testsuite/@skipped)' junit.xml
+	assert_output "7 1 4 1"
+	run -0 corral-report -t out
+	assert_contains "$output" "ok 6 - s # SKIP SKIP: why"
+}
+
+@test "report: a unit that printed TAP gets a testsuite of its own with a testcase per test; without its output it is one testcase" {
+	bats_file "$PWD/t.bats"
+	results "if [ \"\$CORRAL_UNIT\" = plain ]; then exit 0; fi; '$PWD/bats-tap' \"\$CORRAL_UNIT\"" "$PWD/t.bats" plain
+	run -0 corral-report -n proj -j junit.xml out
+	run -0 xmllint --noout junit.xml
+	local suite="//testsuite[@name='$PWD/t.bats']"
+	run -0 xmllint --xpath "concat($suite/@tests, ' ', $suite/@failures, ' ', $suite/@errors, ' ', $suite/@skipped)" junit.xml
+	assert_output "4 2 0 1"
+	run -0 x "$suite/testcase[2]/@name"
+	assert_output "second fails"
+	run -0 x "$suite/testcase[4]/failure"
+	assert_contains "$output" "expected 3, got 4"
+	run -0 x "$suite/testcase[3]/skipped/@message"
+	assert_output "no db"
+	run -0 x "$suite/testcase[1]/@classname"
+	assert_output "$PWD/t.bats"
+	run -0 x "//testsuite[@name='proj']/testcase/@name"
+	assert_output "plain"
+	run -0 x '/testsuites/@tests'
+	assert_output "5"
+	rm -r out/logs
+	run -0 corral-report -n proj -j junit.xml out
+	run -0 xmllint --xpath 'concat(count(//testsuite), " ", count(//testcase), " ", //testcase[@name="'"$PWD"'/t.bats"]/failure/@message)' junit.xml
+	assert_output "1 2 FAIL: exit 1: not ok 2 second fails"
+}
+
+@test "report: python3-junitparser and test-results-parser (npm) read the report, their counts of its cases match its own" {
+	need_junitparser
+	need_npm_consumer
+	bats_file "$PWD/t.bats"
+	results "case \$CORRAL_UNIT in ok.sh) exit 0 ;; bad.sh) echo nope; exit 1 ;; seg.sh) sh -c 'kill -SEGV \$\$'; exit ;; esac; '$PWD/bats-tap' \"\$CORRAL_UNIT\"" \
+		ok.sh bad.sh seg.sh "$PWD/t.bats"
+	record skip.sh true skip >> out/successes.jsonl
+	run -0 corral-report -n proj -j junit.xml out
+	run -0 junitparser junit.xml
+	assert_output "proj 4 1 1 1 ok
+$PWD/t.bats 4 2 0 1 ok"
+	run -0 npm_consumer junit.xml
+	assert_output "proj 4 2 1
+$PWD/t.bats 4 2 1
+total 6 2 3 1 2"
+}
+
+@test "report: a unit that exits with a skip code is a skipped testcase, counted in skipped, and '# SKIP' in TAP" {
+	printf '%s\n' gone here > slice
+	corral-run-slice -K 77 -c 'if [ "$CORRAL_UNIT" = gone ]; then echo "no database here" >&2; exit 77; fi' -l out/logs 0 slice || true
+	corral-merge -q -o out out/logs || true
+	run -0 corral-report -j junit.xml out
+	run -0 x '//testcase[@name="gone"]/skipped/@message'
+	assert_output "SKIP: exit 77: no database here"
+	run -0 xmllint --xpath 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' junit.xml
+	assert_output "2 0 0 1"
+	run -0 corral-report -t out
+	assert_equal "ok 1 - gone # SKIP SKIP: exit 77: no database here" "${lines[2]}"
+}
+
+@test "report: bats --timing's 'in Nms' is a test's time, not part of its name" {
+	results 'printf "1..2\nok 1 quick one in 1234ms\nok 2 plain\n"' t
+	run -0 corral-report -j junit.xml out
+	run -0 xmllint --xpath 'concat(//testcase[1]/@name, "|", //testcase[1]/@time, "|", //testcase[2]/@name, "|", //testcase[2]/@time)' junit.xml
+	assert_output "quick one|1.234|plain|0.000"
 }

@@ -187,6 +187,44 @@ ms_since() {
 	assert_output "FAIL: exit 1: x$e99..."
 }
 
+@test "run-slice: a failing unit's note quotes the last line of standard error, not a later line of standard output" {
+	units u1
+	run -1 corral-run-slice -c 'echo "error: expected 3, got 4" >&2; echo "see https://example.org/wiki/SC1234"; exit 1' -l logs K slice
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
+	assert_output "FAIL: exit 1: error: expected 3, got 4"
+	run -0 sort logs/agent-K/1.out
+	assert_output "error: expected 3, got 4
+see https://example.org/wiki/SC1234"
+}
+
+@test "run-slice: a unit that prints TAP is noted with its first 'not ok' line, and its record counts the tests and names the failed ones; output without a plan is no TAP" {
+	bats_file "$PWD/t.bats"
+	units "$PWD/t.bats" plain
+	run -1 corral-run-slice -c 'if [ "$CORRAL_UNIT" = plain ]; then echo "ok 1 looks like TAP"; echo "not ok 2 but is not"; echo done; exit 1; fi; '"'$PWD/bats-tap'"' "$CORRAL_UNIT"' -l logs K slice
+	run -0 jq -sc '.[0] | [.note, .tests]' <(records logs/agent-K.jsonl)
+	assert_json_eq '["FAIL: exit 1: not ok 2 second fails",
+		{"total":4,"passed":1,"failed":2,"skipped":1,"planned":4,
+		"failed_names":["second fails","fourth fails"]}]' "$output"
+	run -0 jq -sc '.[1] | [.note, has("tests")]' <(records logs/agent-K.jsonl)
+	assert_output '["FAIL: exit 1: done",false]'
+}
+
+@test "run-slice: CORRAL_NOTE still wins over a TAP unit's first 'not ok' line" {
+	bats_file "$PWD/t.bats"
+	units "$PWD/t.bats"
+	run -1 corral-run-slice -c "'$PWD/bats-tap' \"\$CORRAL_UNIT\""'; st=$?; echo "MINE: said so" > "$CORRAL_NOTE"; exit $st' -l logs K slice
+	run -0 jq -c '[.note, .tests.failed]' <(records logs/agent-K.jsonl)
+	assert_output '["MINE: said so",2]'
+}
+
+@test "run-slice: a TAP unit's tests are all counted even when -o cuts its output" {
+	units u1
+	run -1 corral-run-slice -o 1K -c 'echo 1..300; i=1; while [ $i -le 300 ]; do if [ $i = 250 ]; then echo "not ok $i number $i"; else echo "ok $i number $i"; fi; i=$((i+1)); done; exit 1' -l logs K slice
+	run -0 jq -c '[.note, .tests.total, .tests.failed, .tests.failed_names]' <(records logs/agent-K.jsonl)
+	assert_output '["FAIL: exit 1: not ok 250 number 250",300,1,["number 250"]]'
+	grep -q 'bytes of output left out' logs/agent-K/1.out
+}
+
 @test "run-slice: a unit killed by a signal is recorded as a crash with the signal's name" {
 	units u1
 	run -1 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice

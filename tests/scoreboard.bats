@@ -162,3 +162,17 @@ row() {
 	run -0 corral-scoreboard -j proj/.corral
 	assert_json '.units == 3 and .successes == 2 and .by_verdict.CAUGHT == 3'
 }
+
+@test "scoreboard: units whose records count TAP tests add a line of tests, and -j a tests object" {
+	row successes.jsonl plain "PASS: exit 0"
+	jq -nc '{unit: "a.bats", ok: true, note: "PASS: exit 0", tests: {total: 170, passed: 169, failed: 0, skipped: 1}}' >> run/successes.jsonl
+	jq -nc '{unit: "b.bats", ok: false, note: "FAIL: exit 1: not ok 3 x", tests: {total: 9, passed: 8, failed: 1, skipped: 0}}' >> run/failures.jsonl
+	run -0 corral-scoreboard run
+	assert_equal "  179 tests in 2 units  ->  177 passed, 1 failed, 1 skipped" "${lines[3]}"
+	run -0 corral-scoreboard -j run
+	assert_json '.tests == {"units": 2, "total": 179, "failed": 1, "skipped": 1}'
+	rm run/*.jsonl
+	row successes.jsonl plain "PASS: exit 0"
+	run -0 corral-scoreboard -j run
+	assert_json '.tests == null'
+}

@@ -152,3 +152,18 @@ tree_digest() {
 		find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) |
 		sha256sum | cut -d' ' -f1
 }
+
+# bats_file NAME: a bats file of four tests (pass, fail, skip, fail), and
+# ./bats-tap, which runs one as a unit would: bats --tap, without the
+# environment of the bats running this test.
+bats_file() {
+	# (printf: a line starting with @test here would be a test of this file)
+	printf '@test %s\n' '"first passes" { true; }' '"second fails" { false; }' \
+		'"third skips" { skip "no db"; }' \
+		'"fourth fails" { echo "expected 3, got 4"; return 1; }' > "$1"
+	cat > bats-tap <<'EOF'
+#!/bin/sh
+exec env -i PATH="$PATH" bats --tap "$@"
+EOF
+	chmod +x bats-tap
+}

@@ -3,8 +3,9 @@
  * corral-report writes a run's merged results (DIR/successes.jsonl and
  * DIR/failures.jsonl, which stay the source of truth) as JUnit XML for CI
  * systems (-j FILE) and as TAP for prove and its kin (-t, on standard
- * output).  The XML file (and its directory) is made as needed and
- * replaced atomically.  Exit 0 when it reported,
+ * output).  The XML's suite is named by -n, and each testcase quotes at
+ * most -o bytes of its unit's output.  The XML file (and its directory)
+ * is made as needed and replaced atomically.  Exit 0 when it reported,
  * failures or not; 2 when DIR holds no results, a line is not a record,
  * or a write failed.
  */
@@ -16,8 +17,10 @@
 #include "corral.h"
 
 static const struct corral_usage use = {
-	"corral-report [-ht] [-j FILE] DIR",
+	"corral-report [-ht] [-j FILE] [-n NAME] [-o MAX] DIR",
 	"-j, --junit FILE\twrite JUnit XML to FILE\n"
+	"-n NAME\tthe JUnit suite's name (default: corral)\n"
+	"-o MAX\tquote at most MAX bytes of each output (0: all; 1M)\n"
 	"-t, --tap\twrite TAP version 13 on standard output",
 	NULL
 };
@@ -46,8 +49,15 @@ write_out(const char *file, const struct corral_buf *b)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
+/* What the JUnit report is made with. */
+struct opts {
+	const char *junit, *suite;
+	long long output_max;
+	int tap;
+};
+
 static int
-run_report(const char *dir, const char *junit, int tap)
+run_report(const char *dir, const struct opts *o)
 {
 	struct corral_buf why = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
 	struct corral_report rep;
@@ -64,14 +74,16 @@ run_report(const char *dir, const char *junit, int tap)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < rep.unreadable.n; i++)
 		corral_warn("%s", rep.unreadable.v[i]);
-	if (junit && (corral_report_junit(&rep, &b) < 0))
+	rep.suite = o->suite;
+	rep.output_max = o->output_max;
+	if (o->junit && (corral_report_junit(&rep, &b) < 0))
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (junit)
-		write_out(junit, &b);
+	if (o->junit)
+		write_out(o->junit, &b);
 	corral_buf_reset(&b);
-	if (tap && corral_report_tap(&rep, &b) < 0)
+	if (o->tap && corral_report_tap(&rep, &b) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (tap)
+	if (o->tap)
 		write_out("-", &b);
 	rc = rep.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
 	corral_report_release(&rep);
@@ -88,25 +100,32 @@ main(int argc, char *argv[])
 		{ "tap", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *junit = NULL;
-	int c, tap = 0, status;
+	struct opts o = { NULL, NULL, CORRAL_REPORT_OUTPUT_MAX, 0 };
+	struct corral_err err;
+	int c, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "hj:t", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:n:o:t", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
-		case 'j': junit = optarg; break;
-		case 't': tap = 1; break;
+		case 'j': o.junit = optarg; break;
+		case 'n': o.suite = optarg; break;
+		case 'o':
+			if (corral_size_parse(optarg, &o.output_max, "-o",
+			    &err) < 0)
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			break;
+		case 't': o.tap = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind != 1 || (!junit && !tap))
+	if (argc - optind != 1 || (!o.junit && !o.tap))
 		corral_usage(&use, CORRAL_EXIT_ERR);
-	if (tap && junit && !strcmp(junit, "-"))
+	if (o.tap && o.junit && !strcmp(o.junit, "-"))
 		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
 		    "to standard output");
-	status = run_report(argv[optind], junit, tap);
+	status = run_report(argv[optind], &o);
 	xflush_stdout();
 	return status;
 }

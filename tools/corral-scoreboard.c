@@ -9,6 +9,7 @@
  * the failed units with their notes and outputs, -u prints just their
  * names, one per line (what a re-run of the failures needs), and -j the
  * tally as JSON; -s N ends the text with the N slowest units of the run.
+ * Units that printed TAP add a line counting their tests.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -47,7 +48,14 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 		rc |= corral_buf_addf(&b, ":%ld", corral_score_count(s,
 		    order[i]));
 	}
-	rc |= corral_buf_addstr(&b, "},\"found\":");
+	rc |= corral_buf_addstr(&b, "},\"tests\":");
+	if (s->tap_units)
+		rc |= corral_buf_addf(&b, "{\"units\":%zu,\"total\":%lld,"
+		    "\"failed\":%lld,\"skipped\":%lld}", s->tap_units,
+		    s->tests, s->tests_failed, s->tests_skipped);
+	else
+		rc |= corral_buf_addstr(&b, "null");
+	rc |= corral_buf_addstr(&b, ",\"found\":");
 	rc |= corral_strv_json(&b, &s->found);
 	rc |= corral_buf_addstr(&b, ",\"unreadable\":");
 	rc |= corral_strv_json(&b, &s->unreadable);
@@ -111,6 +119,12 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 	    s->units == 1 ? "" : "s", s->successes,
 	    s->successes == 1 ? "" : "es", s->failures,
 	    s->failures == 1 ? "" : "s");
+	if (s->tap_units)
+		printf("  %lld tests in %zu unit%s  ->  %lld passed, %lld "
+		    "failed, %lld skipped\n", s->tests, s->tap_units,
+		    s->tap_units == 1 ? "" : "s", s->tests -
+		    s->tests_failed - s->tests_skipped, s->tests_failed,
+		    s->tests_skipped);
 	printf("  by verdict:\n");
 	if (corral_score_order(s, &order) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");

@@ -1,17 +1,24 @@
 /* See LICENSE file for copyright and license details. */
 /*
- * capture.c writes what a unit prints, read from its pipe, to its N.out
+ * capture.c writes what a unit prints, read from its pipes, to its N.out
  * file, keeping the head and the tail of an output larger than the cap
- * (struct capture, in run-private.h).
+ * (struct capture, in run-private.h).  On the way it reads the streams for
+ * what the note quotes: standard output as TAP, and the last line of each
+ * (all of it, not only what the cap keeps).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "agent/agent.h"
 #include "agent/agent-private.h"
 #include "agent/run-private.h"
+
+/* The longest last line kept, and how much of it a note quotes. */
+#define LAST_LINE_MAX	1024
+#define QUOTE_MAX	200
 
 /* ------------------------------------------------------------------ */
 /* Capturing a unit's output                                            */
@@ -111,6 +118,7 @@ corral_run_capture_finish(struct capture *c)
 	long long keep = c->tail;
 	int n;
 
+	(void)corral_tap_end(&c->tap);
 	if (!c->over || c->err)
 		return;
 	n = snprintf(mark, sizeof(mark), "\n[corral: %lld bytes of output "
@@ -119,4 +127,119 @@ corral_run_capture_finish(struct capture *c)
 	    pwrite_all(c->fd, mark, (size_t)n, c->head) < 0 ||
 	    ftruncate(c->fd, c->head + n + keep) < 0)
 		c->err = errno ? errno : EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* What the note quotes                                                 */
+
+void
+corral_run_capture_init(struct capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	corral_tap_init(&c->tap, 0);
+}
+
+void
+corral_run_capture_release(struct capture *c)
+{
+	int i;
+
+	corral_tap_release(&c->tap);
+	for (i = 0; i < 2; i++) {
+		corral_buf_release(&c->last[i].cur);
+		corral_buf_release(&c->last[i].last);
+	}
+}
+
+static int
+blank(const char *s, size_t n)
+{
+	for (; n > 0; s++, n--)
+		if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\f' &&
+		    *s != '\v')
+			return 0;
+	return 1;
+}
+
+/* The line in l->cur is whole: the last one, unless blank. */
+static void
+line_done(struct last_line *l)
+{
+	struct corral_buf t;
+
+	if (!l->cur.len || blank(l->cur.data, l->cur.len)) {
+		corral_buf_reset(&l->cur);
+		return;
+	}
+	t = l->last;
+	l->last = l->cur;
+	l->cur = t;
+	corral_buf_reset(&l->cur);
+}
+
+/* Memory running out loses the line, never the output. */
+static void
+last_line_add(struct last_line *l, const char *p, size_t n)
+{
+	const char *nl;
+	size_t part, room;
+
+	while (n) {
+		nl = memchr(p, '\n', n);
+		part = nl ? (size_t)(nl - p) : n;
+		room = LAST_LINE_MAX - l->cur.len;
+		(void)corral_buf_add(&l->cur, p, part < room ? part : room);
+		p += part;
+		n -= part;
+		if (!nl)
+			break;
+		p++;
+		n--;
+		line_done(l);
+	}
+}
+
+void
+corral_run_capture_stream(struct capture *c, int stream, const char *p,
+    size_t n)
+{
+	/* Read first: p may be c->buf, which moving the window reuses. */
+	last_line_add(&c->last[stream == 2], p, n);
+	if (stream == 1)
+		(void)corral_tap_add(&c->tap, p, n);
+	corral_run_capture_add(c, p, n);
+}
+
+/* Append ": " and s[0..n) trimmed and cut; nothing when it is blank. */
+static int
+add_quote(struct corral_buf *b, const char *s, size_t n)
+{
+	while (n && blank(s, 1))
+		s++, n--;
+	while (n && blank(s + n - 1, 1))
+		n--;
+	if (!n)
+		return 0;
+	if (corral_buf_addstr(b, ": ") < 0)
+		return -1;
+	return corral_add_excerpt(b, s, n, QUOTE_MAX);
+}
+
+int
+corral_run_capture_detail(const struct capture *c, struct corral_buf *b)
+{
+	const struct corral_buf *l;
+	int i;
+
+	if (corral_tap_found(&c->tap) && c->tap.first_fail.len)
+		return add_quote(b, c->tap.first_fail.data,
+		    c->tap.first_fail.len);
+	for (i = 1; i >= 0; i--) {
+		l = c->last[i].cur.len && !blank(c->last[i].cur.data,
+		    c->last[i].cur.len) ? &c->last[i].cur : &c->last[i].last;
+		if (l->len)
+			return add_quote(b, l->data, l->len);
+	}
+	return 0;
 }

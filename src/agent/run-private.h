@@ -11,6 +11,7 @@
 
 #include "agent/agent.h"
 #include "agent/agent-private.h"
+#include "record/record.h"
 
 /* How much of a unit's output is read from its pipe at once. */
 #define IOBUF_SIZE	65536
@@ -45,8 +46,17 @@ struct corral_run_state {
 };
 
 /*
- * A unit's output arrives through a pipe and goes to its N.out file.
- * Past max bytes, the first max/2 stay where they are and the latest
+ * The last non-blank line of one stream, as it arrives; a longer line is
+ * cut to LAST_LINE_MAX bytes.
+ */
+struct last_line {
+	struct corral_buf cur;		/* the line being read */
+	struct corral_buf last;		/* the last whole non-blank one */
+};
+
+/*
+ * A unit's output arrives through two pipes, standard output and error,
+ * and goes to its N.out file in the order it is read.  Past max bytes, the first max/2 stay where they are and the latest
  * max - max/2 are kept in a window after them, which is moved back
  * whenever it has grown to twice that; at the end the window's last part
  * goes after a marker saying how much was left out.  Disk use stays
@@ -62,12 +72,14 @@ struct capture {
 	int over;
 	int err;		/* errno of a failed write; 0 */
 	char *buf;		/* IOBUF_SIZE bytes */
+	struct corral_tap tap;	/* standard output, read as TAP */
+	struct last_line last[2];	/* of standard output, and error */
 };
 
 /* How one attempt is waited for. */
 struct waiting {
 	pid_t pid;
-	int pipefd;		/* the read end, or -1 after EOF */
+	int pipefd[2];		/* read ends of stdout, stderr; -1 after EOF */
 	long long deadline;	/* monotonic ms; 0: none */
 	int why;		/* 't': its timeout, 'T': the slice's, 'd': the run's */
 	long long kill_at;	/* after SIGTERM, when SIGKILL follows */
@@ -92,6 +104,7 @@ struct outcome {
 	struct corral_strv opened;	/* of them, those it opened itself
 					   (not in a directory it listed) */
 	int has_reads;		/* they were watched, and none was lost */
+	struct corral_tap tap;	/* its standard output, read as TAP */
 };
 
 /* ------------------------------------------------------------------ */
@@ -130,12 +143,14 @@ void corral_run_watchdog_stop(struct corral_run *r);
  */
 int corral_run_become_reaper(struct corral_run *r, struct corral_err *err);
 /*
- * Start /bin/sh -c CMD for one unit, its stdout and stderr on outfd.  0
- * with *pid set, or the error number of what kept it from starting.
+ * Start /bin/sh -c CMD for one unit, its stdout on outfd and stderr on
+ * errfd.  0 with *pid set, or the error number of what kept it from
+ * starting.
  */
-int corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid);
+int corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
+    pid_t *pid);
 /*
- * Wait for the unit w->pid, its output from w->pipefd into c, enforcing
+ * Wait for the unit w->pid, its output from w->pipefd[] into c, enforcing
  * w's deadline; then kill what it left running and reap it into
  * *status.  0, or -1 with errno.
  */
@@ -196,9 +211,25 @@ int corral_learn_after(struct corral_run *r, const char *unit, size_t n,
 /* ------------------------------------------------------------------ */
 /* capture.c: a unit's output                                          */
 
+/* Ready c to read a unit's streams (fd, max and the rest set after). */
+void corral_run_capture_init(struct capture *c);
 /* Add p[0..n) to c; a write error is kept in c->err, the rest dropped. */
 void corral_run_capture_add(struct capture *c, const char *p, size_t n);
+/*
+ * p[0..n) of stream 1 (standard output) or 2 (standard error): added to
+ * c, and read for its last line (and, for 1, as TAP).
+ */
+void corral_run_capture_stream(struct capture *c, int stream, const char *p,
+    size_t n);
 /* Put the kept tail after the marker, and cut the file there. */
 void corral_run_capture_finish(struct capture *c);
+/*
+ * Append ": LINE" to b, LINE naming the failure: the first "not ok" line
+ * when standard output was TAP, else the last non-blank line of standard
+ * error, else that of standard output, trimmed and cut to 200 bytes;
+ * nothing when there is none.  0, or -1 on ENOMEM.
+ */
+int corral_run_capture_detail(const struct capture *c, struct corral_buf *b);
+void corral_run_capture_release(struct capture *c);
 
 #endif /* CORRAL_RUN_PRIVATE_H */

@@ -171,7 +171,7 @@ describe_limit(struct corral_run *r, struct outcome *o, int status)
 /* Fill o from how the unit ended; spawn_err != 0: it never started. */
 static int
 describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
-    const struct waiting *w, int outfd)
+    const struct waiting *w, const struct capture *c)
 {
 	int sig, rc;
 
@@ -185,7 +185,7 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 	}
 	if (w->sent)
 		return describe_timeout(r, o, w, status) < 0 ? -1 :
-		    corral_proc_add_last_line(&o->note, outfd);
+		    corral_run_capture_detail(c, &o->note);
 	if (WIFSIGNALED(status)) {
 		sig = WTERMSIG(status);
 		o->status = "crash";
@@ -206,11 +206,11 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 		o->ok = 1;
 		o->status = "skip";
 		return corral_buf_addf(&o->note, "SKIP: exit %d",
-		    o->exit_code) | corral_proc_add_last_line(&o->note, outfd);
+		    o->exit_code) | corral_run_capture_detail(c, &o->note);
 	}
 	o->status = "fail";
 	if ((rc = describe_limit(r, o, status)) != 0)
-		return rc < 0 ? -1 : corral_proc_add_last_line(&o->note, outfd);
+		return rc < 0 ? -1 : corral_run_capture_detail(c, &o->note);
 	if ((sig = corral_proc_shell_crash(o->exit_code))) {
 		o->status = "crash";
 		o->signal = corral_signal_name(sig, o->signame);
@@ -220,7 +220,7 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 	if ((corral_buf_addstr(&o->note, "FAIL: ") |
 	    corral_proc_describe(&o->note, status, 1)) < 0)
 		return -1;
-	return corral_proc_add_last_line(&o->note, outfd);
+	return corral_run_capture_detail(c, &o->note);
 }
 
 /* ------------------------------------------------------------------ */
@@ -260,6 +260,7 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.output = o->out.data;
 	rec.inputs = r->inputs;
 	rec.stray = o->strays;
+	rec.tap = &o->tap;
 	rec.reads = o->has_reads ? &o->reads : NULL;
 	return write_record(r, &rec, final, err);
 }
@@ -348,22 +349,34 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 	struct corral_buf own = CORRAL_BUF_INIT;
 	struct waiting w;
 	long long t0 = corral_time_ms();
-	int e, p[2], status = 0, rc = 0;
+	int e, p[2], q[2], status = 0, rc = 0;
 
 	memset(&w, 0, sizeof(w));
 	set_deadline(r, &w, t0);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return corral_err_set(err, errno, "cannot run a unit");
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	w.pipefd = p[0];
-	e = corral_run_spawn_unit(r, p[1], &w.pid);
-	close(p[1]);
-	if (e)
+	if (pipe2(q, O_CLOEXEC) < 0) {
+		rc = corral_err_set(err, errno, "cannot run a unit");
 		close(p[0]);
-	else if (corral_run_wait_unit(r, &w, c, &status) < 0) {
+		close(p[1]);
+		return rc;
+	}
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	fcntl(q[0], F_SETFL, O_NONBLOCK);
+	w.pipefd[0] = p[0];
+	w.pipefd[1] = q[0];
+	e = corral_run_spawn_unit(r, p[1], q[1], &w.pid);
+	close(p[1]);
+	close(q[1]);
+	if (e) {
+		close(p[0]);
+		close(q[0]);
+	} else if (corral_run_wait_unit(r, &w, c, &status) < 0) {
 		rc = corral_err_set(err, errno, "cannot wait for a unit");
-		if (w.pipefd >= 0)
-			close(w.pipefd);
+		if (w.pipefd[0] >= 0)
+			close(w.pipefd[0]);
+		if (w.pipefd[1] >= 0)
+			close(w.pipefd[1]);
 		return rc;
 	}
 	corral_run_capture_finish(c);
@@ -372,7 +385,7 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 		return 0;
 	o->why = w.why;
 	o->strays = w.strays;
-	if (describe(r, o, e, status, &w, c->fd) < 0 ||
+	if (describe(r, o, e, status, &w, c) < 0 ||
 	    (rc = read_note(notepath, &own)) < 0)
 		rc = corral_err_set(err, ENOMEM, "cannot run a unit");
 	else if (rc == 1 && !w.sent) {
@@ -406,8 +419,7 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 	struct capture c;
 	int rc = -1;
 
-	memset(&c, 0, sizeof(c));
-	c.fd = -1;
+	corral_run_capture_init(&c);
 	c.max = r->output_max;
 	c.head = c.max / 2;
 	c.tail = c.max - c.head;
@@ -424,6 +436,8 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 	}
 	if (execute(r, &c, note.data, o, err) < 0)
 		goto out;
+	o->tap = c.tap;
+	corral_tap_init(&c.tap, 0);
 	if (c.err) {
 		corral_err_set(err, c.err, "cannot write '%s'", o->out.data);
 		goto out;
@@ -432,6 +446,7 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 out:
 	if (c.fd >= 0)
 		close(c.fd);
+	corral_run_capture_release(&c);
 	corral_buf_release(&note);
 	return rc;
 }
@@ -526,6 +541,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 next:
 		corral_buf_release(&o.note);
 		corral_buf_release(&o.out);
+		corral_tap_release(&o.tap);
 		corral_strv_release(&o.reads);
 		corral_strv_release(&o.opened);
 	}

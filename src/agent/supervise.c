@@ -420,7 +420,8 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
  * with *pid set, or the error number of what kept it from starting.
  */
 int
-corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
+corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
+    pid_t *pid)
 {
 	struct corral_proc p = CORRAL_PROC_INIT;
 	char *argv[] = { "sh", "-c", NULL, NULL };
@@ -432,7 +433,7 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 	p.envp = r->st->env.v;
 	p.dir = r->clone;
 	p.outfd = outfd;
-	p.errfd = outfd;
+	p.errfd = errfd;
 	p.group = 1;
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
@@ -443,23 +444,39 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, pid_t *pid)
 /* ------------------------------------------------------------------ */
 /* Waiting for a unit                                                   */
 
-/* Read what the pipe holds now into c; EOF closes it. */
-static void
-drain(struct waiting *w, struct capture *c)
+/* One read of a pipe into c; EOF closes it.  1 when there may be more. */
+static int
+drain_once(int *fd, int stream, struct capture *c)
 {
 	ssize_t n;
 
-	while (w->pipefd >= 0) {
-		n = read(w->pipefd, c->buf, IOBUF_SIZE);
-		if (n > 0) {
-			corral_run_capture_add(c, c->buf, (size_t)n);
-		} else if (n == 0) {
-			close(w->pipefd);
-			w->pipefd = -1;
-		} else if (errno != EINTR) {
-			break;
-		}
+	if (*fd < 0)
+		return 0;
+	n = read(*fd, c->buf, IOBUF_SIZE);
+	if (n > 0) {
+		corral_run_capture_stream(c, stream, c->buf, (size_t)n);
+		return 1;
 	}
+	if (n == 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return n < 0 && errno == EINTR;
+}
+
+/*
+ * What both pipes hold now, a chunk of each in turn, so that a unit
+ * flooding one of them cannot keep the other waiting.
+ */
+static void
+drain(struct waiting *w, struct capture *c)
+{
+	int more;
+
+	do {
+		more = drain_once(&w->pipefd[0], 1, c);
+		more |= drain_once(&w->pipefd[1], 2, c);
+	} while (more);
 }
 
 /*
@@ -491,9 +508,10 @@ static int
 pause_for(struct corral_run *r, struct waiting *w, const sigset_t *mask,
     long long wake, long long now)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	struct timespec ts, *tp = NULL;
 	nfds_t n = 0;
+	int i;
 
 	if (r->guard > 0 && r->st->guardfd < 0 && !r->guard_gone &&
 	    (!wake || wake > now + GUARD_POLL_MS))
@@ -504,8 +522,10 @@ pause_for(struct corral_run *r, struct waiting *w, const sigset_t *mask,
 		ts.tv_nsec = (long)(wake % 1000) * 1000000;
 		tp = &ts;
 	}
-	if (w->pipefd >= 0) {
-		pfd[n].fd = w->pipefd;
+	for (i = 0; i < 2; i++) {
+		if (w->pipefd[i] < 0)
+			continue;
+		pfd[n].fd = w->pipefd[i];
 		pfd[n].events = POLLIN;
 		pfd[n++].revents = 0;
 	}
@@ -532,27 +552,34 @@ stop_for_guard(struct corral_run *r, struct waiting *w, long long now)
 
 /*
  * The unit's main process is gone and its group killed: take what the
- * pipe still holds.  A process that left the group may keep the pipe
- * open; it gets a moment, not a wait.
+ * pipes still hold.  A process that left the group may keep them open;
+ * it gets a moment, not a wait.
  */
 static void
 drain_rest(struct waiting *w, struct capture *c)
 {
 	long long end = corral_time_ms() + 200, now;
-	struct pollfd pfd;
+	struct pollfd pfd[2];
+	nfds_t n;
+	int i;
 
 	for (;;) {
 		drain(w, c);
 		now = corral_time_ms();
-		if (w->pipefd < 0 || now >= end)
+		if ((w->pipefd[0] < 0 && w->pipefd[1] < 0) || now >= end)
 			break;
-		pfd.fd = w->pipefd;
-		pfd.events = POLLIN;
-		(void)poll(&pfd, 1, (int)(end - now));
+		for (i = 0, n = 0; i < 2; i++)
+			if (w->pipefd[i] >= 0) {
+				pfd[n].fd = w->pipefd[i];
+				pfd[n++].events = POLLIN;
+			}
+		(void)poll(pfd, n, (int)(end - now));
 	}
-	if (w->pipefd >= 0)
-		close(w->pipefd);
-	w->pipefd = -1;
+	for (i = 0; i < 2; i++) {
+		if (w->pipefd[i] >= 0)
+			close(w->pipefd[i]);
+		w->pipefd[i] = -1;
+	}
 }
 
 /*

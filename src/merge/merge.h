@@ -91,6 +91,8 @@ void corral_merge_stats_release(struct corral_merge_stats *st);
 /* The tally of DIR/successes.jsonl and DIR/failures.jsonl. */
 struct corral_score {
 	size_t units, successes, failures;
+	size_t tap_units;		/* units whose records count tests */
+	long long tests, tests_failed, tests_skipped;	/* over those */
 	struct corral_strv verdicts;	/* distinct, first seen first */
 	struct corral_set *counts;	/* verdict -> rows */
 	struct corral_strv found;	/* the result files that exist */
@@ -147,14 +149,21 @@ void corral_slowest_release(struct corral_slowest *s);
 /* ------------------------------------------------------------------ */
 /* report.c: merged results as JUnit XML and TAP                       */
 
+/* How much of a unit's output <system-out> holds, unless told. */
+#define CORRAL_REPORT_OUTPUT_MAX	(1024 * 1024)
+
 /* One unit of the merged results. */
 struct corral_report_row {
 	char *unit;
 	char *status;		/* as recorded; pass or fail when absent */
 	char *note;		/* "" when absent */
 	char *output;		/* NULL when absent */
+	char *host;		/* the host that ran it; NULL when absent */
 	long long duration_ms;	/* -1 when absent */
+	long long end_ms;	/* its "at", ms since the Epoch; -1: absent */
 	long long attempt;
+	long long tests, tests_failed, tests_skipped;	/* -1: no TAP */
+	struct corral_strv failed_names;
 	int ok;			/* it is in successes.jsonl */
 };
 
@@ -163,6 +172,9 @@ struct corral_report {
 	struct corral_report_row *rows;	/* sorted by unit, bytewise */
 	size_t n;
 	struct corral_strv unreadable;	/* "FILE line N: why" */
+	/* Set by the caller after reading, before writing JUnit: */
+	const char *suite;		/* the suite's name; NULL: "corral" */
+	long long output_max;		/* bytes of output quoted; 0: all */
 };
 
 /*
@@ -174,12 +186,17 @@ int corral_report_read(struct corral_report *rep, const char *dir,
     struct corral_err *err);
 void corral_report_release(struct corral_report *rep);
 /*
- * Append the JUnit XML (a <testsuites> root; one <testcase> per unit with
- * name, classname and file; <failure> for each failed unit and
- * <flakyFailure> for each flaky one, with the note as message and the
- * tail of the unit's output as text) or the TAP version 13 (one test per
- * unit, a YAML block for each one that failed or was flaky) to b.
- * 0, or -1 (ENOMEM).
+ * Append the JUnit XML or the TAP version 13 to b.  JUnit: a <testsuites>
+ * root named rep->suite; a <testsuite> of that name per host (the
+ * record's "host", else this one's) with one <testcase> per unit (name,
+ * classname, file), and one <testsuite> per unit whose TAP output is
+ * whole, with a <testcase> per test.  <failure> for a failure, <error>
+ * for a crash, a timeout or an error, <skipped/> for a skip and
+ * <flakyFailure> for a flake, each with the note as message; every
+ * testcase has <system-out> (the last rep->output_max bytes of the
+ * output), every suite its counts, the wall time of its units, a
+ * timestamp (UTC) and hostname.  TAP: one test per unit, a YAML block for
+ * each one that failed or was flaky.  0, or -1 (ENOMEM).
  */
 int corral_report_junit(const struct corral_report *rep, struct corral_buf *b);
 int corral_report_tap(const struct corral_report *rep, struct corral_buf *b);

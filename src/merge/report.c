@@ -1,11 +1,12 @@
 /* See LICENSE file for copyright and license details. */
 /*
- * report.c turns a run's merged results (successes.jsonl and
- * failures.jsonl, which stay the source of truth) into the formats CI
- * systems read: JUnit XML and TAP.  Unit names, notes and output are any
- * bytes; what it writes is always well-formed: invalid UTF-8 and the
- * characters XML 1.0 forbids become U+FFFD, markup is escaped, and TAP
- * descriptions and YAML strings are escaped the way prove reads them.
+ * report.c reads a run's merged results (successes.jsonl and
+ * failures.jsonl, which stay the source of truth) for the formats CI
+ * systems read, and writes TAP; junit.c writes JUnit XML.  Unit names,
+ * notes and output are any bytes; what they write is always well-formed:
+ * invalid UTF-8 and the characters XML 1.0 forbids become U+FFFD, markup
+ * is escaped, and TAP descriptions and YAML strings are escaped the way
+ * prove reads them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +19,8 @@
 #include "base/base.h"
 #include "record/record.h"
 #include "merge/merge-private.h"
+#include "merge/report-private.h"
 
-/* How much of a failed unit's output a report quotes, at most. */
-#define OUTPUT_TAIL	4096
 #define REPLACEMENT	0xFFFD
 
 /*
@@ -93,14 +93,9 @@ xml_char(unsigned long c)
 	    c <= 0x10FFFF);
 }
 
-/*
- * Append s[0..n) as XML character data that is also safe inside a quoted
- * attribute: & < > " ' escaped, tab and newlines as character references,
- * invalid UTF-8 and characters XML 1.0 forbids as U+FFFD.  0, or -1
- * (ENOMEM).
- */
-static int
-add_xml(struct corral_buf *b, const char *s, size_t n)
+/* report_xml: report-private.h says what it escapes. */
+int
+report_xml(struct corral_buf *b, const char *s, size_t n, int text)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	unsigned long c;
@@ -118,8 +113,10 @@ add_xml(struct corral_buf *b, const char *s, size_t n)
 		case '"': rc = corral_buf_addstr(b, "&quot;"); break;
 		case '\'': rc = corral_buf_addstr(b, "&apos;"); break;
 		/* Kept as they are even inside attribute values. */
-		case '\t': rc = corral_buf_addstr(b, "&#9;"); break;
-		case '\n': rc = corral_buf_addstr(b, "&#10;"); break;
+		case '\t': rc = text ? corral_buf_addch(b, '\t') :
+		    corral_buf_addstr(b, "&#9;"); break;
+		case '\n': rc = text ? corral_buf_addch(b, '\n') :
+		    corral_buf_addstr(b, "&#10;"); break;
 		case '\r': rc = corral_buf_addstr(b, "&#13;"); break;
 		default: rc = add_cp(b, c); break;
 		}
@@ -178,11 +175,34 @@ dup_or(const char *s, const char *fallback)
 	return strdup(s ? s : fallback);
 }
 
+/* "2026-12-01T11:14:47.364Z" as ms since the Epoch, or -1. */
+static long long
+iso_ms(const char *s)
+{
+	int y, mo, d, h, mi, sec, ms = 0, n = 0;
+	long long era, yoe, doy, days;
+
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi,
+	    &sec, &n) != 6 || mo < 1 || mo > 12 || d < 1 || d > 31)
+		return -1;
+	if (s[n] == '.' && sscanf(s + n + 1, "%3d", &ms) != 1)
+		return -1;
+	/* Days from 1970-01-01 (H. Hinnant's days_from_civil). */
+	y -= mo <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+	return ((days * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms;
+}
+
 static int
 add_row(void *ctx, const struct corral_json_record *r, int success)
 {
 	struct corral_report *rep = ctx;
 	struct corral_report_row *row;
+	const char *name;
+	size_t i;
 
 	if (rep->n % 64 == 0) {
 		row = realloc(rep->rows, (rep->n + 64) * sizeof(*row));
@@ -195,14 +215,22 @@ add_row(void *ctx, const struct corral_json_record *r, int success)
 	row->ok = success;
 	row->duration_ms = r->duration_ms;
 	row->attempt = r->attempt;
+	row->end_ms = iso_ms(r->at);
+	row->tests = r->tests;
+	row->tests_failed = r->tests_failed;
+	row->tests_skipped = r->tests_skipped;
 	row->unit = strdup(r->unit);
 	row->status = dup_or(r->status, success ? "pass" : "fail");
 	row->note = dup_or(r->note, "");
 	row->output = r->output ? strdup(r->output) : NULL;
+	row->host = r->host ? strdup(r->host) : NULL;
 	rep->n++;
 	if (!row->unit || !row->status || !row->note ||
-	    (r->output && !row->output))
+	    (r->output && !row->output) || (r->host && !row->host))
 		return -1;
+	for (i = 0; (name = corral_json_record_failed_name(r, i)); i++)
+		if (corral_strv_add(&row->failed_names, name) < 0)
+			return -1;
 	return 0;
 }
 
@@ -222,6 +250,7 @@ corral_report_read(struct corral_report *rep, const char *dir,
 
 	memset(rep, 0, sizeof(*rep));
 	rep->dir = dir;
+	rep->output_max = CORRAL_REPORT_OUTPUT_MAX;
 	if (merge_results_read(&m, "successes.jsonl", 1, err) < 0 ||
 	    merge_results_read(&m, "failures.jsonl", 0, err) < 0)
 		return -1;
@@ -240,139 +269,62 @@ corral_report_release(struct corral_report *rep)
 		free(rep->rows[i].status);
 		free(rep->rows[i].note);
 		free(rep->rows[i].output);
+		free(rep->rows[i].host);
+		corral_strv_release(&rep->rows[i].failed_names);
 	}
 	free(rep->rows);
 	corral_strv_release(&rep->unreadable);
 	memset(rep, 0, sizeof(*rep));
 }
 
-/*
- * The last OUTPUT_TAIL bytes of a unit's output, from a line start when
- * there is one, into b.  The path is tried as recorded, then under dir.
- */
-static void
-read_tail(const struct corral_report *rep, const char *output,
-    struct corral_buf *b)
+int
+report_open_output(const struct corral_report *rep, const char *output)
 {
 	struct corral_buf alt = CORRAL_BUF_INIT;
-	char text[OUTPUT_TAIL];
 	struct stat st;
-	off_t off = 0;
-	ssize_t n;
-	char *nl;
 	int fd;
 
-	corral_buf_reset(b);
 	if (!output)
-		return;
+		return -1;
 	fd = open(output, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 && output[0] != '/' && corral_buf_addf(&alt, "%s/%s",
 	    rep->dir, output) == 0)
 		fd = open(alt.data, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	corral_buf_release(&alt);
-	if (fd < 0)
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+void
+report_read_tail(const struct corral_report *rep, const char *output,
+    long long max, struct corral_buf *b)
+{
+	struct stat st;
+	off_t off = 0;
+	ssize_t n;
+	size_t want;
+	char *text = NULL, *nl;
+	int fd;
+
+	corral_buf_reset(b);
+	if ((fd = report_open_output(rep, output)) < 0)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (st.st_size > (off_t)sizeof(text))
-			off = st.st_size - (off_t)sizeof(text);
-		if ((n = pread(fd, text, sizeof(text), off)) > 0) {
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		if (max > 0 && st.st_size > (off_t)max)
+			off = st.st_size - (off_t)max;
+		want = (size_t)(st.st_size - off);
+		if ((text = malloc(want)) &&
+		    (n = pread(fd, text, want, off)) > 0) {
 			nl = off ? memchr(text, '\n', (size_t)n) : NULL;
 			nl = nl ? nl + 1 : text;
 			(void)corral_buf_add(b, nl, (size_t)(n - (nl - text)));
 		}
 	}
+	free(text);
 	close(fd);
-}
-
-/* ------------------------------------------------------------------ */
-/* JUnit XML                                                            */
-
-/* The unit's directory, dotted ("tests/unit/a.sh" -> "tests.unit"). */
-static int
-add_classname(struct corral_buf *b, const char *unit)
-{
-	struct corral_buf cls = CORRAL_BUF_INIT;
-	const char *slash = strrchr(unit, '/');
-	size_t i;
-	int rc;
-
-	if (!slash || slash == unit)
-		return corral_buf_addstr(b, "corral");
-	rc = corral_buf_add(&cls, unit, (size_t)(slash - unit));
-	for (i = 0; rc == 0 && i < cls.len; i++)
-		if (cls.data[i] == '/')
-			cls.data[i] = '.';
-	if (rc == 0)
-		rc = add_xml(b, cls.data, cls.len);
-	corral_buf_release(&cls);
-	return rc;
-}
-
-static int
-add_seconds(struct corral_buf *b, long long ms)
-{
-	if (ms < 0)
-		ms = 0;
-	return corral_buf_addf(b, "%lld.%03lld", ms / 1000, ms % 1000);
-}
-
-static int
-add_testcase(const struct corral_report *rep,
-    const struct corral_report_row *r, struct corral_buf *b,
-    struct corral_buf *tail)
-{
-	const char *elem = r->ok ? "flakyFailure" : "failure";
-	int rc = 0, flaky = !strcmp(r->status, "flaky");
-
-	rc |= corral_buf_addstr(b, "    <testcase name=\"");
-	rc |= add_xml(b, r->unit, strlen(r->unit));
-	rc |= corral_buf_addstr(b, "\" classname=\"");
-	rc |= add_classname(b, r->unit);
-	rc |= corral_buf_addstr(b, "\" file=\"");
-	rc |= add_xml(b, r->unit, strlen(r->unit));
-	rc |= corral_buf_addstr(b, "\" time=\"");
-	rc |= add_seconds(b, r->duration_ms);
-	if (r->ok && !flaky)
-		return rc | corral_buf_addstr(b, "\"/>\n");
-	rc |= corral_buf_addf(b, "\">\n      <%s message=\"", elem);
-	rc |= add_xml(b, r->note, strlen(r->note));
-	rc |= corral_buf_addstr(b, "\" type=\"");
-	rc |= add_xml(b, r->status, strlen(r->status));
-	rc |= corral_buf_addstr(b, "\">");
-	read_tail(rep, r->ok ? NULL : r->output, tail);
-	rc |= add_xml(b, tail->len ? tail->data : r->note,
-	    tail->len ? tail->len : strlen(r->note));
-	rc |= corral_buf_addf(b, "</%s>\n    </testcase>\n", elem);
-	return rc;
-}
-
-int
-corral_report_junit(const struct corral_report *rep, struct corral_buf *b)
-{
-	struct corral_buf tail = CORRAL_BUF_INIT, head = CORRAL_BUF_INIT;
-	long long ms = 0;
-	size_t i, failures = 0;
-	int rc = 0;
-
-	for (i = 0; i < rep->n; i++) {
-		failures += !rep->rows[i].ok;
-		ms += rep->rows[i].duration_ms > 0 ?
-		    rep->rows[i].duration_ms : 0;
-	}
-	rc |= corral_buf_addf(&head, "name=\"corral\" tests=\"%zu\" "
-	    "failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"", rep->n,
-	    failures);
-	rc |= add_seconds(&head, ms);
-	rc |= corral_buf_addstr(b, "<?xml version=\"1.0\" "
-	    "encoding=\"UTF-8\"?>\n");
-	rc |= corral_buf_addf(b, "<testsuites %s\">\n", head.data);
-	rc |= corral_buf_addf(b, "  <testsuite %s\">\n", head.data);
-	for (i = 0; i < rep->n && rc == 0; i++)
-		rc |= add_testcase(rep, &rep->rows[i], b, &tail);
-	rc |= corral_buf_addstr(b, "  </testsuite>\n</testsuites>\n");
-	corral_buf_release(&tail);
-	corral_buf_release(&head);
-	return rc < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -382,12 +334,18 @@ static int
 add_tap_row(const struct corral_report *rep, const struct corral_report_row *r,
     size_t num, struct corral_buf *b, struct corral_buf *tail)
 {
-	int rc = 0, flaky = !strcmp(r->status, "flaky");
+	int rc = 0, flaky = !strcmp(r->status, "flaky"),
+	    skip = !strcmp(r->status, "skip");
 
-	rc |= corral_buf_addf(b, "%sok %zu - ", r->ok ? "" : "not ", num);
+	rc |= corral_buf_addf(b, "%sok %zu - ", r->ok || skip ? "" : "not ",
+	    num);
 	rc |= add_tap_text(b, r->unit);
+	if (skip) {
+		rc |= corral_buf_addstr(b, " # SKIP ");
+		rc |= add_tap_text(b, r->note);
+	}
 	rc |= corral_buf_addch(b, '\n');
-	if (r->ok && !flaky)
+	if ((r->ok && !flaky) || skip)
 		return rc;
 	rc |= corral_buf_addstr(b, "  ---\n  status: ");
 	rc |= add_yaml(b, r->status, strlen(r->status));
@@ -397,7 +355,8 @@ add_tap_row(const struct corral_report *rep, const struct corral_report_row *r,
 		rc |= corral_buf_addstr(b, "\n  output: ");
 		rc |= add_yaml(b, r->output, strlen(r->output));
 	}
-	read_tail(rep, r->ok ? NULL : r->output, tail);
+	report_read_tail(rep, r->ok ? NULL : r->output, REPORT_TAIL,
+	    tail);
 	if (tail->len) {
 		rc |= corral_buf_addstr(b, "\n  tail: ");
 		rc |= add_yaml(b, tail->data, tail->len);

@@ -124,6 +124,12 @@ add_row(void *ctx, const struct corral_json_record *r, int success)
 		strcpy(verdict, success ? "OK" : "FAIL");
 	if (count_verdict(s, verdict) < 0)
 		return -1;
+	if (r->tests >= 0) {
+		s->tap_units++;
+		s->tests += r->tests;
+		s->tests_failed += r->tests_failed > 0 ? r->tests_failed : 0;
+		s->tests_skipped += r->tests_skipped > 0 ? r->tests_skipped : 0;
+	}
 	if (success)
 		return 0;
 	if (corral_strv_add(&s->failed_unit, r->unit) < 0 ||

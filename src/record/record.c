@@ -70,6 +70,20 @@ add_strs(struct corral_buf *b, const char *key, const struct corral_strv *sv)
 	return corral_buf_addch(b, ']');
 }
 
+/* "tests": what the unit's TAP said. */
+static int
+add_tests(struct corral_buf *b, const struct corral_tap *t)
+{
+	int rc = add_key(b, "tests");
+
+	rc |= corral_buf_addf(b, "{\"total\":%zu,\"passed\":%zu,"
+	    "\"failed\":%zu,\"skipped\":%zu", t->tests, t->tests -
+	    t->failed - t->skipped, t->failed, t->skipped);
+	rc |= add_int(b, "planned", t->plan);
+	rc |= add_strs(b, "failed_names", &t->failures);
+	return rc | corral_buf_addch(b, '}');
+}
+
 int
 corral_record_format(struct corral_buf *b, const struct corral_record *r)
 {
@@ -89,7 +103,8 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 	    add_str(b, "output", r->output) < 0 ||
 	    add_str(b, "inputs", r->inputs) < 0 ||
 	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0) ||
-	    (r->reads && add_strs(b, "reads", r->reads) < 0))
+	    (r->reads && add_strs(b, "reads", r->reads) < 0) ||
+	    (r->tap && corral_tap_found(r->tap) && add_tests(b, r->tap) < 0))
 		return -1;
 	return corral_buf_addstr(b, "}\n");
 }
@@ -275,12 +290,13 @@ out:
 enum {
 	FLD_UNIT, FLD_OK, FLD_STATUS, FLD_RUN, FLD_AT, FLD_NOTE, FLD_OUTPUT,
 	FLD_INPUTS, FLD_AGENT_ID, FLD_SIGNAL, FLD_DURATION_MS, FLD_EXIT,
-	FLD_ATTEMPT, FLD_READS, NFIELDS
+	FLD_ATTEMPT, FLD_READS, FLD_TESTS, FLD_HOST, NFIELDS
 };
 
 static const char *const field_name[NFIELDS] = {
 	"unit", "ok", "status", "run", "at", "note", "output", "inputs",
-	"agent_id", "signal", "duration_ms", "exit", "attempt", "reads"
+	"agent_id", "signal", "duration_ms", "exit", "attempt", "reads",
+	"tests", "host"
 };
 
 static int
@@ -347,8 +363,8 @@ nul_refused(const char *key, const char *line, size_t i, size_t e,
  * "c": such a name is refused instead of folded into another.  Scans the
  * valid JSON line[0..len) of the object doc for a top-level key holding a
  * NUL, or a value holding one under a member the merge reads as a name
- * (free text, "note" and "output", may hold one).  -1 with err naming
- * it ("\"unit\" holds a NUL byte: \"c\\u0000zz\""), else 0.
+ * (free text, "note", "output" and the test names, may hold one).  -1
+ * with err naming it ("\"unit\" holds a NUL byte: \"c\\u0000zz\""), else 0.
  */
 static int
 check_nuls(const cJSON *doc, const char *line, size_t len,
@@ -378,12 +394,39 @@ check_nuls(const cJSON *doc, const char *line, size_t len,
 			if (nul)
 				return nul_refused(NULL, line, i, e, err);
 		} else if (nul && m && (f = field_of(m->string)) >= 0 &&
-		    f != FLD_NOTE && f != FLD_OUTPUT) {
+		    f != FLD_NOTE && f != FLD_OUTPUT && f != FLD_TESTS) {
 			return nul_refused(m->string, line, i, e, err);
 		}
 		i = e - 1;
 	}
 	return 0;
+}
+
+/* The counts of "tests", when it is an object with a number "total". */
+static void
+read_tests(struct corral_json_record *r, const cJSON *t)
+{
+	const cJSON *names;
+
+	r->tests = r->tests_failed = r->tests_skipped = -1;
+	if (!cJSON_IsObject(t) || (r->tests = cj_get_int(t, "total")) < 0)
+		return;
+	r->tests_failed = cj_get_int(t, "failed");
+	r->tests_skipped = cj_get_int(t, "skipped");
+	names = cJSON_GetObjectItemCaseSensitive(t, "failed_names");
+	r->failed_names = cJSON_IsArray(names) ? names : NULL;
+}
+
+const char *
+corral_json_record_failed_name(const struct corral_json_record *r, size_t i)
+{
+	const cJSON *v;
+
+	if (!r->failed_names)
+		return NULL;
+	for (v = ((const cJSON *)r->failed_names)->child; v && i; v = v->next)
+		i--;
+	return v ? cj_str(v) ? cj_str(v) : "" : NULL;
 }
 
 int
@@ -424,10 +467,12 @@ corral_json_record_parse(const char *line, size_t len,
 	r->inputs = cj_str(v[FLD_INPUTS]);
 	r->agent_id = cj_str(v[FLD_AGENT_ID]);
 	r->signal = cj_str(v[FLD_SIGNAL]);
+	r->host = cj_str(v[FLD_HOST]);
 	r->duration_ms = cj_int(v[FLD_DURATION_MS]);
 	r->exit_code = cj_int(v[FLD_EXIT]);
 	r->attempt = cj_int(v[FLD_ATTEMPT]);
 	r->reads = cJSON_IsArray(v[FLD_READS]) ? v[FLD_READS] : NULL;
+	read_tests(r, v[FLD_TESTS]);
 	r->doc = doc;
 	return 0;
 fail:

@@ -10,6 +10,53 @@
 #include "base/base.h"
 
 /* ------------------------------------------------------------------ */
+/* tap.c: the TAP a unit prints                                        */
+
+/* How many failed tests a record names, at most. */
+#define CORRAL_TAP_NAMES	100
+
+enum { CORRAL_TAP_PASS, CORRAL_TAP_FAIL, CORRAL_TAP_SKIP };
+
+/* One test of the stream (kept when the reader was made with keep). */
+struct corral_tap_test {
+	char *name;		/* its description, "" when none */
+	char *reason;		/* of its SKIP or TODO directive, or NULL */
+	int status;		/* CORRAL_TAP_*; TODO counts as SKIP */
+	long long ms;		/* bats --timing's "in Nms", or -1 */
+	struct corral_buf text;	/* the lines after it, up to the next test */
+};
+
+/*
+ * A TAP stream being read.  passed = tests - failed - skipped.  Lines
+ * count only from column 0: "ok"/"not ok" lines are tests, the first
+ * "1..N" the plan; the rest is text.
+ */
+struct corral_tap {
+	size_t tests, failed, skipped;
+	long long plan;			/* N of "1..N", or -1: not TAP */
+	int bailed;			/* a "Bail out!" line was read */
+	struct corral_buf first_fail;	/* the first "not ok" line, or "" */
+	struct corral_strv failures;	/* the first CORRAL_TAP_NAMES names */
+	struct corral_tap_test *v;	/* every test, when keep */
+	size_t n;
+	int keep;
+	int err;			/* ENOMEM once memory ran out */
+	struct corral_buf line;		/* the line being read */
+};
+
+/* Start reading; keep: also fill v.  Release with corral_tap_release. */
+void corral_tap_init(struct corral_tap *t, int keep);
+/*
+ * Read p[0..n), any bytes, cut anywhere; _end reads a last line without
+ * '\n'.  0, or -1 (ENOMEM: what was read stays, the rest is dropped).
+ */
+int corral_tap_add(struct corral_tap *t, const char *p, size_t n);
+int corral_tap_end(struct corral_tap *t);
+/* Whether the stream was TAP: a plan was read. */
+int corral_tap_found(const struct corral_tap *t);
+void corral_tap_release(struct corral_tap *t);
+
+/* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */
 
 /*
@@ -35,10 +82,13 @@ struct corral_record {
 	long stray;		/* processes it left, killed; 0: no such key */
 	const struct corral_strv *reads;	/* the files of the tree it
 					   opened, learned; NULL: no such key */
+	const struct corral_tap *tap;	/* its tests, or NULL: no "tests" */
 };
 
 /*
- * Append r to b as one JSON line ending in '\n'.  0, or -1 (ENOMEM; b may
+ * Append r to b as one JSON line ending in '\n'.  When r->tap found TAP,
+ * "tests" is {"total":N,"passed":P,"failed":F,"skipped":S,"planned":N or
+ * null,"failed_names":[the first CORRAL_TAP_NAMES]}.  0, or -1 (ENOMEM; b may
  * hold part of the line and should be reset).
  */
 int corral_record_format(struct corral_buf *b, const struct corral_record *r);
@@ -113,10 +163,14 @@ struct corral_json_record {
 	const char *inputs;
 	const char *agent_id;	/* NULL when absent or not a string */
 	const char *signal;
+	const char *host;	/* NULL when absent or not a string */
 	long long duration_ms;	/* -1 when absent or not a number */
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
 	const void *reads;	/* the "reads" array, or NULL: see below */
+	long long tests;	/* "tests": total, -1 when absent */
+	long long tests_failed, tests_skipped;	/* -1 when absent */
+	const void *failed_names;	/* the JSON array, or NULL */
 	void *doc;
 };
 
@@ -137,6 +191,9 @@ void corral_json_record_release(struct corral_json_record *r);
  */
 int corral_json_record_reads(const struct corral_json_record *r,
     struct corral_strv *reads);
+/* The i-th of r's failed test names, or NULL past the last (or none). */
+const char *corral_json_record_failed_name(const struct corral_json_record *r,
+    size_t i);
 
 /*
  * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and

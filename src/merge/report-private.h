@@ -1,0 +1,36 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * report-private.h: what the report's writers share (report.c reads the
+ * results and writes TAP, junit.c writes JUnit XML), and nothing else
+ * reads.
+ */
+#ifndef CORRAL_REPORT_PRIVATE_H
+#define CORRAL_REPORT_PRIVATE_H
+
+#include "base/base.h"
+#include "merge/merge.h"
+
+/* How much of a failed unit's output its failure quotes, at most. */
+#define REPORT_TAIL	4096
+
+/*
+ * Append s[0..n) as XML character data that is also safe inside a quoted
+ * attribute: & < > " ' escaped, tab and newlines as character references
+ * (in an element's text, text != 0, only CR: a parser would turn it into
+ * LF), invalid UTF-8 and characters XML 1.0 forbids as U+FFFD.  0, or -1
+ * (ENOMEM).
+ */
+int report_xml(struct corral_buf *b, const char *s, size_t n, int text);
+/*
+ * The unit's output file, open for reading (the path as recorded, else
+ * under rep->dir), or -1 when there is none or it is not a regular file.
+ */
+int report_open_output(const struct corral_report *rep, const char *output);
+/*
+ * The last max bytes (0: all) of a unit's output, from a line start when
+ * cut, into b (reset first).  Nothing when it cannot be read.
+ */
+void report_read_tail(const struct corral_report *rep, const char *output,
+    long long max, struct corral_buf *b);
+
+#endif /* CORRAL_REPORT_PRIVATE_H */
