@@ -71,6 +71,13 @@
 #   CORRAL_LIMIT_MEM  ?=         address space per unit process, bytes
 #                                (K, M, G suffixes)
 #   CORRAL_LIMIT_FSIZE ?=        largest file a unit may write, bytes
+#   CORRAL_SANDBOX    ?= none    bwrap: each unit inside bubblewrap, the file
+#                                system read-only but its clone and a private
+#                                /tmp, CORRAL_OUT hidden, no network, its
+#                                processes gone with it; a run stops (exit 2)
+#                                before any unit when bwrap cannot do that
+#   CORRAL_SANDBOX_ARGS ?=       the user's own bwrap options, as words
+#                                (--bind DIR DIR), after corral's
 #   CORRAL_QUIET      ?= 0       1: no progress lines while units run
 #   CORRAL_SLOWEST    ?= 5       the summary ends with this many of the
 #                                run's slowest units; 0: none
@@ -144,6 +151,8 @@ CORRAL_OUTPUT_MAX ?= 1M
 CORRAL_LIMIT_CPU  ?=
 CORRAL_LIMIT_MEM  ?=
 CORRAL_LIMIT_FSIZE ?=
+CORRAL_SANDBOX    ?= none
+CORRAL_SANDBOX_ARGS ?=
 CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
@@ -208,6 +217,9 @@ __corral-codes = $(if $(filter-out $(__corral_comma),$(call \
 	$(subst $(__corral_comma), ,$($(1))))))
 __corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
 __corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
+ifneq ($(filter-out none bwrap,$(CORRAL_SANDBOX))$(word 2,$(CORRAL_SANDBOX)),)
+$(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or bwrap)
+endif
 ifneq ($(filter-out 0 1,$(CORRAL_PARTS_CHECK))$(word 2,$(CORRAL_PARTS_CHECK)),)
 $(error corral: CORRAL_PARTS_CHECK is '$(CORRAL_PARTS_CHECK)'; it must be 0 or 1)
 endif
@@ -272,7 +284,14 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
 	$(call __corral-opt,-s,$(CORRAL_SHELL)) \
 	$(if $(or $(__corral_silent),$(call __corral-on,$(CORRAL_QUIET))),,'-v') \
-	$(if $(call __corral-on,$(CORRAL_PARTS_CHECK)),'-W'))
+	$(if $(call __corral-on,$(CORRAL_PARTS_CHECK)),'-W') \
+	$(__corral_sandbox_opts))
+# The sandbox's, also for the check that it works before any unit runs.
+__corral_sandbox_opts = $(if $(filter bwrap,$(CORRAL_SANDBOX)),'-X' 'bwrap' \
+	$(foreach __corral_a,$(CORRAL_SANDBOX_ARGS),'-a' \
+	$(call __corral-q,$(__corral_a))))
+__corral_sandbox_check = $(if $(__corral_sandbox_opts),$(__corral_b)corral-run-slice \
+	-n $(__corral_sandbox_opts) && )
 # CORRAL_PARTS less the word auto, which asks for the learned parts too.
 __corral_auto = $(filter auto,$(CORRAL_PARTS))
 __corral_parts = $(filter-out auto,$(CORRAL_PARTS))
@@ -325,6 +344,7 @@ __corral_env = \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
 	__corral_score_opts=$(call __corral-q,$(__corral_score_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
+	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.
@@ -383,13 +403,13 @@ __corral_goal := $(.DEFAULT_GOAL)
 __corral_run_goal = $(if $(strip $(CORRAL_ONLY)),__corral-only,__corral-run)
 
 corral-run:
-	$(__corral_R)$(__corral_engine) $(__corral_run_goal)
+	$(__corral_R)$(__corral_sandbox_check)$(__corral_engine) $(__corral_run_goal)
 
 corral-merge:
 	$(__corral_R)$(__corral_engine) __corral-merge
 
 corral-rerun-failed:
-	$(__corral_R)$(__corral_engine) __corral-rerun-failed
+	$(__corral_R)$(__corral_sandbox_check)$(__corral_engine) __corral-rerun-failed
 
 corral-plan:
 	$(__corral_R)$(__corral_engine) __corral-plan

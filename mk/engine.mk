@@ -27,6 +27,8 @@
 #                            corral-scoreboard and corral-report that
 #                            come from CORRAL_*
 #                            settings, as quoted words
+#   __corral_sandbox         corral-run-slice's sandbox options, or empty;
+#                            a change re-runs every slice
 #   __corral_guard           the pid of the make running corral.mk; once
 #                            it is gone (a zombie is gone), agents stop and
 #                            no merge starts
@@ -158,8 +160,10 @@ units: FORCE | .corral-out
 		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
 
 cmd: FORCE | .corral-out
-	$(__corral_Q)printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
-		"$$CORRAL_CMD" "$$__corral_shell" > $@.tmp && $(__corral_filechk)
+	$(__corral_Q){ printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
+		"$$CORRAL_CMD" "$$__corral_shell"; \
+		[ -z "$$__corral_sandbox" ] || printf 'sandbox %s\n' "$$__corral_sandbox"; \
+		} > $@.tmp && $(__corral_filechk)
 
 # A part that does not exist stops the run here, before any unit, named
 # once (with the nearest path that does, if one is a slip away).

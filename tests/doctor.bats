@@ -55,14 +55,14 @@ line() {
 @test "doctor: in the checkout every check passes, and the temporary directory is removed" {
 	run -0 --separate-stderr corral doctor
 	assert_stderr ""
-	assert_equal 9 "${#lines[@]}"
+	assert_equal 10 "${#lines[@]}"
 	assert_contains "$output" "  ok:   the programs are here, all of one version -- "
 	assert_contains "$output" "  ok:   GNU Make is new enough -- GNU Make "
 	assert_contains "$output" "  ok:   corral-split cuts disjoint, complete slices -- 10 units -> 3 disjoint slices of 4, 3 and 3; none lost, none twice"
 	assert_contains "$output" "  ok:   a real fan-out through make -j3 corral-run isolates each agent and merges once -- 7 units -> 3 agents -> 3 logs -> 6 passed / 1 failed (u3), merged once, each unit exactly once, each clone holding only its agent's checks"
 	assert_contains "$output" "  ok:   the scoreboard reads that run back -- 7 units  ->  6 successes, 1 failure, tallied by verdict"
 	refute_contains "$output" "FAIL"
-	assert_contains "${lines[8]}" "corral doctor: PASS ("
+	assert_contains "${lines[9]}" "corral doctor: PASS ("
 	run -0 ls -A "$TMPDIR"
 	assert_output ""
 }
@@ -74,13 +74,13 @@ line() {
 			"$(line 'a planted defect')"
 		assert_equal "  ok:   a verified repair is bundled, applied to another copy, and refused on a moved target -- labelled pkg, applied to a second copy, then refused on a changed target" \
 			"$(line 'a verified repair')"
-		assert_equal "corral doctor: PASS (8 checks, 0 failures)" "${lines[8]}"
+		assert_equal "corral doctor: PASS (9 checks, 0 failures)" "${lines[9]}"
 	else
 		assert_equal "  skip: a planted defect is repaired, and a dry run does not touch it -- corral fix is not installed" \
 			"$(line 'a planted defect')"
 		assert_equal "  skip: a verified repair is bundled, applied to another copy, and refused on a moved target -- corral fix is not installed" \
 			"$(line 'a verified repair')"
-		assert_equal "corral doctor: PASS (6 checks, 0 failures, 2 skipped)" "${lines[8]}"
+		assert_equal "corral doctor: PASS (7 checks, 0 failures, 2 skipped)" "${lines[9]}"
 	fi
 }
 
@@ -104,7 +104,7 @@ with_fix_stubs() {
 		"$(line 'a planted defect')"
 	assert_equal "  ok:   a verified repair is bundled, applied to another copy, and refused on a moved target -- labelled pkg, applied to a second copy, then refused on a changed target" \
 		"$(line 'a verified repair')"
-	assert_equal "corral doctor: PASS (8 checks, 0 failures)" "${lines[8]}"
+	assert_equal "corral doctor: PASS (9 checks, 0 failures)" "${lines[9]}"
 }
 
 @test "doctor: a corral fix whose dry run writes fails the repair check" {
@@ -112,7 +112,7 @@ with_fix_stubs() {
 	STUB_FIX_DRY_WRITES=1 doctor 1
 	assert_equal "  FAIL: a planted defect is repaired, and a dry run does not touch it -- the dry run did not hold (exit 0)" \
 		"$(line 'a planted defect')"
-	assert_equal "corral doctor: FAIL (8 checks, 2 failures)" "${lines[8]}"
+	assert_equal "corral doctor: FAIL (9 checks, 2 failures)" "${lines[9]}"
 }
 
 @test "doctor: a bundle that writes over a changed file fails the bundle check" {
@@ -217,4 +217,17 @@ with_fix_stubs() {
 @test "doctor: a write error on standard output exits 2" {
 	run -2 --separate-stderr sh -c 'corral doctor > /dev/full'
 	assert_contains "$stderr" "corral-doctor: cannot write standard output: No space left on device"
+}
+
+@test "doctor: says whether CORRAL_SANDBOX=bwrap works here: ok with bwrap, skipped with the reason without it" {
+	command -v bwrap > /dev/null || skip "bubblewrap is not installed"
+	run -0 --separate-stderr corral doctor
+	assert_equal "  ok:   CORRAL_SANDBOX=bwrap keeps a unit in its clone -- bwrap: a unit wrote its clone, and nothing outside it" \
+		"$(line 'CORRAL_SANDBOX=bwrap')"
+	mkdir nobwrap
+	for f in /usr/bin/*; do [ "${f##*/}" = bwrap ] || ln -s "$f" nobwrap/; done
+	PATH=$CORRAL_TEST_BIN:$PWD/nobwrap run -0 --separate-stderr corral doctor
+	assert_equal "  skip: CORRAL_SANDBOX=bwrap keeps a unit in its clone -- CORRAL_SANDBOX=bwrap would stop a run: corral-run-slice: sandbox 'bwrap' asked for, but there is no 'bwrap' on PATH" \
+		"$(line 'CORRAL_SANDBOX=bwrap')"
+	assert_contains "${lines[9]}" ", 1 skipped)"
 }

@@ -16,7 +16,8 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE'
+USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+       corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
@@ -79,8 +80,11 @@ ms_since() {
 }
 
 @test "run-slice: README shows the same synopsis as -h" {
-	run -0 grep -cxF -- "    $USAGE" "$CORRAL_ROOT/README.md"
-	assert_output "1"
+	local line
+	while IFS= read -r line; do
+		run -0 grep -cxF -- "    $line" "$CORRAL_ROOT/README.md"
+		assert_output "1"
+	done <<<"$USAGE"
 }
 
 @test "run-slice: missing -c prints usage to stderr and exits 2" {

@@ -32,17 +32,21 @@ struct opts {
 	unsigned char no_retry[256];
 	unsigned char skip[256];
 	int sep;
+	int sandbox;		/* -X bwrap */
+	int check;		/* -n: check the sandbox, run nothing */
 	int quiet_missing;	/* -M */
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0hkMvW] [-A HISTORY] [-C SRC] [-d DEADLINE] [-e "
+	"corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
-	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-x "
-	"EXCLUDE] -c CMD -l LOGDIR AGENT SLICE",
+	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X "
+	"SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
+	"corral-run-slice -n -X SANDBOX [-a ARG]",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
+	"-a ARG\tan argument added to the sandbox's options (repeatable)\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
@@ -57,6 +61,7 @@ static const struct corral_usage use = {
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
 	"-M\tparts that do not exist are not named (the caller names them)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
+	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
 	"-p PART\ta path to check out (repeatable)\n"
@@ -69,6 +74,7 @@ static const struct corral_usage use = {
 	"-v\ta progress line as each unit finishes\n"
 	"-W\ta unit that fails is tried again in the whole tree\n"
 	"-w WORKROOT\twhere the clone goes\n"
+	"-X SANDBOX\tnone, or bwrap: each unit inside bubblewrap\n"
 	"-x EXCLUDE\ta path under SRC left out (repeatable)",
 	NULL
 };
@@ -173,6 +179,28 @@ parse_codes(unsigned char *codes, const char *arg, const char *what)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
+static void
+parse_sandbox(int *on, const char *arg)
+{
+	struct corral_err err;
+
+	if (corral_sandbox_parse(arg, on, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+/* -n: whether the sandbox works, said in one line when it does not. */
+static int
+check_sandbox(const struct corral_sandbox *sb, int on)
+{
+	struct corral_err err;
+
+	if (!on)
+		corral_usage(&use, CORRAL_EXIT_ERR);
+	if (corral_sandbox_probe(sb, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return CORRAL_EXIT_OK;
+}
+
 /* Die of sig, as the caller expects of an interrupted program. */
 static void
 die_of(int sig)
@@ -248,10 +276,11 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:C:c:d:e:G:g:H:hi:K:kL:l:MN:o:p:P:R:r:S:s:T:t:vWw:x:")) != -1) {
+	    "0A:a:C:c:d:e:G:g:H:hi:K:kL:l:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
+		case 'a': xadd(&r->sandbox->args, optarg); break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
 		case 'd': r->deadline_ms = value(c, optarg, corral_seconds_parse); break;
@@ -270,6 +299,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'l': r->logdir = optarg; break;
 		case 'M': o->quiet_missing = 1; break;
 		case 'N': parse_codes(o->no_retry, optarg, "-N"); break;
+		case 'n': o->check = 1; break;
 		case 'o': r->output_max = value(c, optarg, corral_size_parse); break;
 		case 'p': xadd(&o->parts, optarg); break;
 		case 'P': xadd(&o->files, optarg); break;
@@ -282,6 +312,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'v': r->progress = print_progress; break;
 		case 'W': r->whole_check = 1; break;
 		case 'w': r->workroot = optarg; break;
+		case 'X': parse_sandbox(&o->sandbox, optarg); break;
 		case 'x': xadd(&o->exclude, optarg); break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
@@ -294,6 +325,7 @@ main(int argc, char *argv[])
 	struct opts o;
 	struct corral_err err;
 	struct corral_run r;
+	struct corral_sandbox sandbox;
 	struct corral_lock lock;
 	const char *keep;
 	long long *expect = NULL;
@@ -304,11 +336,17 @@ main(int argc, char *argv[])
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
 	corral_run_init(&r);
+	corral_sandbox_init(&sandbox);
+	r.sandbox = &sandbox;
 	memset(&o, 0, sizeof(o));
 	o.sep = '\n';
 	r.src = ".";
 	r.grace_ms = 5000;
 	parse_options(argc, argv, &r, &o);
+	if (o.check)
+		return check_sandbox(&sandbox, o.sandbox);
+	if (!o.sandbox)
+		r.sandbox = NULL;
 	if (!r.cmd || !r.logdir || argc - optind != 2)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_agent_check(argv[optind], &err) < 0)
@@ -349,5 +387,6 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.exclude);
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
+	corral_sandbox_release(&sandbox);
 	return status;
 }

@@ -132,6 +132,67 @@ int corral_live_read(const char *statedir, struct corral_agent_status **listp,
 void corral_live_free(struct corral_agent_status *list, size_t n);
 
 /* ------------------------------------------------------------------ */
+/* sandbox.c: a unit inside bubblewrap (CORRAL_SANDBOX=bwrap)          */
+
+/*
+ * A run's sandbox: args are the user's own bwrap options
+ * (CORRAL_SANDBOX_ARGS), one argument each, added after corral's own;
+ * hide, the directories a unit must not see (corral_run_start adds
+ * CORRAL_OUT, or LOGDIR outside one, and STATEDIR).  _init first,
+ * _release last (it frees both lists).
+ */
+struct corral_sandbox {
+	struct corral_strv args;
+	struct corral_strv hide;
+};
+
+void corral_sandbox_init(struct corral_sandbox *sb);
+void corral_sandbox_release(struct corral_sandbox *sb);
+/* "none" (or empty) sets *on to 0, "bwrap" to 1; else -1 with err. */
+int corral_sandbox_parse(const char *name, int *on, struct corral_err *err);
+/*
+ * Add dir, made absolute, to what units must not see; one that does not
+ * exist is skipped.  0, or -1 with errno.
+ */
+int corral_sandbox_hide(struct corral_sandbox *sb, const char *dir);
+/*
+ * Run a sandbox as units get it (the user's options included) on a
+ * command that writes in its bound directory.  0 when that worked; -1
+ * with err saying, in one line, that there is no bwrap on PATH or what
+ * bwrap said when it failed (namespaces refused, a bad option).
+ */
+int corral_sandbox_probe(const struct corral_sandbox *sb,
+    struct corral_err *err);
+/*
+ * Append to argv the command line that runs SHELL -c CMD in the sandbox
+ * (a SHELL without '/' looked up on the unit's PATH inside), dir (the
+ * clone) writable and its working directory, note (a file made by
+ * corral_sandbox_note, or NULL) writable.  0, or -1 on ENOMEM.
+ */
+int corral_sandbox_argv(const struct corral_sandbox *sb, const char *dir,
+    const char *note, const char *shell, const char *cmd,
+    struct corral_strv *argv);
+/*
+ * Create path empty, for bwrap to bind over the hidden LOGDIR: the one
+ * file there a unit may write.  0, or the errno.  corral_sandbox_note_done
+ * removes it again when the unit left it empty, as without the sandbox.
+ */
+int corral_sandbox_note(const char *path);
+void corral_sandbox_note_done(const char *path);
+/*
+ * bwrap exits 128 + N when the unit's shell is killed by signal N; the
+ * wait status that says so, else wstatus.  Only for a unit the agent
+ * signalled itself, where no shell's own exit 128 + N is in doubt.
+ */
+int corral_sandbox_status(int wstatus);
+/*
+ * Send sig to every process of group pgid but its leader, bwrap, whose
+ * death takes the whole sandbox at once: a unit's grace period after
+ * SIGTERM stays its own.  0, or -1 when /proc cannot tell.
+ */
+int corral_sandbox_kill(pid_t pgid, int sig);
+
+/* ------------------------------------------------------------------ */
 /* run.c: running one slice (corral-run-slice)                         */
 
 /*
@@ -206,6 +267,7 @@ struct corral_run {
 	corral_progress_fn *progress;	/* gets progress lines, or NULL */
 	void *progress_arg;
 	int progress_tty;	/* they go to a terminal: redraw one line */
+	struct corral_sandbox *sandbox;	/* each unit inside it, or NULL */
 
 	char *clone;		/* the clone's absolute path, once made */
 	size_t failed;		/* units whose final record says ok false */

@@ -165,6 +165,30 @@ prepare_logdir(struct corral_run *r, struct corral_err *err)
 	return 0;
 }
 
+/*
+ * In the sandbox, CORRAL_OUT (LOGDIR itself when it is in none) and
+ * STATEDIR are hidden from the units: no unit reads another's output or
+ * writes a record.
+ */
+static int
+hide_ours(struct corral_run *r, struct corral_err *err)
+{
+	char *out;
+	int rc;
+
+	if (!r->sandbox)
+		return 0;
+	out = corral_lock_find(r->logdir);
+	rc = corral_sandbox_hide(r->sandbox, out ? out : r->logdir);
+	free(out);
+	if (rc == 0 && r->statedir)
+		rc = corral_sandbox_hide(r->sandbox, r->statedir);
+	if (rc < 0)
+		return corral_err_set(err, errno, "cannot hide '%s' from the "
+		    "sandbox", r->logdir);
+	return 0;
+}
+
 /* Which directory the clone is, to tell when a unit replaced it. */
 static int
 remember_clone(struct corral_run *r, struct corral_err *err)
@@ -414,9 +438,11 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 {
 	if (!r->st && state_new(r, err) < 0)
 		return -1;
+	if (r->sandbox && corral_sandbox_probe(r->sandbox, err) < 0)
+		return -1;
 	prepare_limits(r);
 	corral_run_guard_open(r);
-	if (prepare_logdir(r, err) < 0 ||
+	if (prepare_logdir(r, err) < 0 || hide_ours(r, err) < 0 ||
 	    corral_run_become_reaper(r, err) < 0 || sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0)
 		return -1;

@@ -381,6 +381,8 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 	}
 	corral_run_capture_finish(c);
 	o->ms = corral_time_ms() - t0;
+	if (r->sandbox)
+		corral_sandbox_note_done(notepath);
 	if (corral_run_caught())
 		return 0;
 	o->why = w.why;

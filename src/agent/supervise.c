@@ -305,28 +305,20 @@ read_children(pid_t *out, size_t max)
 static long
 scan_children(pid_t *out, size_t max)
 {
-	char path[64], stat[512], *p;
 	struct dirent *de;
-	long ppid, n = 0;
-	ssize_t len;
+	long ppid, pgrp, n = 0;
+	pid_t pid;
 	DIR *d;
-	int fd;
 
 	if (!(d = opendir("/proc")))
 		return -1;
 	while ((size_t)n < max && (de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		len = read(fd, stat, sizeof(stat) - 1);
-		close(fd);
-		stat[len > 0 ? len : 0] = '\0';
-		/* "PID (COMM) STATE PPID ...", and COMM may hold ')'. */
-		if ((p = strrchr(stat, ')')) &&
-		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == getpid())
-			out[n++] = (pid_t)atol(de->d_name);
+		pid = (pid_t)atol(de->d_name);
+		if (corral_proc_stat(pid, &ppid, &pgrp) == 0 &&
+		    ppid == getpid())
+			out[n++] = pid;
 	}
 	closedir(d);
 	return n;
@@ -380,7 +372,10 @@ corral_run_become_reaper(struct corral_run *r, struct corral_err *err)
  * dying process's children come back as new orphans and a process can
  * fork until its SIGKILL lands.  Returns how many were still running and
  * died of this SIGKILL: not those of the unit's group when a timeout's
- * SIGKILL reached the group already (group_killed).
+ * SIGKILL reached the group already (group_killed), and none in the
+ * sandbox, where the one such child is bwrap's own init, which the
+ * kernel already takes down with whatever the unit left in its PID
+ * namespace.
  */
 static long
 kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
@@ -405,7 +400,7 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 			status = 0;
 			(void)corral_proc_reap(strays[i], &status);
 			killed += sent[i] && WIFSIGNALED(status) &&
-			    WTERMSIG(status) == SIGKILL;
+			    WTERMSIG(status) == SIGKILL && !r->sandbox;
 		}
 	}
 	return killed;
@@ -415,21 +410,46 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 /* Running a unit                                                       */
 
 /*
- * Start SHELL -c CMD (/bin/sh by default) for one unit in the clone, in a process group of
- * its own, its stdout and stderr on outfd, with the unit's limits.  0
- * with *pid set, or the error number of what kept it from starting.
+ * The unit's command line inside the sandbox, in argv, with its note
+ * file made for bwrap to bind.  0, or the error number.
+ */
+static int
+sandboxed(struct corral_run *r, const char *shell, struct corral_strv *argv)
+{
+	const char *note = strchr(r->st->env.v[r->st->envunit + 1], '=') + 1;
+	int e;
+
+	if ((e = corral_sandbox_note(note)))
+		return e;
+	if (corral_sandbox_argv(r->sandbox, r->clone, note, shell, r->cmd,
+	    argv) < 0)
+		return ENOMEM;
+	return 0;
+}
+
+/*
+ * Start SHELL -c CMD (/bin/sh by default) for one unit in the clone
+ * (inside bwrap with a sandbox), in a process group of its own, its
+ * stdout and stderr on outfd, with the unit's limits.  0 with *pid set,
+ * or the error number of what kept it from starting.
  */
 int
 corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
     pid_t *pid)
 {
 	struct corral_proc p = CORRAL_PROC_INIT;
+	struct corral_strv sb = CORRAL_STRV_INIT;
 	char *argv[] = { "sh", "-c", NULL, NULL };
+	int e = 0;
 
 	argv[2] = (char *)r->cmd;
 	p.path = r->shell ? r->shell : "/bin/sh";
 	argv[0] = (char *)p.path;
 	p.argv = argv;
+	if (r->sandbox && !(e = sandboxed(r, p.path, &sb))) {
+		p.path = sb.v[0];
+		p.argv = sb.v;
+	}
 	p.envp = r->st->env.v;
 	p.dir = r->clone;
 	p.outfd = outfd;
@@ -438,7 +458,10 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
 	p.nlimits = r->st->nlimits;
-	return corral_proc_start(&p, pid);
+	if (!e)
+		e = corral_proc_start(&p, pid);
+	corral_strv_release(&sb);
+	return e;
 }
 
 /* ------------------------------------------------------------------ */
@@ -483,11 +506,26 @@ drain(struct waiting *w, struct capture *c)
  * Past the deadline: SIGTERM to the unit's whole group, then SIGKILL after
  * the grace period.  Returns when to look again (monotonic ms), or 0.
  */
-static long long
-escalate(struct waiting *w, long long grace, long long now)
+/*
+ * SIGTERM to the unit's group; in the sandbox, to all of it but bwrap,
+ * which would end the sandbox at once, the grace period with it.
+ */
+static void
+term_unit(const struct corral_run *r, pid_t pgid)
 {
+	if (r->sandbox)
+		(void)corral_sandbox_kill(pgid, SIGTERM);
+	else
+		kill(-pgid, SIGTERM);
+}
+
+static long long
+escalate(const struct corral_run *r, struct waiting *w, long long now)
+{
+	long long grace = r->grace_ms;
+
 	if (w->deadline && !w->sent && now >= w->deadline) {
-		kill(-w->pid, SIGTERM);
+		term_unit(r, w->pid);
 		w->sent = SIGTERM;
 		w->kill_at = now + grace;
 	}
@@ -545,7 +583,7 @@ stop_for_guard(struct corral_run *r, struct waiting *w, long long now)
 {
 	if (!corral_run_guard_check(r) || w->sent)
 		return;
-	kill(-w->pid, SIGTERM);
+	term_unit(r, w->pid);
 	w->sent = SIGTERM;
 	w->kill_at = now + r->grace_ms;
 }
@@ -605,7 +643,7 @@ corral_run_wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 	while ((ended = corral_proc_ended(w->pid)) == 0) {
 		now = corral_time_ms();
 		stop_for_guard(r, w, now);
-		wake = escalate(w, r->grace_ms, now);
+		wake = escalate(r, w, now);
 		if (pause_for(r, w, &mask, wake, now) < 0)
 			return -1;
 		drain(w, c);
@@ -619,6 +657,8 @@ corral_run_wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 	drain_rest(w, c);
 	if (corral_proc_reap(w->pid, status) < 0)
 		return -1;
+	if (r->sandbox && w->sent)
+		*status = corral_sandbox_status(*status);
 	watchdog_tell(r, 0);
 	return 0;
 }

@@ -613,6 +613,11 @@ int corral_proc_ended(pid_t pid);
  * with errno.
  */
 int corral_proc_await(pid_t pid, long long deadline);
+/*
+ * The parent and the process group of process pid, from /proc/PID/stat.
+ * 0, or -1 when /proc does not tell (no such process, no /proc).
+ */
+int corral_proc_stat(pid_t pid, long *ppid, long *pgrp);
 /* Reap child pid, its wait status in *wstatus (may be NULL).  0, or -1. */
 int corral_proc_reap(pid_t pid, int *wstatus);
 

@@ -330,6 +330,26 @@ corral_proc_reap(pid_t pid, int *wstatus)
 	return 0;
 }
 
+int
+corral_proc_stat(pid_t pid, long *ppid, long *pgrp)
+{
+	char path[64], stat[512], *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	len = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	stat[len > 0 ? len : 0] = '\0';
+	/* "PID (COMM) STATE PPID PGRP ...", and COMM may hold ')'. */
+	if (!(p = strrchr(stat, ')')) ||
+	    sscanf(p + 1, " %*c %ld %ld", ppid, pgrp) != 2)
+		return -1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Running a program to its end                                         */
 

@@ -81,7 +81,8 @@ corral_fix_work_make(const char *base, char **work, int *lockfd,
 static int
 stale(int dirfd, const char *name, int *lockfd)
 {
-	char rel[64];	/* name is WORK_PREFIX and 6 more */
+	/* name is WORK_PREFIX and 6 more, but gcc -O1 sees only a d_name */
+	char rel[sizeof(((struct dirent *)0)->d_name) + 32];
 	struct stat st;
 
 	*lockfd = -1;

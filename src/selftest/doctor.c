@@ -21,7 +21,7 @@
 #include "selftest/selftest.h"
 
 #define MARKER "DEADCANARY"
-#define ARGS_MAX 8
+#define ARGS_MAX 16
 
 /* Append the formatted text to b; return verdict, or -1 on ENOMEM. */
 static int __attribute__((format(printf, 3, 4)))
@@ -700,6 +700,47 @@ check_bundle(const struct corral_doctor *d, struct corral_buf *detail)
 	    "refused on a changed target");
 }
 
+/* ---- the sandbox ------------------------------------------------------ */
+
+/* A unit that makes a file in its clone and tries one above it. */
+static const char sandboxed[] = "echo made > made && "
+    "! echo escaped > ../../src/f 2> /dev/null";
+
+/*
+ * Whether CORRAL_SANDBOX=bwrap works here: a real sandboxed unit.  A
+ * sandbox that cannot start is a skip, saying why, since a run without
+ * it does not need it; one that lets a unit write outside its clone fails.
+ */
+static int
+check_sandbox(const struct corral_doctor *d, struct corral_buf *detail)
+{
+	struct corral_buf why = CORRAL_BUF_INIT;
+	struct corral_err err;
+	int st, rc;
+
+	if (put(d, "sandbox/src/f", "x\n", &err) < 0 ||
+	    put(d, "sandbox/slice", "u\n", &err) < 0)
+		return fail(detail, "%s", err.msg);
+	st = run_prog(d, NULL, detail, "corral-run-slice", "-X", "bwrap", "-C",
+	    "sandbox/src", "-p", "f", "-w", "sandbox/work", "-l",
+	    "sandbox/logs", "-c", sandboxed, "K", "sandbox/slice", NULL);
+	if (st < 0)
+		return CORRAL_CHECK_FAIL;
+	if (st == CORRAL_EXIT_ERR) {
+		rc = corral_buf_addstr(&why, "CORRAL_SANDBOX=bwrap would stop "
+		    "a run") | say_output(d, &why);
+		rc = rc < 0 || corral_buf_addstr(detail, why.data) < 0 ? -1 :
+		    CORRAL_CHECK_SKIP;
+		corral_buf_release(&why);
+		return rc;
+	}
+	if (st != 0 || !holds(d, "sandbox/src/f", "x\n"))
+		return fail(detail, "a sandboxed unit wrote outside its clone "
+		    "(exit %d)", st);
+	return pass(detail, "bwrap: a unit wrote its clone, and nothing "
+	    "outside it");
+}
+
 const struct corral_doctor_check corral_doctor_checks[] = {
 	{ "the programs are here, all of one version", check_programs },
 	{ "GNU Make is new enough", check_make },
@@ -712,5 +753,6 @@ const struct corral_doctor_check corral_doctor_checks[] = {
 	    check_fix },
 	{ "a verified repair is bundled, applied to another copy, and "
 	    "refused on a moved target", check_bundle },
+	{ "CORRAL_SANDBOX=bwrap keeps a unit in its clone", check_sandbox },
 	{ NULL, NULL }
 };
