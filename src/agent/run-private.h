@@ -43,6 +43,9 @@ struct corral_run_state {
 	struct corral_proc_limit limits[3];
 	char *iobuf;		/* for the units' output */
 	struct corral_live live;
+	char checkout_at[CORRAL_TIME_ISO_SIZE];	/* when the clone was
+				   ready; "" once a final record told it */
+	long long checkout_ms;	/* how long it took */
 };
 
 /*
