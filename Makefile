@@ -18,7 +18,7 @@
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
 # Targets: all (default), test, coverage, fuzz, bench, demo, proving-ground,
-# repair-round, install, uninstall, deps, npm-consumers, clean.  The programs land in bin/ (a sanitizer or coverage build
+# slurm-test, repair-round, install, uninstall, deps, npm-consumers, clean.  The programs land in bin/ (a sanitizer or coverage build
 # keeps its own bin/ under build/, so bin/ is always the plain build).
 
 MAKEFLAGS += -rR
@@ -177,8 +177,8 @@ $(NPM_DIR)/ok: | $(DEPS_OK)
 
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
-.PHONY: test
-test: all $(NPM_DIR)/ok
+.PHONY: test deps-browser
+test: all deps-browser $(NPM_DIR)/ok
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
 		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
@@ -207,6 +207,15 @@ proving-ground: all
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/run
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 	$(Q)proving-ground/scale
+
+# A real one-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
+# slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
+# CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, and
+# an array with one task cancelled (build-aux/slurm-test).
+.PHONY: slurm-test
+slurm-test: all
+	$(Q)build-aux/deps slurm
+	$(Q)build-aux/slurm-test
 
 .PHONY: repair-round
 repair-round: all
@@ -280,6 +289,10 @@ build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
 		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS)
+
+# tests/html.bats needs a headless browser (chromium, about 20 s to install).
+deps-browser:
+	$(Q)build-aux/deps browser
 
 .PHONY: fuzz deps-fuzz
 fuzz: $(FUZZERS)

@@ -8,7 +8,7 @@
 #
 #   CORRAL_DISCOVER = find tests -name '*.bats'
 #   CORRAL_CMD      = bats "$$CORRAL_UNIT"
-#   CORRAL_PARTS    = libexec tests/test_helper.bash
+#   CORRAL_PARTS    = auto
 #   include path/to/corral.mk
 #
 # Inputs, with their defaults (set them before the include):
@@ -85,6 +85,10 @@
 #                                every merge; empty: none
 #   CORRAL_JUNIT_SUITE ?= $(notdir CORRAL_SRC)   the JUnit report's suite
 #                                name (default: the project directory's)
+#   CORRAL_TRACE      ?=         a file to write the run's timeline to on
+#                                every merge, as a Chrome trace (Perfetto)
+#   CORRAL_HTML       ?=         a file to write the run to on every merge,
+#                                as one self-contained HTML page
 #   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
 #                                runs only the units matching one, as a
 #                                layer over the result so far (the others
@@ -92,6 +96,24 @@
 #   CORRAL_WAIT       ?=         seconds to wait for another run holding
 #                                CORRAL_OUT; empty: as long as it takes;
 #                                0: refuse at once (exit 2)
+#   CORRAL_SHARD      ?=         K/N: run only shard K of N of the units, a
+#                                cut every host computes alike; auto: K and
+#                                N from the CI engine or job array; the
+#                                default CORRAL_OUT is then
+#                                .corral/shard-K-of-N
+#   CORRAL_SHARD_TOTAL ?=        N for auto when the engine gives only an
+#                                index (a Kubernetes Indexed Job)
+#   CORRAL_HISTORY    ?=         a history.jsonl every host is given: shards
+#                                are cut by its durations
+#   CORRAL_HOST       ?=         the name records and shard manifests give
+#                                this host; empty: its host name
+#   CORRAL_LAUNCH     ?=         a command prefix every slice's agent runs
+#                                under, split at white space: for Slurm,
+#                                srun -n1 --exact --quit-on-interrupt inside
+#                                one salloc; make's -j stays the schedule
+#   CORRAL_SHARDS     ?=         the shard directories corral-merge-shards
+#                                reads; empty: every .corral/shard-*-of-*
+#                                under CORRAL_SRC
 #
 # Targets:
 #   corral-run           run what changed or failed, merge, print a summary;
@@ -100,6 +122,8 @@
 #   corral-rerun-failed  re-run only the failed and not-run units, merge them
 #                        over the result
 #   corral-plan          make the plan again now (from the history so far)
+#   corral-merge-shards  merge the shard directories into CORRAL_OUT, every
+#                        unit of the population exactly once
 #   corral-clean         remove CORRAL_OUT
 #
 # One run at a time: each target holds CORRAL_OUT's lock (CORRAL_OUT/.lock,
@@ -127,7 +151,12 @@ $(error corral: GNU make 4.0 or later required, found $(MAKE_VERSION))
 endif
 
 CORRAL_SRC        ?= $(abspath $(dir $(or $(__corral_includer),./)))
-CORRAL_OUT        ?= $(CORRAL_SRC)/.corral
+# A shard's results go to a directory of its own, unless CORRAL_OUT says.
+__corral_out_set := $(filter-out undefined,$(origin CORRAL_OUT))
+__corral_shard :=
+__corral_shard_kn :=
+__corral_shard_sub = $(if $(__corral_shard),/shard-$(subst /,-of-,$(__corral_shard_kn)))
+CORRAL_OUT        ?= $(CORRAL_SRC)/.corral$(__corral_shard_sub)
 CORRAL_UNITS      ?=
 CORRAL_UNITS_FILE ?=
 CORRAL_DISCOVER   ?=
@@ -157,8 +186,16 @@ CORRAL_QUIET      ?= 0
 CORRAL_SLOWEST    ?= 5
 CORRAL_JUNIT      ?=
 CORRAL_JUNIT_SUITE ?= $(notdir $(abspath $(CORRAL_SRC)))
+CORRAL_TRACE      ?=
+CORRAL_HTML       ?=
 CORRAL_WAIT       ?=
 CORRAL_ONLY       ?=
+CORRAL_SHARD      ?=
+CORRAL_SHARD_TOTAL ?=
+CORRAL_HISTORY    ?=
+CORRAL_HOST       ?=
+CORRAL_SHARDS     ?=
+CORRAL_LAUNCH     ?=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
 	$(__corral_dir)../../bin/corral-run-slice))))
@@ -237,8 +274,35 @@ $(call __corral-path,CORRAL_JUNIT,)
 ifeq ($(strip $(CORRAL_JUNIT_SUITE)),)
 $(error corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite)
 endif
+$(call __corral-path,CORRAL_TRACE,)
+$(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
+$(call __corral-path,CORRAL_HISTORY,)
+$(call __corral-want,CORRAL_SHARD_TOTAL,,a number)
+ifneq ($(words $(CORRAL_HOST)),$(if $(CORRAL_HOST),1,0))
+$(error corral: CORRAL_HOST is '$(CORRAL_HOST)'; it must be one word)
+endif
+# The shard, as "K N", from corral-shard -e, which reads auto's engine
+# variables (and touches Bazel's status file); a bad value, or auto
+# without an engine, stops make here, before anything runs.  The merge
+# of the shards is no shard.
+ifneq ($(and $(strip $(CORRAL_SHARD)),$(filter-out \
+	corral-merge-shards,$(or $(MAKECMDGOALS),corral-run))),)
+__corral_shard := $(shell '$(subst ','\'',$(if $(CORRAL_BIN),$(abspath \
+	$(CORRAL_BIN))/))corral-shard' -t '$(strip $(CORRAL_SHARD_TOTAL))' \
+	-e '$(subst ','\'',$(strip $(CORRAL_SHARD)))' 2>&1)
+ifneq ($(words $(__corral_shard)):$(strip $(call \
+	__corral-nondigits,$(__corral_shard))),2:)
+$(error corral: $(or $(subst corral-shard: ,,$(__corral_shard)),\
+	corral-shard gave nothing for CORRAL_SHARD '$(CORRAL_SHARD)'))
+endif
+__corral_shard_kn := $(subst $(__corral_space),/,$(__corral_shard))
+endif
+# A shard in the default place leaves the whole .corral out of units
+# and clones, and marks it as corral's (a merge of the shards writes it).
+__corral_shard_top = $(if $(and $(__corral_shard),$(if \
+	$(__corral_out_set),,1)),$(abspath $(CORRAL_SRC)/.corral))
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
 ifeq ($(__corral_outdir),$(__corral_srcdir))
@@ -249,8 +313,9 @@ endif
 # cloned.  Compared as text (a path may hold '%'): the one space before
 # each is where the text starts.
 __corral_outrel = $(if $(findstring $(__corral_space)$(__corral_srcdir)/,\
-	$(__corral_space)$(__corral_outdir)),$(subst \
-	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_outdir)))
+	$(__corral_space)$(__corral_excldir)),$(subst \
+	$(__corral_space)$(__corral_srcdir)/,,$(__corral_space)$(__corral_excldir)))
+__corral_excldir = $(or $(__corral_shard_top),$(__corral_outdir))
 
 # V=1 is kbuild's and automake's way of asking for every command.
 __corral_v := $(if $(filter 1,$(if $(filter-out undefined,$(origin V)),\
@@ -304,10 +369,16 @@ __corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
 	__corral-q,$(__corral_part)))
 __corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
 __corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
-__corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f')
-__corral_report_opts = $(if $(strip $(CORRAL_JUNIT)),$(call __corral-opt,-j,\
-	$(abspath $(CORRAL_JUNIT))) $(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
-	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)))
+__corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f') \
+	$(call __corral-opt,-k,$(__corral_shard_kn))
+__corral_report_opts = $(strip $(if $(strip $(CORRAL_JUNIT)),\
+	$(call __corral-opt,-j,$(abspath $(CORRAL_JUNIT))) \
+	$(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
+	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX))) \
+	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
+	$(abspath $(CORRAL_TRACE)))) \
+	$(call __corral-opt,-H,$(if $(strip $(CORRAL_HTML)),\
+	$(abspath $(CORRAL_HTML)))))
 # The run's deadline, Epoch seconds, as the run starts.
 __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \
@@ -321,6 +392,7 @@ __corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
 # the whole invocation, sortable by time.
 __corral_env = \
 	__corral_guard=$$PPID \
+	__corral_guard_node="$$(uname -n)" \
 	__corral_v=$(call __corral-q,$(__corral_v)) \
 	__corral_silent=$(call __corral-q,$(__corral_silent)) \
 	__corral_shell=$(call __corral-q,$(strip $(CORRAL_SHELL))) \
@@ -344,13 +416,22 @@ __corral_env = \
 	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
 	__corral_score_opts=$(call __corral-q,$(__corral_score_opts)) \
 	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
+	__corral_shard_k=$(call __corral-q,$(firstword $(__corral_shard))) \
+	__corral_shard_n=$(call __corral-q,$(word 2,$(__corral_shard))) \
+	__corral_shard_history=$(call __corral-q,$(if $(CORRAL_HISTORY),$(abspath $(CORRAL_HISTORY)))) \
+	__corral_host=$(call __corral-q,$(strip $(CORRAL_HOST))) \
+	__corral_launch=$(call __corral-q,$(strip $(CORRAL_LAUNCH))) \
+	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
+		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
 	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
 
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.
-__corral-locked = $(__corral_b)corral-lock \
+__corral-locked = $(call __corral-locked-at,$(__corral_outdir),$(1))
+# __corral-locked-at DIR,COMMAND: COMMAND run holding DIR's lock.
+__corral-locked-at = $(__corral_b)corral-lock \
 	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
-	$(call __corral-q,$(__corral_outdir)) $(1)
+	$(call __corral-q,$(1)) $(2)
 
 # CORRAL_SPLIT names a strategy of corral-split, which alone defines them
 # (corral-split -L lists them).  A target that runs the engine checks it
@@ -379,7 +460,8 @@ __corral-split-refuse = $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)';\
 # so that a failed run's one line of make's own error names the target
 # the user asked for, not the engine's internals: the answer becomes the
 # status of this recipe.
-__corral_engine = $(__corral-split-ok)$(__corral_env) $(call __corral-locked,sh -c 'rm -f \
+__corral_engine = $(__corral-split-ok)$(if $(__corral_shard_top),$(call \
+	__corral-locked-at,$(__corral_shard_top),true) && )$(__corral_env) $(call __corral-locked,sh -c 'rm -f \
 	"$$__corral_out/exit-status" && "$$@" && exit "$$(cat \
 	"$$__corral_out/exit-status" 2>/dev/null || echo 0)"' sh $(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
@@ -392,7 +474,7 @@ __corral_dry := $(strip $(foreach f,n q t,$(findstring $(f),$(firstword \
 __corral_R := $(if $(__corral_dry),,+)$(__corral_Q)
 
 __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
-	corral-clean
+	corral-merge-shards corral-clean
 
 # The includer's default goal stays its own wherever the include stands:
 # what it was before corral's rules comes back after them (empty: make
@@ -413,6 +495,9 @@ corral-rerun-failed:
 
 corral-plan:
 	$(__corral_R)$(__corral_engine) __corral-plan
+
+corral-merge-shards:
+	$(__corral_R)$(__corral_engine) __corral-merge-shards
 
 # Removes CORRAL_OUT only when corral made it (corral-lock refuses one
 # without the mark), renaming it away first, under the lock, so that a run

@@ -34,10 +34,18 @@
 #                            no merge starts
 #   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
 #                            make, its recipes and its agents hold
+#   __corral_shard_k, __corral_shard_n   this run is shard K of N, or empty
+#   __corral_shard_history   CORRAL_HISTORY, absolute, or empty
+#   __corral_host            CORRAL_HOST, or empty (the host's name)
+#   __corral_shards          the shard directories corral-merge-shards reads
+#   __corral_launch          CORRAL_LAUNCH: the prefix of every agent's
+#                            command, split at white space, or empty
+#   __corral_guard_node      the node the guard runs on (uname -n): an
+#                            agent launched on another has no guard
 #
 # Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
-# __corral-plan and __corral-layer (every slice of the layer CORRAL_LAYER;
-# a layer's inner make).
+# __corral-plan, __corral-merge-shards and __corral-layer (every slice of
+# the layer CORRAL_LAYER; a layer's inner make).
 #
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
 # content changes, so that make's mtimes say what really changed):
@@ -46,6 +54,10 @@
 #   units, agents           the population and the slice count (CORRAL_AGENTS,
 #                           else "auto": as many as the population calls
 #                           for, never make's -j)
+#   population, shard.json  of a shard: the whole population (units is the
+#                           shard's part of it), and the manifest, written
+#                           when its run is over (a slice that starts
+#                           removes it)
 #   cmd, parts-config       the settings the slices depend on
 #   exit-status             the answer of the last corral.mk goal, which
 #                           corral.mk's recipe exits with
@@ -169,7 +181,23 @@ units: $(__corral_force) | .corral-out
 		{ sub(/\r$$/, "") } \
 		p == "" || ($$0 != p && $$0 != "./" p && \
 		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
-		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_filechk)
+		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_shard_cut)$(__corral_filechk)
+
+# A shard's units: its part of the population, the same on every host.
+__corral_shard := $(value __corral_shard_k)
+__corral_shard_opts = $${__corral_shard_history:+-H "$$__corral_shard_history"} \
+	-k "$$__corral_shard_k" -n "$$__corral_shard_n"
+__corral_shard_cut = $(if $(__corral_shard),mv -f $@.tmp population.tmp && \
+	{ $(__corral_b)corral-shard $(__corral_shard_opts) population.tmp \
+	> $@.tmp || { rm -f $@.tmp; exit 2; }; } && { cmp -s population.tmp \
+	population && rm -f population.tmp || mv -f population.tmp \
+	population; } && )
+# The manifest says the shard's run is over, and what it was.
+__corral_manifest = $(if $(__corral_shard),; $(__corral_b)corral-shard \
+	$(__corral_shard_opts) -m $(__corral_o)/shard.json -r "$$CORRAL_RUN" \
+	$${__corral_host:+-s "$$__corral_host"} population > /dev/null || st=2)
+# A shard's agents are named after it too: unique across the shards.
+__corral_agent = $(notdir $*)$(if $(__corral_shard),.s$(__corral_shard))
 
 cmd: FORCE | .corral-out
 	$(__corral_Q){ printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
@@ -239,6 +267,19 @@ parts: plan.mk parts-config $(__corral_history)
 __corral-manifests = $(__corral_b)corral-checkout -M $(__corral_o)/$(1) \
 	$(__corral_x) $(__corral_xgit) "$$__corral_src"
 
+# With auto, the run after a slice learned in the whole tree need not run
+# it again: when its new manifest, the learned parts, is a part of the
+# whole tree's it passed with, line for line (every file it reads is as it
+# was then; a learned file that is gone is a "- PART" line), it keeps the
+# old manifest's time, and so its stamp.
+# Usage: in a recipe, with the manifest in the shell variable m.
+__corral_learned_keep = if [ -e "$$m".old ] && [ -e "$$m" ] && \
+	grep -q ' \.$$' "$$m".old && ! grep -q ' \.$$' "$$m"; then \
+		LC_ALL=C sort "$$m" > "$$m".new && LC_ALL=C sort "$$m".old > "$$m".was && \
+		if [ -z "$$(LC_ALL=C comm -23 "$$m".new "$$m".was)" ]; then \
+			touch -r "$$m".old "$$m"; fi; \
+		rm -f "$$m".new "$$m".was; fi; rm -f "$$m".old
+
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
 # agent still alive would hold it too, so none of them is anybody's.
@@ -285,8 +326,10 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # guard is asked about only when the agent did not finish.
 %.pass: %.units %.manifest cmd
 	$(__corral_Q)$(if $(__corral_tell),printf '  %-7s %s\n' SLICE '$*'; )\
+	$(if $(__corral_shard),rm -f shard.json; )\
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
 	i=; { read -r i < inputs; } 2>/dev/null; \
+	__corral_launched=$${__corral_launch:+1} $$__corral_launch \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
 		-S $(__corral_o)/live -C "$$__corral_src" \
@@ -295,14 +338,15 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 		$(if $(value CORRAL_LAYER),,-M) \
 		-w $(__corral_o)/work -r "$$CORRAL_RUN" -D $(__corral_o)/$@ \
 		-i "$$i" -c "$$CORRAL_CMD" \
+		$${__corral_host:+-m "$$__corral_host"} \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
-		$(notdir $*) $(__corral_o)/$<; \
+		$(__corral_agent) $(__corral_o)/$<; \
 	st=$$?; \
 	if [ $$st -gt 1 ] && $(__corral-gone); then \
-		echo "corral: make (pid $$__corral_guard) is gone; agent $(notdir $*) stopped" >&2; \
+		echo "corral: make (pid $$__corral_guard) is gone; agent $(__corral_agent) stopped" >&2; \
 		exit 2; \
 	elif [ $$st -gt 1 ]; then \
-		echo "corral: agent $(notdir $*) stopped (status $$st); its units count as not run" >&2; \
+		echo "corral: agent $(__corral_agent) stopped (status $$st); its units count as not run" >&2; \
 	fi
 
 # The digest of everything the units depend on, recorded with each result
@@ -312,9 +356,13 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # Here too, once for the run, each part a parts command printed that does
 # not exist (the manifests list it as "- PART"; the agents say nothing).
 inputs: FORCE cmd
+	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
+		[ ! -e "$$m" ] || cp -p "$$m" "$$m.old"; done)
 	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices) || { \
 		rm -f slices/*.manifest; echo none; }; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
+	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
+		$(__corral_learned_keep); done)
 	$(__corral_Q)cat slices/*.manifest 2>/dev/null | sed -n 's/^- //p' | \
 		LC_ALL=C sort -u | while IFS= read -r p; do \
 		printf "corral: part '%s' not found in '%s'; not cloned\n" \
@@ -339,7 +387,7 @@ __corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	$(__corral_b)corral-scoreboard -f $(__corral_score_opts) \
 	$(__corral_o) > board.tmp; mv -f board.tmp board$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
-	$(__corral_report_opts) $(__corral_o) || st=2)
+	$(__corral_report_opts) $(__corral_o) || st=2)$(__corral_manifest)
 
 # What the merge's result depends on beyond the logs.
 merge-config: FORCE | .corral-out
@@ -446,6 +494,21 @@ __corral-only: units inputs parts-config | __corral-live
 	if [ ! -s only.units ]; then \
 		echo "corral: no unit matches CORRAL_ONLY '$$__corral_only'" >&2; \
 	else $(call __corral-layer-run,only.units); fi; \
+	$(__corral_answer)
+
+# The merge of shard directories (CORRAL_SHARDS, or every
+# .corral/shard-*-of-* under CORRAL_SRC) over the population found here.
+__corral_phony += __corral-merge-shards
+__corral-merge-shards: units
+	$(call __corral-say,MERGE,$(__corral_O) (shards))
+	$(__corral_Q)if [ -z "$$__corral_shards" ]; then st=2; printf '%s%s\n' \
+		"corral: no shard directories to merge: set CORRAL_SHARDS, " \
+		"or run CORRAL_SHARD=K/N into .corral/shard-K-of-N" >&2; \
+	else $(__corral_b)corral-lock $${__corral_guard:+-G "$$__corral_guard"} \
+	$(__corral_o) $(__corral_b)corral-merge -S $(__corral_merge_opts) \
+	$${__corral_shard_history:+-H "$$__corral_shard_history"} \
+	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) \
+	$$__corral_shards; st=$$?; $(__corral_summary); fi; \
 	$(__corral_answer)
 
 __corral_layer_stamps :=

@@ -568,7 +568,7 @@ targets() {
 	assert_output "mine ran"
 	run -0 comm -13 <(targets without.mk | grep -v 'without.mk$') \
 		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk|/mk/common\.mk)$')
-	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-plan corral-rerun-failed corral-run)"
+	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
 }
 
 @test "corral-mk: the includer's special targets and MAKEFLAGS are untouched" {

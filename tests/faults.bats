@@ -300,11 +300,13 @@ leave_free() {
 }
 
 # names_enospc TEXT: TEXT says that space ran out.  dash's echo says only
-# "I/O error" when its write fails; make's error line then names the file.
+# "I/O error" when its write fails; make's error line then names the file
+# (relative to CORRAL_OUT, where the engine runs, for the engine's own).
 names_enospc() {
 	case $1 in
 	*"No space left on device"*) return 0 ;;
 	*"I/O error"*"*** ["*": $MNT/"*"] Error"*) return 0 ;;
+	*"I/O error"*"*** ["*"/mk/engine.mk:"*"] Error"*) return 0 ;;
 	esac
 	flunk "-- no error names the full file system --" "stderr : ${1:0:2000}" "--"
 }

@@ -152,3 +152,14 @@ suite() {
 	run -2 --separate-stderr corral-find-suite -j 0 p
 	assert_stderr "corral-find-suite: jobs '0' is not a number from 1"
 }
+
+@test "patch-shellcheck: another finder's finding is no patch (exit 1); a combined one is patched by its shellcheck rule" {
+	bad t/lib/a.sh
+	cp -R t before
+	run -1 --separate-stderr corral-patch-shellcheck t <<<'{"identity":"suite:tests/x.sh","location":"tests/x.sh","rule":"test-fails","finder":"suite"}'
+	assert_stderr ""
+	run -0 diff -r before t
+	run -0 --separate-stderr corral-patch-shellcheck t <<<'{"identity":"co:x:lib/a.sh","location":"lib/a.sh","rule":"SC2086 quoting","finder":"shellcheck+other"}'
+	run -0 cat t/lib/a.sh
+	assert_output "$(printf '#!/bin/sh\necho "$1"')"
+}

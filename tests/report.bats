@@ -9,7 +9,7 @@ setup() {
 	_corral_tmpdir
 }
 
-USAGE='usage: corral-report [-ht] [-j FILE] [-n NAME] [-o MAX] DIR'
+USAGE='usage: corral-report [-ht] [-H FILE] [-j FILE] [-n NAME] [-o MAX] [-T FILE] DIR'
 
 # x XPATH [FILE]: the string value of XPATH in FILE (junit.xml)
 x() {

@@ -16,9 +16,9 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
-KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs"]'
+KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
 # units UNIT...: the slice file 'slice', one unit per line
 units() {
@@ -147,23 +147,47 @@ ms_since() {
 	run -0 --separate-stderr corral-run-slice -r R1 -c 'echo hello' -l logs K slice
 	assert_output ""
 	assert_stderr ""
-	run -0 jq -c 'del(.at, .duration_ms)' <(records logs/agent-K.jsonl)
-	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0",
+	run -0 jq -c 'del(.at, .duration_ms, .checkout)' <(records logs/agent-K.jsonl)
+	assert_json_eq '{"agent_id":"K","unit":"u1","ok":true,"note":"PASS: exit 0","host":"'"$(hostname)"'",
 		"status":"pass","exit":0,"signal":null,"attempt":1,"run":"R1",
 		"output":"logs/agent-K/1.out","inputs":null}' "$output"
 	run -0 cat logs/agent-K/1.out
 	assert_output "hello"
 }
 
-@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs" {
+@test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs, host" {
 	units a b c
 	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
-	run -0 jq -cs 'map(keys_unsorted) | unique' <(records logs/agent-K.jsonl)
+	run -0 jq -cs '.[1:] | map(keys_unsorted) | unique' <(records logs/agent-K.jsonl)
 	assert_output "[$KEYS]"
+	# the agent's first record ends telling of its checkout
+	run -0 jq -cs '.[0] | keys_unsorted' <(records logs/agent-K.jsonl)
+	assert_output "${KEYS%]},\"checkout\"]"
 	run -0 jq -cs . <(records logs/agent-K.jsonl)
 	assert_json 'all(.at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"))'
 	assert_json 'all(.duration_ms | type == "number" and . >= 0)'
 	assert_json 'map(.ok) == [true, false, true]'
+}
+
+@test "run-slice: only the last record of a retried unit tells of the attempts before it, and only the first unit the agent finishes tells of its checkout" {
+	units a b
+	run -1 corral-run-slice -R 2 -c 'sleep 0.05; test "$CORRAL_UNIT" != b || exit 5' -l logs K slice
+	run -0 jq -cs 'map(select(.unit == "b")) | map(.tries | length)' <(records logs/agent-K.jsonl)
+	assert_output '[0,0,2]'
+	run -0 jq -cs '.[-1].tries | map([.status, .exit, .duration_ms >= 50])' <(records logs/agent-K.jsonl)
+	assert_output '[["fail",5,true],["fail",5,true]]'
+	run -0 jq -cs '[.[-1].tries[].at, .[-1].at] | . == sort' <(records logs/agent-K.jsonl)
+	assert_output true
+	run -0 jq -cs 'map(.checkout | type)' <(records logs/agent-K.jsonl)
+	assert_output '["object","null","null","null"]'
+	# not on an attempt the merge drops: on the first unit's last record
+	units b a
+	rm -rf logs
+	run -1 corral-run-slice -R 2 -c 'test "$CORRAL_UNIT" != b || exit 5' -l logs K slice
+	run -0 jq -cs 'map(.checkout | type)' <(records logs/agent-K.jsonl)
+	assert_output '["null","null","object","null"]'
+	run -0 jq -cs '.[2].checkout | (.at | test("Z$")) and .duration_ms >= 0' <(records logs/agent-K.jsonl)
+	assert_output true
 }
 
 @test "run-slice: a failing unit's note has its exit status and last output line; the agent exits 1" {

@@ -12,9 +12,10 @@
 # is right is for corral-fix to judge, by running the finders again.
 #
 # Exit 0 when it changed the file, 1 when shellcheck has no repair for
-# it (many rules have none, e.g. SC2002), 2 on an error: a location that
-# is not a plain relative path to a file inside DIR, a rule that is not
-# a shellcheck code, shellcheck or patch failing.
+# it (many rules have none, e.g. SC2002) or the finding is another
+# finder's (its "finder" does not name shellcheck), 2 on an error: a
+# location that is not a plain relative path to a file inside DIR, a
+# rule that is not a shellcheck code, shellcheck or patch failing.
 prog=corral-patch-shellcheck
 synopsis='corral-patch-shellcheck [DIR]'
 options=
@@ -34,7 +35,17 @@ cd "${1:-.}" || die "cannot enter '${1:-.}'"
 if [ -z "${CORRAL_FINDING:-}" ]; then
 	CORRAL_FINDING=$(cat) || die "cannot read the finding"
 fi
-rule=$(printf '%s\n' "$CORRAL_FINDING" | jq -r '.rule // empty') ||
+# Another finder's finding (the suite's, say, when finders are combined)
+# is none of shellcheck's: no repair.  A combined one carries shellcheck's
+# rule among the others'.
+finder=$(printf '%s\n' "$CORRAL_FINDING" | jq -r '.finder // "shellcheck"') ||
+	die "the finding is not JSON"
+case +$finder+ in
+*+shellcheck+*) ;;
+*) exit 1 ;;
+esac
+rule=$(printf '%s\n' "$CORRAL_FINDING" | jq -r '.rule // empty
+	| (split(" ") | map(select(test("^SC[0-9]{4}$"))) | first) // .') ||
 	die "the finding is not JSON"
 path=$(printf '%s\n' "$CORRAL_FINDING" | jq -r '.location // empty') ||
 	die "the finding is not JSON"

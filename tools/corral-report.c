@@ -4,8 +4,10 @@
  * DIR/failures.jsonl, which stay the source of truth) as JUnit XML for CI
  * systems (-j FILE) and as TAP for prove and its kin (-t, on standard
  * output).  The XML's suite is named by -n, and each testcase quotes at
- * most -o bytes of its unit's output.  The XML file (and its directory)
- * is made as needed and replaced atomically.  Exit 0 when it reported,
+ * most -o bytes of its unit's output.  It also writes the run's timeline
+ * as a trace for Perfetto (-T FILE) and as one HTML page that needs
+ * nothing else (-H FILE).  The files (and their directories) are made as
+ * needed and replaced atomically.  Exit 0 when it reported,
  * failures or not; 2 when DIR holds no results, a line is not a record,
  * or a write failed.
  */
@@ -17,10 +19,15 @@
 #include "corral.h"
 
 static const struct corral_usage use = {
-	"corral-report [-ht] [-j FILE] [-n NAME] [-o MAX] DIR",
+	"corral-report [-ht] [-H FILE] [-j FILE] [-n NAME] [-o MAX] [-T FILE] "
+	"DIR",
+	"-H, --html FILE\twrite the run as one self-contained HTML page to "
+	"FILE\n"
 	"-j, --junit FILE\twrite JUnit XML to FILE\n"
 	"-n NAME\tthe JUnit suite's name (default: corral)\n"
 	"-o MAX\tquote at most MAX bytes of each output (0: all; 1M)\n"
+	"-T, --trace FILE\twrite the run's timeline as a Chrome trace "
+	"(Perfetto) to FILE\n"
 	"-t, --tap\twrite TAP version 13 on standard output",
 	NULL
 };
@@ -49,12 +56,36 @@ write_out(const char *file, const struct corral_buf *b)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
-/* What the JUnit report is made with. */
+/* What the reports are made with. */
 struct opts {
 	const char *junit, *suite;
 	long long output_max;
 	int tap;
+	const char *trace, *html;
 };
+
+/* The timeline of dir's results, as a trace (-T) and a page (-H). */
+static void
+run_timeline(const char *dir, const struct opts *o)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_timeline t;
+	struct corral_err err;
+
+	if (corral_timeline_read(&t, dir, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (o->trace && corral_trace_format(&t, &b) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (o->trace)
+		write_out(o->trace, &b);
+	corral_buf_reset(&b);
+	if (o->html && corral_html_format(&t, &b) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (o->html)
+		write_out(o->html, &b);
+	corral_timeline_release(&t);
+	corral_buf_release(&b);
+}
 
 static int
 run_report(const char *dir, const struct opts *o)
@@ -85,6 +116,8 @@ run_report(const char *dir, const struct opts *o)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (o->tap)
 		write_out("-", &b);
+	if (o->trace || o->html)
+		run_timeline(dir, o);
 	rc = rep.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
 	corral_report_release(&rep);
 	corral_buf_release(&b);
@@ -92,23 +125,40 @@ run_report(const char *dir, const struct opts *o)
 	return rc;
 }
 
+static int
+is_stdout(const char *file)
+{
+	return file && !strcmp(file, "-");
+}
+
+/* More than one report for standard output. */
+static int
+stdout_twice(const struct opts *o)
+{
+	return is_stdout(o->junit) + o->tap + is_stdout(o->trace) +
+	    is_stdout(o->html) > 1;
+}
+
 int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
+		{ "html", required_argument, NULL, 'H' },
 		{ "junit", required_argument, NULL, 'j' },
 		{ "tap", no_argument, NULL, 't' },
+		{ "trace", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { NULL, NULL, CORRAL_REPORT_OUTPUT_MAX, 0 };
+	struct opts o = { NULL, NULL, CORRAL_REPORT_OUTPUT_MAX, 0, NULL, NULL };
 	struct corral_err err;
 	int c, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "hj:n:o:t", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hH:j:n:o:tT:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'H': o.html = optarg; break;
 		case 'j': o.junit = optarg; break;
 		case 'n': o.suite = optarg; break;
 		case 'o':
@@ -117,14 +167,19 @@ main(int argc, char *argv[])
 				corral_die_err(CORRAL_EXIT_ERR, &err);
 			break;
 		case 't': o.tap = 1; break;
+		case 'T': o.trace = optarg; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
 	}
-	if (argc - optind != 1 || (!o.junit && !o.tap))
+	if (argc - optind != 1 || (!o.junit && !o.tap && !o.trace &&
+	    !o.html))
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (o.tap && o.junit && !strcmp(o.junit, "-"))
 		corral_die(CORRAL_EXIT_ERR, "-j - and -t may not both write "
 		    "to standard output");
+	if (stdout_twice(&o))
+		corral_die(CORRAL_EXIT_ERR, "only one of -H -, -j -, -t and "
+		    "-T - may write to standard output");
 	status = run_report(argv[optind], &o);
 	xflush_stdout();
 	return status;

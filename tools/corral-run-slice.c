@@ -43,9 +43,9 @@ struct opts {
 static const struct corral_usage use = {
 	"corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
-	"LIMIT] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r "
-	"RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X "
-	"SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
+	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
+	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
+	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
 	"corral-run-slice -n -X SANDBOX [-a ARG]",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
@@ -64,6 +64,7 @@ static const struct corral_usage use = {
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
 	"-M\tparts that do not exist are not named (the caller names them)\n"
+	"-m HOST\tthe host named in every record (default: this one)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
 	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
@@ -284,13 +285,39 @@ env_or(const char *name, const char *fallback)
 	return v && *v ? v : fallback;
 }
 
+/* Whether the engine started this agent under CORRAL_LAUNCH. */
+static int
+launched(void)
+{
+	const char *v = getenv("__corral_launched");
+
+	return v && !strcmp(v, "1");
+}
+
+/*
+ * Whether a launcher started this agent on another node than the make's
+ * (__corral_guard_node): the guard's pid means nothing here then.
+ */
+static int
+elsewhere(void)
+{
+	const char *node = getenv("__corral_guard_node");
+	char here[HOST_NAME_MAX + 1];
+
+	if (!launched() || !node || !*node ||
+	    gethostname(here, sizeof(here) - 1) < 0)
+		return 0;
+	here[sizeof(here) - 1] = '\0';
+	return strcmp(node, here) != 0;
+}
+
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:C:c:D:d:e:G:g:H:hi:K:kL:l:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:C:c:D:d:e:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -313,6 +340,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;
 		case 'M': o->quiet_missing = 1; break;
+		case 'm': r->host = *optarg ? optarg : NULL; break;
 		case 'N': parse_codes(o->no_retry, optarg, "-N"); break;
 		case 'n': o->check = 1; break;
 		case 'o': r->output_max = value(c, optarg, corral_size_parse); break;
@@ -344,7 +372,7 @@ main(int argc, char *argv[])
 	struct corral_lock lock;
 	const char *keep;
 	long long *expect = NULL;
-	char runid[32];
+	char runid[32], host[HOST_NAME_MAX + 1] = "";
 	int status;
 	size_t i;
 
@@ -378,6 +406,8 @@ main(int argc, char *argv[])
 
 	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
+	if (!r.host && gethostname(host, sizeof(host) - 1) == 0)
+		r.host = host;
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;
@@ -390,8 +420,16 @@ main(int argc, char *argv[])
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
 	 * it lives (agents started by hand share it), and no unit gets it.
+	 * Under CORRAL_LAUNCH (srun) the lock's descriptor does not travel
+	 * with the agent: the run that started the launcher holds the lock
+	 * for it, and the guard (-G) stops it when that run is gone -- on
+	 * the make's node; on another, the launcher stops it.
 	 */
-	xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
+	if (elsewhere())
+		r.guard = 0;
+	corral_lock_init(&lock);
+	if (!launched())
+		xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
 	corral_lock_keep(&lock);
 	if (o.stamp && unlink(o.stamp) < 0 && errno != ENOENT)
 		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':", o.stamp);

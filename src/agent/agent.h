@@ -235,6 +235,7 @@ struct corral_run {
 	const struct corral_strv *exclude;	/* may be NULL */
 	const char *workroot;	/* the clone is made under it */
 	const char *inputs;	/* recorded in each record; may be NULL */
+	const char *host;	/* recorded in each record; may be NULL */
 	const struct corral_strv *units;	/* the slice (may be NULL): a
 					   refused part that is one of them
 					   fails that unit alone */

@@ -309,6 +309,7 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
 {
 	struct corral_buf t = CORRAL_BUF_INIT;
+	long long t0 = corral_time_ms();
 	char *root;
 	int rc;
 
@@ -334,6 +335,8 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
 		return -1;
 	}
 	r->clone = t.data;
+	r->st->checkout_ms = corral_time_ms() - t0;
+	corral_time_iso(r->st->checkout_at);
 	return remember_clone(r, err);
 }
 

@@ -238,14 +238,58 @@ write_record(struct corral_run *r, const struct corral_record *rec,
 	return corral_runlog_write(&r->st->rl, &r->st->line, final, err);
 }
 
+/* The attempts of a unit before its last, for its last record. */
+struct tries {
+	struct corral_record_try *v;
+	char (*at)[CORRAL_TIME_ISO_SIZE];
+	size_t n;
+};
+
+/* Remember the attempt that ended at at as one before the last. */
+static int
+tries_add(struct tries *t, const char *at, const struct outcome *o)
+{
+	struct corral_record_try *v;
+	char (*a)[CORRAL_TIME_ISO_SIZE];
+	size_t i;
+
+	if (!(v = realloc(t->v, (t->n + 1) * sizeof(*v))))
+		return -1;
+	t->v = v;
+	if (!(a = realloc(t->at, (t->n + 1) * sizeof(*a))))
+		return -1;
+	t->at = a;
+	memcpy(t->at[t->n], at, CORRAL_TIME_ISO_SIZE);
+	t->v[t->n].duration_ms = o->ms;
+	t->v[t->n].status = o->status;	/* a string literal */
+	t->v[t->n].exit_code = o->exit_code;
+	t->n++;
+	for (i = 0; i < t->n; i++)	/* at may have moved */
+		t->v[i].at = t->at[i];
+	return 0;
+}
+
+/*
+ * The record of an attempt; a final one tells of the attempts before it
+ * (t), and the agent's first final one of its checkout (the merge keeps
+ * only the final records).
+ */
 static int
 append_record(struct corral_run *r, const char *unit, int attempt,
-    const struct outcome *o, int final, struct corral_err *err)
+    const struct outcome *o, int final, struct tries *t,
+    struct corral_err *err)
 {
 	struct corral_record rec;
 	char at[CORRAL_TIME_ISO_SIZE];
 
 	corral_time_iso(at);
+	if (!final && tries_add(t, at, o) < 0)
+		return corral_err_set(err, ENOMEM, "cannot run a unit");
+	rec.tries = final ? t->v : NULL;
+	rec.ntries = final ? t->n : 0;
+	rec.checkout_at = final && r->st->checkout_at[0] ?
+	    r->st->checkout_at : NULL;
+	rec.checkout_ms = r->st->checkout_ms;
 	rec.agent_id = r->agent;
 	rec.unit = unit;
 	rec.ok = o->ok;
@@ -262,7 +306,12 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.stray = o->strays;
 	rec.tap = &o->tap;
 	rec.reads = o->has_reads ? &o->reads : NULL;
-	return write_record(r, &rec, final, err);
+	rec.host = r->host;
+	if (write_record(r, &rec, final, err) < 0)
+		return -1;
+	if (final)
+		r->st->checkout_at[0] = '\0';
+	return 0;
 }
 
 /*
@@ -304,6 +353,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 	rec.attempt = why ? 1 : 0;
 	rec.run = r->run;
 	rec.inputs = r->inputs;
+	rec.host = r->host;
 	rc = write_record(r, &rec, 1, err);
 	corral_buf_release(&note);
 	r->failed++;
@@ -502,6 +552,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
     struct corral_err *err)
 {
 	struct corral_buf first = CORRAL_BUF_INIT;
+	struct tries t = { NULL, NULL, 0 };
 	struct outcome o;
 	int attempt, final, rc = 0;
 
@@ -534,7 +585,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 			goto next;
 		}
-		if ((rc = append_record(r, unit, attempt, &o, final, err)) < 0)
+		if ((rc = append_record(r, unit, attempt, &o, final, &t,
+		    err)) < 0)
 			goto next;
 		r->failed += final && !o.ok;
 		corral_live_end(&r->st->live, unit, o.status, o.ms, attempt, final,
@@ -545,8 +597,11 @@ next:
 		corral_buf_release(&o.out);
 		corral_tap_release(&o.tap);
 		corral_strv_release(&o.reads);
+		corral_strv_release(&o.opened);
 	}
 	corral_buf_release(&first);
+	free(t.v);
+	free(t.at);
 	return rc < 0 ? -1 : 0;
 }
 

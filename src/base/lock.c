@@ -97,10 +97,22 @@ exists_in(const char *dir, const char *name)
 	return rc;
 }
 
+/* Whether dir/name is a directory of corral's own (it holds a mark). */
+static int
+ours_within(const char *dir, const char *name)
+{
+	char *sub = corral_path_join(dir, name);
+	int rc = sub && exists_in(sub, CORRAL_MARK_FILE);
+
+	free(sub);
+	return rc;
+}
+
 /*
- * Whether dir holds something besides the lock and the mark: a directory
- * without the mark that does is somebody else's.  -1 with err set when
- * dir cannot be read.
+ * Whether dir holds something besides the lock, the mark and directories
+ * of corral's own (the shards of a CI merge job, unpacked from their
+ * artifacts into .corral): a directory without the mark that does is
+ * somebody else's.  -1 with err set when dir cannot be read.
  */
 static int
 holds_others(const char *dir, struct corral_err *err)
@@ -115,7 +127,8 @@ holds_others(const char *dir, struct corral_err *err)
 	while (!others && (de = readdir(d)))
 		others = strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    strcmp(de->d_name, CORRAL_LOCK_FILE) &&
-		    strcmp(de->d_name, CORRAL_MARK_FILE);
+		    strcmp(de->d_name, CORRAL_MARK_FILE) &&
+		    !ours_within(dir, de->d_name);
 	closedir(d);
 	return others;
 }

@@ -120,7 +120,8 @@ merge_clean_stale(struct merge *m)
 {
 	static const char *const pre[] = { ".successes.jsonl.tmp.",
 	    ".failures.jsonl.tmp.", ".summary.json.tmp.",
-	    ".history.jsonl.tmp.", "." COMMIT_NAME ".tmp.", NULL };
+	    ".history.jsonl.tmp.", "." COMMIT_NAME ".tmp.",
+	    ".merge.json.tmp.", NULL };	/* corral-merge's note of its time */
 	const char *const *p;
 	struct dirent *de;
 	char *path;

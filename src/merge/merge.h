@@ -26,6 +26,22 @@ struct corral_merge_opts {
 	const char *units;
 	const char *run;
 	int sealed;		/* every log must end in a seal (-s) */
+	const char *shard;	/* "K/N": summary.json names the shard, or
+				   NULL */
+	const struct corral_merge_absent *absent;	/* nabsent groups of
+					   expected units known to be
+					   missing, and why */
+	size_t nabsent;
+};
+
+/*
+ * Expected units that no log can hold, and why ("shard 2/3 is missing"):
+ * their not-run records say so, and the merge names none of them one by
+ * one (the caller says it once).
+ */
+struct corral_merge_absent {
+	const char *why;
+	const struct corral_strv *units;
 };
 
 /*
@@ -84,6 +100,40 @@ int corral_merge_run(const struct corral_merge_opts *o,
     struct corral_merge_stats *st, corral_merge_report_fn *report,
     void *arg, struct corral_err *err);
 void corral_merge_stats_release(struct corral_merge_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* shards.c: the shards of one population, merged                      */
+
+/*
+ * dirs[0 .. ndirs) are shard directories (each a CORRAL_OUT of a shard:
+ * shard.json, logs/, rerun/N/logs/); units is the whole population;
+ * history (may be NULL) the CORRAL_HISTORY every shard was cut by;
+ * outdir receives the result, and the shards' logs under outdir/shards/.
+ */
+struct corral_shards_opts {
+	const char *const *dirs;
+	size_t ndirs;
+	const char *units;
+	const char *history;
+	const char *outdir;
+	const char *run;	/* as corral_merge_opts's */
+};
+
+/*
+ * Cut the population into the shards' N as every host did, check every
+ * directory's manifest (the same population, N and plan; each shard
+ * once; a directory named shard-K-of-N without one is that shard
+ * unfinished), copy their logs into outdir/shards/ and merge them there
+ * (corral_merge_run, seals required), the units of each missing shard
+ * not-run with a note naming it; *missing is their number.  Each
+ * refusal and each missing shard is said through report.  Returns as
+ * corral_merge_run does, or -1 with err set when a directory is refused
+ * (another population, N or plan, a shard twice, no manifest and no
+ * shard's name): then nothing is written.  Release st either way.
+ */
+int corral_merge_shards(const struct corral_shards_opts *o,
+    struct corral_merge_stats *st, size_t *missing,
+    corral_merge_report_fn *report, void *arg, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* score.c: a run's merged results, tallied by verdict                 */
@@ -200,5 +250,99 @@ void corral_report_release(struct corral_report *rep);
  */
 int corral_report_junit(const struct corral_report *rep, struct corral_buf *b);
 int corral_report_tap(const struct corral_report *rep, struct corral_buf *b);
+
+/* ------------------------------------------------------------------ */
+/* timeline.c: where a run's time went, from its merged results        */
+
+enum corral_span_kind {
+	CORRAL_SPAN_ATTEMPT,	/* one attempt of a unit */
+	CORRAL_SPAN_CHECKOUT,	/* an agent's clone */
+	CORRAL_SPAN_MERGE	/* the merge (merge.json) */
+};
+
+/* One span of the run; the times are ms from the timeline's t0. */
+struct corral_span {
+	enum corral_span_kind kind;
+	const char *unit;	/* NULL but for an attempt */
+	const char *agent;	/* "" when the record names none */
+	const char *host;	/* NULL when the record names none */
+	const char *status;	/* of an attempt; else NULL */
+	long long start_ms;
+	long long dur_ms;
+	long long exit_code;	/* -1: null */
+	long long attempt;	/* from 1; 0 but for an attempt */
+	size_t lane;		/* index in lanes (not for the merge) */
+};
+
+/* A unit as the result files hold it: its last attempt. */
+struct corral_timeline_unit {
+	char *unit;
+	char *status;		/* as recorded; pass or fail when absent */
+	char *note;		/* "" when absent */
+	char *output;		/* NULL when absent */
+	long long dur_ms;	/* -1 when absent */
+	long long attempt;
+	int ok;			/* it is in successes.jsonl */
+};
+
+/* One agent of one host: a row of the timeline. */
+struct corral_lane {
+	const char *host;	/* NULL: no host named */
+	const char *agent;
+	long long busy_ms;	/* the time its attempts took */
+};
+
+struct corral_timeline {
+	const char *dir;
+	struct corral_span *spans;	/* by start, then lane */
+	size_t n;
+	struct corral_timeline_unit *units;	/* by unit, bytewise */
+	size_t nunits;
+	struct corral_lane *lanes;	/* by host, then agent (numerically) */
+	size_t nlanes;
+	size_t nhosts;		/* distinct hosts named; 0: none */
+	long long t0;		/* ms since the Epoch of the first span */
+	long long end_ms;	/* the end of the last span, from t0 */
+	struct corral_strv strings;	/* what the spans point into */
+	struct corral_strv unreadable;	/* "FILE line N: why" */
+};
+
+/*
+ * Read dir's successes.jsonl and failures.jsonl (a missing one is empty)
+ * and merge.json (if any) into t: a span per attempt that a record tells
+ * of (its own, and the earlier ones of "tries"), per agent checkout, and
+ * the merge.  Lines that are not records go to unreadable; a record
+ * without a readable "at" has no span.  0, or -1 with err set (I/O,
+ * ENOMEM).  Release t with corral_timeline_release either way.
+ */
+int corral_timeline_read(struct corral_timeline *t, const char *dir,
+    struct corral_err *err);
+void corral_timeline_release(struct corral_timeline *t);
+/*
+ * Record in dir/merge.json that a merge started at start (ms since the
+ * Epoch) and took ms; corral-merge calls it after a merge, so that the
+ * timeline shows it (the merge itself reads no clock).  0, or -1 with err.
+ */
+int corral_timeline_note_merge(const char *dir, long long start,
+    long long ms, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* trace.c, html.c: a timeline as a trace and as a page                */
+
+/*
+ * Append t in the Chrome Trace Event Format (Perfetto, chrome://tracing)
+ * to b: one complete event per span, name the unit (or "checkout",
+ * "merge"), ts and dur in microseconds from t->t0, pid the host (1 when
+ * none is named; the merge one more than the hosts), tid the agent.
+ * 0, or -1 (ENOMEM).
+ */
+int corral_trace_format(const struct corral_timeline *t, struct corral_buf *b);
+/*
+ * Append t as one self-contained HTML page to b (inline CSS and SVG, no
+ * script): the counts, a timeline with a row per lane, the failures with
+ * their notes and the tail of their output, the slowest and the flaky
+ * units, and the plan's balance.  0, or -1 (ENOMEM).
+ */
+int corral_html_format(const struct corral_timeline *t, struct corral_buf *b);
 
 #endif /* CORRAL_MERGE_H */

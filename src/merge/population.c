@@ -17,6 +17,30 @@
 /* ------------------------------------------------------------------ */
 /* expected and unfinished units                                       */
 
+/*
+ * The caller's groups of absent units come first in m->why (notes 0 ..
+ * nabsent - 1), so the not-run records can say why, and not_run knows
+ * not to name them one by one.
+ */
+static int
+credit_absent(struct merge *m)
+{
+	const struct corral_merge_absent *a;
+	size_t g, i;
+	long *vp;
+
+	for (g = 0; g < m->o->nabsent; g++) {
+		a = &m->o->absent[g];
+		if (corral_strv_add(&m->why, a->why) < 0)
+			return -1;
+		for (i = 0; i < a->units->n; i++)
+			if ((vp = corral_set_get(m->units, a->units->v[i])) &&
+			    *vp == -1)
+				*vp = -2 - (long)g;
+	}
+	return 0;
+}
+
 int
 merge_read_units(struct merge *m, struct corral_err *err)
 {
@@ -44,6 +68,10 @@ merge_read_units(struct merge *m, struct corral_err *err)
 			merge_nomem(err);
 			goto out;
 		}
+	if (credit_absent(m) < 0) {
+		merge_nomem(err);
+		goto out;
+	}
 	rc = 0;
 out:
 	corral_strv_release(&dups);
@@ -198,7 +226,8 @@ not_run(struct merge *m, const char *u, long v, const char *at,
 		rc = merge_nomem(err);
 		goto out;
 	}
-	merge_say(m, "unit '%s' is missing: %s", u, note.data + 9);
+	if (v == -1 || -2 - v >= (long)m->o->nabsent)
+		merge_say(m, "unit '%s' is missing: %s", u, note.data + 9);
 	rc = merge_out_add(&m->fail, line.data, line.len, 0, err);
 out:
 	corral_buf_release(&note);

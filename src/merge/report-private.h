@@ -1,8 +1,8 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * report-private.h: what the report's writers share (report.c reads the
- * results and writes TAP, junit.c writes JUnit XML), and nothing else
- * reads.
+ * results and writes TAP, junit.c writes JUnit XML; timeline.c, trace.c
+ * and html.c, the timeline), and nothing else reads.
  */
 #ifndef CORRAL_REPORT_PRIVATE_H
 #define CORRAL_REPORT_PRIVATE_H
@@ -32,5 +32,10 @@ int report_open_output(const struct corral_report *rep, const char *output);
  */
 void report_read_tail(const struct corral_report *rep, const char *output,
     long long max, struct corral_buf *b);
+
+/* Append s[0..n) as valid UTF-8, a bad byte as U+FFFD.  0, or -1. */
+int report_utf8(struct corral_buf *b, const char *s, size_t n);
+/* "2026-12-01T11:14:47.364Z" as ms since the Epoch, or -1. */
+long long report_iso_ms(const char *s);
 
 #endif /* CORRAL_REPORT_PRIVATE_H */

@@ -377,3 +377,27 @@ corral_report_tap(const struct corral_report *rep, struct corral_buf *b)
 	corral_buf_release(&tail);
 	return rc < 0 ? -1 : 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* For the other writers of the merge area (trace.c, html.c)           */
+
+int
+report_utf8(struct corral_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long c;
+	size_t i, k;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i += k) {
+		k = utf8_next(p + i, n - i, &c);
+		rc = add_cp(b, c);
+	}
+	return rc;
+}
+
+long long
+report_iso_ms(const char *s)
+{
+	return iso_ms(s);
+}

@@ -71,6 +71,11 @@ merge_format_summary(struct merge *m, struct corral_buf *b)
 	rc |= corral_buf_addstr(b, "],\n  \"run\": ");
 	rc |= corral_buf_addjson(b, st->run, strlen(st->run));
 	rc |= corral_buf_addstr(b, ",\n");
+	if (m->o->shard) {
+		rc |= corral_buf_addstr(b, "  \"shard\": ");
+		rc |= corral_buf_addjson(b, m->o->shard, strlen(m->o->shard));
+		rc |= corral_buf_addstr(b, ",\n");
+	}
 	rc |= add_by_status(m, b);
 	rc |= corral_buf_addstr(b, "}\n");
 	return rc;

@@ -187,9 +187,9 @@ struct corral_parts_opts {
 /*
  * Append the parts of the slice units to parts (empty), sorted bytewise,
  * each once, unchecked: what escapes the tree is for whoever clones to
- * refuse.  With learned, each unit's learned parts that exist in srcdir
- * too; and when a unit has none learned yet, "." (the whole tree, where
- * the agent learns them).  0, or -1 with err set: a parts command that could not run or
+ * refuse.  With learned, each unit's learned parts too (one that is gone
+ * as well); and when a unit has none learned yet, "." (the whole tree,
+ * where the agent learns them).  0, or -1 with err set: a parts command that could not run or
  * did not exit 0, ENOMEM; parts then holds part of them (the caller
  * releases it either way).
  */
@@ -266,5 +266,83 @@ struct corral_briefs_opts {
 int corral_briefs_write(const struct corral_briefs_opts *o,
     const struct corral_strv *units, struct corral_buf *out,
     struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* shard.c: the shards of a matrix, the same on every host             */
+
+/* An environment lookup: getenv, or a test's own. */
+typedef const char *corral_env_fn(const char *name);
+
+/* Shard k of n (1 <= k <= n), and who said so. */
+struct corral_shard {
+	long k, n;
+	const char *engine;	/* "GitLab", ...; NULL for K/N */
+	const char *status_file;	/* Bazel's TEST_SHARD_STATUS_FILE, to
+					   touch; NULL when not set */
+};
+
+/*
+ * Read CORRAL_SHARD's value spec: "K/N", or "auto": the first engine whose
+ * index variable env() finds set names the shard (GitLab CI_NODE_INDEX
+ * and CI_NODE_TOTAL, 1-based; CircleCI, Buildkite, Bazel and Kubernetes
+ * JOB_COMPLETION_INDEX with CORRAL_SHARD_TOTAL, 0-based; a Slurm array's
+ * SLURM_ARRAY_TASK_ID from SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT).
+ * The strings of sh are static or env()'s.  0, or -1 with err saying what
+ * is wrong in one line ("CORRAL_SHARD is '0/3'; it must be K/N ...", no
+ * engine found, an index out of range).
+ */
+int corral_shard_parse(const char *spec, corral_env_fn *env,
+    struct corral_shard *sh, struct corral_err *err);
+/*
+ * bin[i] = the shard (0 .. n - 1) of units->v[i]; units must hold each
+ * unit once.  w NULL: the units are dealt round in the order of the
+ * SHA-256 of their names; else by weight, longest processing time first
+ * (w[i] is units->v[i]'s, and must be the same on every host: from a
+ * history they share).  Either way a function of the set of units and n
+ * alone.  0, or -1 with err set (ENOMEM, libcrypto).
+ */
+int corral_shard_cut(const struct corral_strv *units, const long long *w,
+    long n, size_t *bin, struct corral_err *err);
+/*
+ * corral_shard_cut weighted by the durations of the history file (may be
+ * NULL; one that knows none of the units deals them by digest), and the
+ * fingerprint of that cut in plan.  0, or -1 with err set (the history
+ * cannot be read, ENOMEM, libcrypto).
+ */
+int corral_shard_assign(const struct corral_strv *units, const char *history,
+    long n, size_t *bin, char plan[CORRAL_SHA256_HEX],
+    struct corral_err *err);
+/* The SHA-256 of the set of units (sorted, each once).  0, or -1/err. */
+int corral_shard_population(const struct corral_strv *units,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err);
+/*
+ * The fingerprint of how shards are cut: the digest deal, or a weighted
+ * cut by the history file (may be NULL), whose bytes it covers.  0, or -1
+ * with err set (the history cannot be read, libcrypto).
+ */
+int corral_shard_fingerprint(const char *history,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err);
+
+/* A shard directory's manifest, shard.json: what ran, where, cut how. */
+struct corral_shard_manifest {
+	long k, n;
+	size_t population_units;	/* the whole population */
+	char population[CORRAL_SHA256_HEX];	/* its digest */
+	size_t units;			/* this shard's share of it */
+	char plan[CORRAL_SHA256_HEX];	/* corral_shard_fingerprint */
+	char *host, *run, *version;	/* read: malloc'd; format: given */
+};
+
+/* Append m as one JSON line.  0, or -1 (ENOMEM). */
+int corral_shard_manifest_format(const struct corral_shard_manifest *m,
+    struct corral_buf *b);
+/*
+ * Read the manifest at path into m.  0, or -1 with err naming path and
+ * what is wrong ("'X/shard.json': \"of\" is missing").  Release m either
+ * way.
+ */
+int corral_shard_manifest_read(const char *path,
+    struct corral_shard_manifest *m, struct corral_err *err);
+void corral_shard_manifest_release(struct corral_shard_manifest *m);
 
 #endif /* CORRAL_PLAN_H */

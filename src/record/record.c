@@ -5,7 +5,12 @@
  * Keys come in a fixed order with the original's five first, so two equal
  * records are equal bytes and a merge can pass lines through untouched.
  * "stray" is written only when a unit left processes running, "reads"
- * only when the agent learned which files of the tree the unit opened.
+ * only when the agent learned which files of the tree the unit opened,
+ * "tries" only after a retry (the attempts before this one: the merge
+ * keeps a unit's last line only), "checkout" only on the first unit an
+ * agent finishes (how long its clone took, for a run's timeline), "host"
+ * when the agent was told where it ran (the merge's own not-run records
+ * know no host).
  *
  * It also seals an agent's log.  A seal is one line,
  * {"corral_seal":{"records":N,"sha256":"HEX"}}, where N counts the record
@@ -19,6 +24,7 @@
 #define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,6 +90,34 @@ add_tests(struct corral_buf *b, const struct corral_tap *t)
 	return rc | corral_buf_addch(b, '}');
 }
 
+/* "key":{"at":..,"duration_ms":..[,"status":..,"exit":..]} */
+static int
+add_span(struct corral_buf *b, const char *key,
+    const struct corral_record_try *t, int attempt)
+{
+	if ((key && add_key(b, key) < 0) || corral_buf_addch(b, '{') < 0 ||
+	    add_str(b, "at", t->at) < 0 ||
+	    add_int(b, "duration_ms", t->duration_ms) < 0 ||
+	    (attempt && (add_str(b, "status", t->status) < 0 ||
+	    add_int(b, "exit", t->exit_code) < 0)))
+		return -1;
+	return corral_buf_addch(b, '}');
+}
+
+static int
+add_tries(struct corral_buf *b, const struct corral_record *r)
+{
+	size_t i;
+
+	if (add_key(b, "tries") < 0 || corral_buf_addch(b, '[') < 0)
+		return -1;
+	for (i = 0; i < r->ntries; i++)
+		if ((i && corral_buf_addch(b, ',') < 0) ||
+		    add_span(b, NULL, &r->tries[i], 1) < 0)
+			return -1;
+	return corral_buf_addch(b, ']');
+}
+
 int
 corral_record_format(struct corral_buf *b, const struct corral_record *r)
 {
@@ -104,8 +138,17 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 	    add_str(b, "inputs", r->inputs) < 0 ||
 	    (r->stray > 0 && add_int(b, "stray", r->stray) < 0) ||
 	    (r->reads && add_strs(b, "reads", r->reads) < 0) ||
-	    (r->tap && corral_tap_found(r->tap) && add_tests(b, r->tap) < 0))
+	    (r->tap && corral_tap_found(r->tap) && add_tests(b, r->tap) < 0) ||
+	    (r->ntries && add_tries(b, r) < 0) ||
+	    (r->host && add_str(b, "host", r->host) < 0))
 		return -1;
+	if (r->checkout_at) {
+		struct corral_record_try c = { r->checkout_at, r->checkout_ms,
+		    NULL, -1 };
+
+		if (add_span(b, "checkout", &c, 0) < 0)
+			return -1;
+	}
 	return corral_buf_addstr(b, "}\n");
 }
 
@@ -494,6 +537,58 @@ corral_json_record_reads(const struct corral_json_record *r,
 		    corral_strv_add(reads, e->valuestring) < 0)
 			return -1;
 	return 1;
+}
+
+static void
+span_of(const cJSON *o, struct corral_record_try *t)
+{
+	t->at = cj_get_str(o, "at");
+	t->duration_ms = cj_get_int(o, "duration_ms");
+	t->status = cj_get_str(o, "status");
+	t->exit_code = cj_get_int(o, "exit");
+}
+
+int
+corral_json_record_tries(const struct corral_json_record *r,
+    struct corral_record_try **v, size_t *n)
+{
+	const cJSON *a = r->doc ? cJSON_GetObjectItemCaseSensitive(r->doc,
+	    "tries") : NULL, *e;
+	int k = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+
+	*v = NULL;
+	*n = 0;
+	if (k <= 0)
+		return 0;
+	if (!(*v = calloc((size_t)k, sizeof(**v))))
+		return -1;
+	cJSON_ArrayForEach(e, a) {
+		span_of(e, &(*v)[*n]);
+		if ((*v)[*n].at)
+			++*n;
+	}
+	return 0;
+}
+
+int
+corral_json_record_checkout(const struct corral_json_record *r,
+    struct corral_record_try *c)
+{
+	const cJSON *o = r->doc ? cJSON_GetObjectItemCaseSensitive(r->doc,
+	    "checkout") : NULL;
+
+	if (!cJSON_IsObject(o))
+		return 0;
+	span_of(o, c);
+	c->status = NULL;
+	c->exit_code = -1;
+	return c->at != NULL;
+}
+
+const char *
+corral_json_record_str(const struct corral_json_record *r, const char *key)
+{
+	return r->doc ? cj_get_str(r->doc, key) : NULL;
 }
 
 void

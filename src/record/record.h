@@ -60,6 +60,18 @@ void corral_tap_release(struct corral_tap *t);
 /* record.c: one result record, one JSON object per line               */
 
 /*
+ * An earlier attempt of a unit, or an agent's checkout, as a record tells
+ * of it: at is when it ended (ISO 8601 UTC), duration_ms how long it took;
+ * status and exit_code (-1: null) only for an attempt.
+ */
+struct corral_record_try {
+	const char *at;
+	long long duration_ms;
+	const char *status;
+	long long exit_code;
+};
+
+/*
  * A record keeps the original five fields first (agent_id, unit, ok, note,
  * at), then what users of test runners expect.  NULL strings, exit < 0 and
  * attempt < 0 are written as JSON null.  Key order is fixed, so equal
@@ -83,6 +95,13 @@ struct corral_record {
 	const struct corral_strv *reads;	/* the files of the tree it
 					   opened, learned; NULL: no such key */
 	const struct corral_tap *tap;	/* its tests, or NULL: no "tests" */
+	const struct corral_record_try *tries;	/* the attempts before
+					   this one, oldest first */
+	size_t ntries;			/* 0: no "tries" key */
+	const char *checkout_at;	/* the agent's checkout, told by the
+					   first unit it finishes; NULL: none */
+	long long checkout_ms;
+	const char *host;	/* where it ran; NULL: no such key */
 };
 
 /*
@@ -194,6 +213,24 @@ int corral_json_record_reads(const struct corral_json_record *r,
 /* The i-th of r's failed test names, or NULL past the last (or none). */
 const char *corral_json_record_failed_name(const struct corral_json_record *r,
     size_t i);
+
+/*
+ * The earlier attempts r tells of ("tries": [{"at", "duration_ms",
+ * "status", "exit"}], oldest first), in a malloc'd array *v of *n (free
+ * the array only; its strings belong to r), entries without an "at"
+ * skipped; 0 with *v NULL when r has none, -1 on ENOMEM.
+ */
+int corral_json_record_tries(const struct corral_json_record *r,
+    struct corral_record_try **v, size_t *n);
+/*
+ * The agent's checkout r tells of ("checkout": {"at", "duration_ms"}) in
+ * *c (status NULL): 1, or 0 when r has none.
+ */
+int corral_json_record_checkout(const struct corral_json_record *r,
+    struct corral_record_try *c);
+/* The top-level string member key of r ("host"), or NULL. */
+const char *corral_json_record_str(const struct corral_json_record *r,
+    const char *key);
 
 /*
  * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and

@@ -42,6 +42,7 @@ const struct corral_command corral_commands[] = {
 	{ "report", "a run's merged results as JUnit XML or TAP" },
 	{ "run-slice", "run one agent's slice in a private clone, log it" },
 	{ "scoreboard", "tally a run's merged results by verdict" },
+	{ "shard", "this host's shard of the units, the same cut on every host" },
 	{ "split", "cut a population into disjoint, balanced slices" },
 	{ "status", "which agents are running, on what, for how long" },
 	{ NULL, NULL }

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# merge-shards.bats -- make corral-merge-shards and corral-merge -S: the
+# shards of one population, run on many hosts, merged on any host, every
+# unit exactly once, and a missing, foreign or duplicate shard named.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+}
+
+# project DIR [N]: N (default 12) units t/uNN.sh, each noting in ./ran that
+# it ran; a unit whose file says 'exit 1' fails.
+project() {
+	mkdir -p "$1/t"
+	for i in $(seq -w 1 "${2:-12}"); do echo 'exit 0' > "$1/t/u$i.sh"; done
+	cat > "$1/Makefile" <<EOF
+CORRAL_DISCOVER = ls t/*.sh
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "$PWD/ran"; sh "\$\$CORRAL_UNIT"
+CORRAL_AGENTS = 2
+include $CORRAL_ROOT/corral.mk
+EOF
+}
+
+# hosts N: copies h1 .. hN of one project, shard K of N run on hK
+hosts() {
+	local k
+	project h1
+	for k in $(seq 2 "$1"); do cp -r h1 "h$k"; done
+	for k in $(seq 1 "$1"); do
+		make -C "h$k" -j2 corral-run CORRAL_SHARD="$k/$1" \
+			CORRAL_HOST="host$k" >/dev/null 2>&1 || return 1
+	done
+}
+
+shards() {
+	local k
+	for k in $(seq 1 "$1"); do printf '%s ' "$PWD/h$k/.corral/shard-$k-of-$1"; done
+}
+
+@test "merge-shards: three hosts, one with local history, run 1/3 2/3 3/3; one merge on a fourth copy has every unit exactly once" {
+	project h1 30
+	cp -r h1 h2
+	cp -r h1 h3
+	cp -r h1 m
+	# h2 has history of its own: its split inside the shard is weighted.
+	make -C h2 -j2 corral-run CORRAL_SHARD=2/3 >/dev/null 2>&1
+	make -C h2 corral-plan CORRAL_SHARD=2/3 >/dev/null 2>&1
+	: > ran
+	for k in 1 2 3; do
+		run -0 make -C h$k -j2 corral-run CORRAL_SHARD=$k/3 CORRAL_HOST=host$k
+	done
+	run -0 jq -r .strategy h2/.corral/shard-2-of-3/slices/plan.json
+	assert_output weighted
+	assert_equal 30 "$(sort -u ran | wc -l)"
+	assert_equal 30 "$(wc -l < ran)"
+	run -0 make -C m corral-merge-shards CORRAL_SHARDS="$(shards 3)"
+	assert_contains "$output" "merged 30 units from 6 agents: 30 passed, 0 failed"
+	assert_json '.units == 30 and .merged == 30 and .successes == 30 and .missing == 0 and .duplicates == 0' m/.corral/summary.json
+	run -0 jq -r .unit m/.corral/successes.jsonl
+	assert_equal "$(cd m && ls t/*.sh)" "$(printf '%s\n' "$output" | sort)"
+	run -0 jq -r .host m/.corral/successes.jsonl
+	assert_equal "host1
+host2
+host3" "$(printf '%s\n' "$output" | sort -u)"
+}
+
+@test "merge-shards: by default every .corral/shard-*-of-N under CORRAL_SRC, as a job array on one shared directory leaves them" {
+	project p
+	for k in 1 2 3; do
+		run -0 make -C p corral-run CORRAL_SHARD=$k/3
+	done
+	run -0 make -C p corral-merge-shards
+	assert_json '.units == 12 and .merged == 12 and .missing == 0' p/.corral/summary.json
+	assert_equal 12 "$(wc -l < ran)"
+}
+
+@test "merge-shards: a missing shard is named, its units not-run, exit 2" {
+	hosts 3
+	run -2 --separate-stderr make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$PWD/h1/.corral/shard-1-of-3 $PWD/h3/.corral/shard-3-of-3"
+	assert_contains "$stderr" "corral-merge: shard 2/3 is missing: its 4 units are not-run"
+	refute_contains "$stderr" "unit 't/"
+	assert_json '.units == 12 and .merged == 8 and .missing == 4' h1/.corral/summary.json
+	run -0 jq -r 'select(.status == "not-run") | .note' h1/.corral/failures.jsonl
+	assert_equal "NOT-RUN: shard 2/3 is missing" "$(printf '%s\n' "$output" | sort -u)"
+	assert_equal 4 "${#lines[@]}"
+}
+
+@test "merge-shards: a shard whose run did not finish (a directory, no manifest) is missing, and named so" {
+	hosts 2
+	rm h2/.corral/shard-2-of-2/shard.json
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: shard 2/2 is missing ('$PWD/h2/.corral/shard-2-of-2' has no manifest: its run did not finish): its 6 units are not-run"
+}
+
+@test "merge-shards: a shard of another population is refused by name, exit 2, nothing written" {
+	hosts 2
+	project other 13
+	make -C other corral-run CORRAL_SHARD=2/2 >/dev/null 2>&1
+	run -2 --separate-stderr make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$PWD/h1/.corral/shard-1-of-2 $PWD/other/.corral/shard-2-of-2"
+	assert_contains "$stderr" "corral-merge: '$PWD/other/.corral/shard-2-of-2' (shard 2/2) ran another population: 13 units"
+	assert_contains "$stderr" "corral-merge: 1 shard directory refused; nothing merged"
+	assert_no_file h1/.corral/summary.json
+}
+
+@test "merge-shards: a shard of another N is refused by name, exit 2" {
+	hosts 3
+	make -C h2 corral-run CORRAL_SHARD=2/4 >/dev/null 2>&1
+	run -2 --separate-stderr make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$PWD/h1/.corral/shard-1-of-3 $PWD/h2/.corral/shard-2-of-4 $PWD/h3/.corral/shard-3-of-3"
+	assert_contains "$stderr" "corral-merge: '$PWD/h2/.corral/shard-2-of-4' is shard 2/4, not one of 3 shards like '$PWD/h1/.corral/shard-1-of-3'"
+	assert_no_file h1/.corral/summary.json
+}
+
+@test "merge-shards: a shard cut by another plan (another CORRAL_HISTORY) is refused by name, exit 2" {
+	hosts 2
+	printf '{"agent_id":"0","unit":"t/u01.sh","ok":true,"note":"PASS: x","at":"2026-01-01T00:00:00Z","duration_ms":900}\n' > hist.jsonl
+	make -C h2 corral-run CORRAL_SHARD=2/2 CORRAL_HISTORY=$PWD/hist.jsonl >/dev/null 2>&1
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/h2/.corral/shard-2-of-2' (shard 2/2) was cut by another plan"
+	assert_contains "$stderr" "give every host the same CORRAL_HISTORY"
+	run -0 make -C h1 corral-run CORRAL_SHARD=1/2 CORRAL_HISTORY=$PWD/hist.jsonl
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)" CORRAL_HISTORY=$PWD/hist.jsonl
+	assert_json '.units == 12 and .merged == 12' h1/.corral/summary.json
+}
+
+@test "merge-shards: two directories for one shard are refused by name, exit 2" {
+	hosts 2
+	cp -r h2 h2b
+	run -2 --separate-stderr make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$(shards 2) $PWD/h2b/.corral/shard-2-of-2"
+	assert_contains "$stderr" "corral-merge: '$PWD/h2/.corral/shard-2-of-2' and '$PWD/h2b/.corral/shard-2-of-2' are both shard 2/2"
+	assert_no_file h1/.corral/summary.json
+}
+
+@test "merge-shards: a failed unit of one shard fails the merge, and re-runs of a shard are merged as its layers" {
+	project h1
+	echo 'exit 1' > h1/t/u05.sh
+	cp -r h1 h2
+	make -C h1 corral-run CORRAL_SHARD=1/2 >/dev/null 2>&1 || true
+	make -C h2 corral-run CORRAL_SHARD=2/2 >/dev/null 2>&1 || true
+	run -2 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_json '.successes == 11 and .failures == 1 and .missing == 0' h1/.corral/summary.json
+	(cd h1 && ls t/*.sh) > pop
+	run -1 corral-merge -S -q -u pop -o out $(shards 2)
+	for k in 1 2; do echo 'exit 0' > h$k/t/u05.sh; done
+	make -C h1 corral-rerun-failed CORRAL_SHARD=1/2 >/dev/null 2>&1
+	make -C h2 corral-rerun-failed CORRAL_SHARD=2/2 >/dev/null 2>&1
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_json '.successes == 12 and .failures == 0' h1/.corral/summary.json
+}
+
+@test "merge-shards: a log changed after its seal on a shard host is refused, its units not run" {
+	hosts 2
+	log=$(ls h2/.corral/shard-2-of-2/logs/agent-*.jsonl | head -1)
+	sed -i 's/"ok":true/"ok":false/' "$log"
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "seal"
+	assert_json '.missing > 0' h1/.corral/summary.json
+}
+
+@test "merge-shards: JUnit from a merged result names each shard's host" {
+	hosts 3
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 3)" CORRAL_JUNIT=$PWD/junit.xml
+	run -0 xmllint --xpath 'count(//testsuite)' junit.xml
+	assert_output 3
+	run -0 xmllint --xpath 'string(//testsuite[@hostname="host2"]/@tests)' junit.xml
+	assert_output 4
+	run -0 xmllint --xpath 'count(//testcase)' junit.xml
+	assert_output 12
+}
+
+@test "merge-shards: no shard directory at all is one line, exit 2" {
+	project p
+	run -2 --separate-stderr make -C p corral-merge-shards
+	assert_contains "$stderr" "corral: no shard directories to merge"
+}
+
+@test "merge-shards: corral-merge -S does it by hand, and refuses -S without -o and -u" {
+	hosts 2
+	(cd h1 && ls t/*.sh) > pop
+	run -0 corral-merge -S -u pop -o out $(shards 2)
+	assert_output "merged 12 units from 4 agents: 12 passed, 0 failed"
+	run -2 --separate-stderr corral-merge -S -u pop $(shards 2)
+	assert_contains "$stderr" "usage: corral-merge"
+	run -2 --separate-stderr corral-merge -u pop -H pop -o out $(shards 2)
+	assert_contains "$stderr" "usage: corral-merge"
+	run -2 --separate-stderr corral-merge -S -u pop -o out2 "$PWD/pop"
+	assert_contains "$stderr" "corral-merge: '$PWD/pop' is not a shard directory"
+}
+
+@test "merge-shards: a merge job's .corral that holds only the shards' directories, unpacked from their artifacts, is corral's" {
+	hosts 2
+	project m
+	mkdir -p m/.corral
+	cp -r h1/.corral/shard-1-of-2 h2/.corral/shard-2-of-2 m/.corral/
+	run -0 make -C m corral-merge-shards
+	assert_json '.units == 12 and .merged == 12' m/.corral/summary.json
+	mkdir m/.corral/somebody-elses
+	rm m/.corral/.corral-out
+	run -2 --separate-stderr make -C m corral-merge-shards
+	assert_contains "$stderr" "exists and was not made by corral"
+}
