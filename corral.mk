@@ -8,7 +8,7 @@
 #
 #   CORRAL_DISCOVER = find tests -name '*.bats'
 #   CORRAL_CMD      = bats "$$CORRAL_UNIT"
-#   CORRAL_PARTS    = libexec tests/test_helper.bash
+#   CORRAL_PARTS    = auto
 #   include path/to/corral.mk
 #
 # Inputs, with their defaults (set them before the include):

@@ -248,9 +248,25 @@ __corral-plan: units agents
 # escapes leaves no manifest; the slice still runs, and reports the refusal
 # (a unit named '..' fails alone).
 %.manifest: %.parts FORCE
-	$(__corral_Q)$(__corral_b)corral-checkout -m $(__corral_o)/$@ \
+	$(__corral_Q)$(if $(__corral_auto),rm -f $@.old; [ ! -e $@ ] || \
+		cp -p $@ $@.old;) \
+	$(__corral_b)corral-checkout -m $(__corral_o)/$@ \
 		-p $(__corral_o)/$< $(__corral_x) $(__corral_xgit) \
 		"$$__corral_src" 2>/dev/null || rm -f $@
+	$(if $(__corral_auto),$(__corral_Q)$(__corral_learned_keep))
+
+# With auto, the run after a slice learned in the whole tree need not run
+# it again: when its new manifest, the learned parts, is a part of the
+# whole tree's it passed with, line for line (every file it reads is as it
+# was then; a learned file that is gone is a "- PART" line), it keeps the
+# old manifest's time, and so its stamp.
+# Usage: a recipe line of just $(__corral_learned_keep), in %.manifest.
+__corral_learned_keep = if [ -e $@.old ] && [ -e $@ ] && \
+	grep -q ' \.$$' $@.old && ! grep -q ' \.$$' $@; then \
+		LC_ALL=C sort $@ > $@.new && LC_ALL=C sort $@.old > $@.was && \
+		if [ -z "$$(LC_ALL=C comm -23 $@.new $@.was)" ]; then \
+			touch -r $@.old $@; fi; \
+		rm -f $@.new $@.was; fi; rm -f $@.old
 
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an

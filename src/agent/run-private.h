@@ -103,7 +103,9 @@ struct outcome {
 	struct corral_buf note;
 	long strays;		/* processes left running, killed after it */
 	int renewed;		/* it removed or replaced its clone */
-	struct corral_strv reads;	/* the files of the tree it opened */
+	struct corral_strv reads;	/* the files of the tree it read */
+	struct corral_strv opened;	/* of them, those it opened itself
+					   (not in a directory it listed) */
 	int has_reads;		/* they were watched, and none was lost */
 	struct corral_tap tap;	/* its standard output, read as TAP */
 };
@@ -182,12 +184,14 @@ int corral_learn_start(struct corral_learn **lp, const char *clone,
     struct corral_err *err);
 /*
  * Stop watching and free l: append to reads (sorted, each once) what was
- * opened that exists in src, relative (a directory listed: its files).
- * 1 when every open was seen, 0 when some may not have been (out of
- * watches, a queue overflow), -1 with err set (ENOMEM; err may be NULL).
+ * opened that exists in src, relative (a directory listed: its files),
+ * and to opened (may be NULL) just the files opened.  1 when every open
+ * was seen, 0 when some may not have been (out of watches, a queue
+ * overflow), -1 with err set (ENOMEM; err may be NULL).
  */
 int corral_learn_stop(struct corral_learn *l, const char *src,
-    struct corral_strv *reads, struct corral_err *err);
+    struct corral_strv *reads, struct corral_strv *opened,
+    struct corral_err *err);
 /*
  * corral_run_attempt, watched when unit is one to learn (r->learn) and
  * the clone is the whole tree: o->reads then holds what it opened.

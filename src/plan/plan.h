@@ -173,9 +173,9 @@ struct corral_parts_opts {
 /*
  * Append the parts of the slice units to parts (empty), sorted bytewise,
  * each once, unchecked: what escapes the tree is for whoever clones to
- * refuse.  With learned, each unit's learned parts that exist in srcdir
- * too; and when a unit has none learned yet, "." (the whole tree, where
- * the agent learns them).  0, or -1 with err set: a parts command that could not run or
+ * refuse.  With learned, each unit's learned parts too (one that is gone
+ * as well); and when a unit has none learned yet, "." (the whole tree,
+ * where the agent learns them).  0, or -1 with err set: a parts command that could not run or
  * did not exit 0, ENOMEM; parts then holds part of them (the caller
  * releases it either way).
  */
