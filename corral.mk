@@ -8,7 +8,7 @@
 #
 #   CORRAL_DISCOVER = find tests -name '*.bats'
 #   CORRAL_CMD      = bats "$$CORRAL_UNIT"
-#   CORRAL_PARTS    = libexec tests/test_helper.bash
+#   CORRAL_PARTS    = auto
 #   include path/to/corral.mk
 #
 # Inputs, with their defaults (set them before the include):
@@ -34,8 +34,8 @@
 #   CORRAL_SRC        ?= the directory of the makefile that includes this one
 #   CORRAL_OUT        ?= $(CORRAL_SRC)/.corral   results; never a unit, never
 #                                cloned
-#   CORRAL_AGENTS     ?=         number of agents (slices); empty: the -j value
-#                                make was given, else the number of processors
+#   CORRAL_AGENTS     ?=         number of agents (slices); empty: as many
+#                                as the population calls for, never -j
 #   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
 #                                this file, else PREFIX/bin of an install, else
 #                                empty (found on PATH)

@@ -51,7 +51,9 @@
 # content changes, so that make's mtimes say what really changed):
 #   .corral-out             mark: corral made this directory
 #   .lock                   flocked by the run (corral-lock), its pid inside
-#   units, agents           the population and the agent count
+#   units, agents           the population and the slice count (CORRAL_AGENTS,
+#                           else "auto": as many as the population calls
+#                           for, never make's -j)
 #   population, shard.json  of a shard: the whole population (units is the
 #                           shard's part of it), and the manifest, written
 #                           when its run is over (a slice that starts
@@ -65,10 +67,16 @@
 #   slices/K.est            their expected ms, once history knows them
 #   slices/plan.json        what the plan rests on (strategy, estimates)
 #   slices/K.parts          what slice K clones
-#   slices/K.manifest       the stat manifest of those parts
+#   parts                   stamp: one corral-plan -c -o wrote every K.parts
+#   slices/K.manifest       the stat manifest of those parts, all of them
+#                           checked by one corral-checkout -M per run
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of cmd and every manifest, in records
+#   merge-config, merged    the merge's settings, and the stamp of the last
+#                           merge of a whole run that found every unit
+#                           passed; merge-status, the last one's status
+#   board                   what corral-scoreboard -f said after a merge
 #   live/                   what running agents show corral-status (each
 #                           agent's status file, the run's ticks); cleared
 #                           when a run starts
@@ -82,8 +90,9 @@
 
 MAKEFLAGS += -rR
 .SUFFIXES:
-# Nothing made along the way is an intermediate to delete.
-.SECONDARY:
+# Every file is named as a target (stamps, manifests) or made by a
+# recipe of its own, so none is an intermediate: never .SECONDARY, which
+# would let make skip a missing stamp under a merge that is up to date.
 .DELETE_ON_ERROR:
 
 __corral_v := $(value __corral_v)
@@ -130,19 +139,22 @@ __corral-say = $(if $(__corral_tell),@printf '  %-7s %s\n' $(1) $(call \
 
 __corral_phony :=
 
+# The population and the slice count are looked at once per run: when
+# they made plan.mk again, make starts over to read it, and they are new.
+__corral_force := $(if $(filter undefined,$(origin MAKE_RESTARTS)),FORCE)
+
 # The mark: corral-lock made it, holding the lock, before this make
 # started (refusing a CORRAL_OUT that holds somebody else's files).  No
 # recipe writes it, so no recipe that fails can have it deleted.
 .corral-out: ;
 
-# The agent count: CORRAL_AGENTS, else make's -j (visible to recipes
-# only), else the number of processors.
-agents: FORCE | .corral-out
-	$(__corral_Q)n=$$CORRAL_AGENTS; \
-	[ -n "$$n" ] || n=$$(printf ' %s\n' "$$MAKEFLAGS" | \
-		sed -n 's/.* -j\([0-9][0-9]*\).*/\1/p'); \
-	[ -n "$$n" ] || n=$$(nproc); \
-	echo "$$n" > $@.tmp && $(__corral_filechk)
+# The slice count: CORRAL_AGENTS, else "auto", a function of the
+# population (corral-split -n auto).  Never make's -j: that says how many
+# slices run at once, and a run at another -j (a re-run of the failures
+# without one) must find the same plan.
+agents: $(__corral_force) | .corral-out
+	$(__corral_Q)echo "$${CORRAL_AGENTS:-auto}" > $@.tmp && \
+		$(__corral_filechk)
 
 # __corral-unlocked: COMMAND run without the run's lock, which this make
 # and its recipes hold: a daemon that a command of the user's leaves
@@ -161,7 +173,7 @@ __corral_list = \
 	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
-units: FORCE | .corral-out
+units: $(__corral_force) | .corral-out
 	$(__corral_Q)($(__corral_list)) > $@.raw || { \
 		echo "corral: listing the units failed (status $$?)" >&2; \
 		rm -f $@.raw; exit 2; }
@@ -201,9 +213,10 @@ parts-config: FORCE | .corral-out
 	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
 		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
 
-# __corral-split: corral-split with the strategy and the history.
+# __corral-split N: corral-split into N slices with the strategy and the
+# history.
 __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
-	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $$(cat agents)
+	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $(1)
 
 # A new plan starts the slices afresh: corral-split removes the files and
 # logs of slices that no longer exist, and re-run layers go, which
@@ -216,8 +229,8 @@ __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
 $(__corral_Q)rm -f plan.mk
-$(__corral_Q)$(__corral-split) -o $(__corral_o)/slices -l $(__corral_o)/logs \
-	$(__corral_o)/units
+$(__corral_Q)$(call __corral-split,$$(cat agents)) -o $(__corral_o)/slices \
+	-l $(__corral_o)/logs $(__corral_o)/units
 $(__corral_Q)rm -rf rerun && \
 	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
 	printf '__corral_slices :=' > plan.mk.tmp && \
@@ -233,24 +246,39 @@ __corral_phony += __corral-plan
 __corral-plan: units agents
 	$(__corral_plan_recipe)
 
-# What a slice clones: CORRAL_PARTS, each unit that is a path, and what
-# CORRAL_PARTS_CMD prints for each unit (corral-plan -c, as the briefs).
-# With auto, also what history learned (it changes the parts only when a
-# unit was learned anew).
-%.parts: %.units parts-config $(__corral_history)
-	$(__corral_Q)$(call __corral-unlocked,$(__corral_b)corral-plan -c \
-		-C "$$__corral_src" $(__corral_parts_opts) $(if \
-		$(__corral_auto),-H $(__corral_o)/history.jsonl) \
-		$(__corral_o)/$<) \
-		> $@.tmp || { rm -f $@.tmp; exit 2; }; $(__corral_filechk)
+# Every slice's parts (CORRAL_PARTS, each unit that is a path, what
+# CORRAL_PARTS_CMD prints for each unit; with auto, also what history
+# learned), by one corral-plan -c -o for the whole plan, each K.parts
+# rewritten only when it changed; made again when the plan, the parts
+# settings or (auto) the history changed.  The parts command is the
+# user's, so it runs without the lock.
+# __corral-parts DIR: the command.
+__corral-parts = $(call __corral-unlocked,$(__corral_b)corral-plan -c \
+	-C "$$__corral_src" $(__corral_parts_opts) $(if $(__corral_auto),-H \
+	$(__corral_o)/history.jsonl) -o $(__corral_o)/$(1))
+parts: plan.mk parts-config $(__corral_history)
+	$(__corral_Q)$(call __corral-parts,slices) && : > $@
 
-# Checked on every run, rewritten only when a part changed.  A part that
-# escapes leaves no manifest; the slice still runs, and reports the refusal
-# (a unit named '..' fails alone).
-%.manifest: %.parts FORCE
-	$(__corral_Q)$(__corral_b)corral-checkout -m $(__corral_o)/$@ \
-		-p $(__corral_o)/$< $(__corral_x) $(__corral_xgit) \
-		"$$__corral_src" 2>/dev/null || rm -f $@
+# __corral-manifests DIR: every DIR/K.manifest from DIR/K.parts, checked
+# by one process for all the slices (each rewritten only when a part
+# changed) and the digest of them all on stdout.  A part that escapes
+# leaves no manifest; the slice still runs, and reports the refusal (a
+# unit named '..' fails alone).
+__corral-manifests = $(__corral_b)corral-checkout -M $(__corral_o)/$(1) \
+	$(__corral_x) $(__corral_xgit) "$$__corral_src"
+
+# With auto, the run after a slice learned in the whole tree need not run
+# it again: when its new manifest, the learned parts, is a part of the
+# whole tree's it passed with, line for line (every file it reads is as it
+# was then; a learned file that is gone is a "- PART" line), it keeps the
+# old manifest's time, and so its stamp.
+# Usage: in a recipe, with the manifest in the shell variable m.
+__corral_learned_keep = if [ -e "$$m".old ] && [ -e "$$m" ] && \
+	grep -q ' \.$$' "$$m".old && ! grep -q ' \.$$' "$$m"; then \
+		LC_ALL=C sort "$$m" > "$$m".new && LC_ALL=C sort "$$m".old > "$$m".was && \
+		if [ -z "$$(LC_ALL=C comm -23 "$$m".new "$$m".was)" ]; then \
+			touch -r "$$m".old "$$m"; fi; \
+		rm -f "$$m".new "$$m".was; fi; rm -f "$$m".old
 
 # What agents show while they run starts afresh with every run, and the
 # clones agents of a killed run left go: this make holds the lock, and an
@@ -258,18 +286,27 @@ __corral-plan: units agents
 # Its ticks start with the number of units the run will run ("T N"), so
 # that the progress total is right from the first line: the units of the
 # slices whose stamps are missing or older than what they depend on (as
-# make will find them: the manifests are fresh by now), or all under -B.
+# make will find them: the manifests are fresh by now), or all under -B;
+# one stat and one awk for all the slices, never a process per slice.
 __corral_phony += __corral-live
 __corral-live: inputs
-	$(__corral_Q)rm -rf live work && mkdir -p live && n=0; \
-	for k in $(__corral_slices); do \
-		s=slices/$$k; \
-		if [ -z "$(findstring B,$(firstword -$(MAKEFLAGS)))" ] && \
-			[ -e $$s.pass ] && [ -e $$s.manifest ] && [ -z "$$(find \
-			$$s.units $$s.manifest cmd -newer $$s.pass)" ]; then \
-			continue; fi; \
-		n=$$((n + $$(wc -l < $$s.units))); \
-	done; echo "T $$n" > live/ticks
+	$(__corral_Q)rm -rf live work && mkdir -p live && \
+	{ stat -c '%.9Y %n' cmd slices/*.units slices/*.manifest \
+		slices/*.pass 2>/dev/null; } | awk -v all=$(if $(findstring \
+		B,$(firstword -$(MAKEFLAGS))),1,0) -v ks='$(__corral_slices)' ' \
+	function newer(a, b) { split(t[a], x, "."); split(t[b], y, "."); \
+		return x[1] + 0 > y[1] + 0 || \
+			(x[1] + 0 == y[1] + 0 && x[2] + 0 > y[2] + 0) } \
+	{ t[substr($$0, index($$0, " ") + 1)] = $$1 } \
+	END { n = 0; k = split(ks, v, " "); for (i = 1; i <= k; i++) { \
+		s = "slices/" v[i]; \
+		if (!all && (s ".pass") in t && (s ".manifest") in t && \
+			!newer(s ".units", s ".pass") && \
+			!newer(s ".manifest", s ".pass") && \
+			!newer("cmd", s ".pass")) continue; \
+		while ((getline l < (s ".units")) > 0) n++; \
+		close(s ".units") } \
+	print "T " n }' > live/ticks
 
 # __corral-gone: true when the make that started the run is gone, dead
 # or a zombie not reaped yet (corral-lock's -G asks the same question as
@@ -284,10 +321,14 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # the make that started the run (the guard, whose pid corral.mk passes
 # down) is gone: then its agents stop, and this recipe fails so that
 # nothing more starts and no merge runs for a run nobody waits for.
+# One shell and one agent per slice, and nothing else on the way: the
+# agent makes the stamp (-D), the digest is read by the shell, and the
+# guard is asked about only when the agent did not finish.
 %.pass: %.units %.manifest cmd
-	$(call __corral-say,SLICE,$*)
-	$(__corral_Q)rm -f $@ $(if $(__corral_shard),shard.json); \
+	$(__corral_Q)$(if $(__corral_tell),printf '  %-7s %s\n' SLICE '$*'; )\
+	$(if $(__corral_shard),rm -f shard.json; )\
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
+	i=; { read -r i < inputs; } 2>/dev/null; \
 	__corral_launched=$${__corral_launch:+1} $$__corral_launch \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
@@ -295,14 +336,13 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 		-P $(__corral_o)/$*.parts $(__corral_x) $(__corral_xgit) \
 		$(if $(__corral_auto),-A $(__corral_o)/history.jsonl) \
 		$(if $(value CORRAL_LAYER),,-M) \
-		-w $(__corral_o)/work -r "$$CORRAL_RUN" \
-		-i "$$(cat inputs 2>/dev/null)" -c "$$CORRAL_CMD" \
+		-w $(__corral_o)/work -r "$$CORRAL_RUN" -D $(__corral_o)/$@ \
+		-i "$$i" -c "$$CORRAL_CMD" \
 		$${__corral_host:+-m "$$__corral_host"} \
 		-l $(__corral_o)/$(patsubst ./%,%,$(dir $(@D)))logs \
 		$(__corral_agent) $(__corral_o)/$<; \
 	st=$$?; \
-	if [ $$st -eq 0 ]; then touch $@; fi; \
-	if $(__corral-gone); then \
+	if [ $$st -gt 1 ] && $(__corral-gone); then \
 		echo "corral: make (pid $$__corral_guard) is gone; agent $(__corral_agent) stopped" >&2; \
 		exit 2; \
 	elif [ $$st -gt 1 ]; then \
@@ -310,20 +350,21 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 	fi
 
 # The digest of everything the units depend on, recorded with each result
-# so that a failure followed by a pass on the same inputs reads as flaky.
-# (The manifests come from the prerequisites, never a $(wildcard) in the
-# recipe: make's directory cache would miss the ones made in this run.  A
-# slice with a refused part has none.)
+# so that a failure followed by a pass on the same inputs reads as flaky,
+# made with every manifest of the plan.  A slice with a refused part has
+# none; a checker that fails leaves none at all, and every slice runs.
 # Here too, once for the run, each part a parts command printed that does
 # not exist (the manifests list it as "- PART"; the agents say nothing).
 inputs: FORCE cmd
-	$(__corral_Q){ cat cmd; \
-		for m in $(sort $(filter %.manifest,$^)); do \
-			[ ! -e $$m ] || cat $$m; done; } | \
+	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
+		[ ! -e "$$m" ] || cp -p "$$m" "$$m.old"; done)
+	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices) || { \
+		rm -f slices/*.manifest; echo none; }; } | \
 		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
-	$(__corral_Q)for m in $(sort $(filter %.manifest,$^)); do \
-		[ ! -e $$m ] || sed -n 's/^- //p' $$m; done | LC_ALL=C sort -u | \
-		while IFS= read -r p; do \
+	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
+		$(__corral_learned_keep); done)
+	$(__corral_Q)cat slices/*.manifest 2>/dev/null | sed -n 's/^- //p' | \
+		LC_ALL=C sort -u | while IFS= read -r p; do \
 		printf "corral: part '%s' not found in '%s'; not cloned\n" \
 			"$$p" "$$__corral_src" >&2; done
 
@@ -338,14 +379,20 @@ __corral_merge = set -- $(__corral_o)/logs; \
 	$(__corral_o) $(__corral_b)corral-merge -s $(__corral_merge_opts) \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) "$$@"
 # After a merge: the failed and not-run units (what a re-run takes), then
-# the one-screen summary, and the JUnit report if one is wanted.
+# the one-screen summary, kept in board (shown after it, and again by a run
+# that merges nothing new), and the JUnit report if one is wanted.
 __corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
 	mv -f failed.units.tmp failed.units; \
 	$(__corral_b)corral-scoreboard -f $(__corral_score_opts) \
-	$(__corral_o)$(if \
+	$(__corral_o) > board.tmp; mv -f board.tmp board$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)$(__corral_manifest)
+
+# What the merge's result depends on beyond the logs.
+merge-config: FORCE | .corral-out
+	$(__corral_Q)printf '%s\n' "$$__corral_merge_opts" \
+		"$$__corral_report_opts" > $@.tmp && $(__corral_filechk)
 
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
@@ -355,10 +402,12 @@ include plan.mk
 endif
 __corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
 
-# The manifests must be fresh before the digest; the slices read it.
-$(__corral_stamps): | inputs __corral-live
-inputs: $(if $(__corral_stamps),$(__corral_stamps:.pass=.manifest),\
-	$(wildcard slices/*.manifest))
+# The manifests are made with the digest, and looked at again by make
+# after it (an empty recipe), so that a slice runs only when its own
+# manifest changed.
+$(__corral_stamps): | __corral-live
+$(__corral_stamps:.pass=.manifest): inputs ;
+inputs: $(if $(__corral_stamps),parts)
 
 # The goals of corral.mk end here, leaving the run's answer ($$st) in
 # exit-status and succeeding: corral.mk's recipe exits with it, so that
@@ -373,11 +422,20 @@ __corral_nounits = if [ -n "$$CORRAL_DISCOVER" ]; then \
 	else echo "corral: no units: CORRAL_UNITS is empty"; fi >&2
 
 __corral_phony += __corral-run
-__corral-run: $(__corral_stamps)
-	$(__corral_Q)if [ ! -s units ]; then st=2; $(__corral_nounits); else \
+# The merge of a whole run, skipped when no slice ran and nothing it
+# reads changed: every stamp is there and older than the last merge that
+# found every unit passed (the only one that leaves this stamp), so its
+# result stands and its board is shown again.  No process per slice, no
+# log read again: make's own view of the stamps decides.
+merged: units merge-config $(__corral_stamps)
+	$(__corral_Q)rm -f $@; if [ ! -s units ]; then st=2; $(__corral_nounits); else \
 	$(if $(__corral_tell),printf '  %-7s %s\n' MERGE $(call \
 		__corral-q,$(__corral_O));) \
-	rm -rf rerun; $(__corral_merge); st=$$?; $(__corral_summary); fi; \
+	rm -rf rerun; $(__corral_merge); st=$$?; $(__corral_summary); \
+	[ $$st -ne 0 ] || : > $@; fi; echo $$st > merge-status
+
+__corral-run: merged
+	$(__corral_Q)[ ! -f board ] || cat board; st=$$(cat merge-status); \
 	$(__corral_answer)
 
 __corral_phony += __corral-merge
@@ -385,7 +443,7 @@ __corral-merge:
 	$(call __corral-say,MERGE,$(__corral_O))
 	$(__corral_Q)if [ ! -f units ]; then st=2; \
 		echo "corral: nothing to merge in '$$__corral_out'; run corral-run first" >&2; \
-	else $(__corral_merge); st=$$?; $(__corral_summary); fi; \
+	else $(__corral_merge); st=$$?; $(__corral_summary); cat board; fi; \
 	$(__corral_answer)
 
 # __corral-layer-run LIST: the units of the file LIST run as a new layer,
@@ -395,8 +453,11 @@ __corral-merge:
 # corral-run runs them again and its main layer alone is the result
 # (after which the layers no longer count).  Sets st.
 __corral-layer-run = n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
-	if $(__corral-split) -o $(__corral_o)/rerun/$$n/slices \
-		$(__corral_o)/$(1); then \
+	if $(call __corral-split,"$${CORRAL_AGENTS:-auto}") \
+		-o $(__corral_o)/rerun/$$n/slices $(__corral_o)/$(1) && \
+		$(call __corral-parts,rerun/$$n/slices) && \
+		{ $(call __corral-manifests,rerun/$$n/slices) > /dev/null || \
+		rm -f rerun/$$n/slices/*.manifest; }; then \
 	$(if $(__corral_tell),printf,:) '  %-7s %s\n' RERUN \
 		"$$(wc -l < $(1)) unit(s) as layer $$n"; \
 	$(call __corral-unstamp,$(1)); \
@@ -404,7 +465,7 @@ __corral-layer-run = n=1; while [ -e rerun/$$n ]; do n=$$((n + 1)); done; \
 	if CORRAL_LAYER=rerun/$$n $(MAKE) \
 		-f $(call __corral-q,$(firstword $(MAKEFILE_LIST))) \
 		__corral-layer; then \
-	$(__corral_merge); st=$$?; $(__corral_summary); fi; fi
+	$(__corral_merge); st=$$?; $(__corral_summary); cat board; fi; fi
 # __corral-unstamp LIST: remove the stamp of every main slice holding a
 # unit of LIST (names compared as whole lines).
 __corral-unstamp = set -- slices/[0-9]*.units; [ ! -e "$$1" ] || \
@@ -414,7 +475,7 @@ __corral-unstamp = set -- slices/[0-9]*.units; [ ! -e "$$1" ] || \
 
 # Re-run the failed and not-run units as a new layer.
 __corral_phony += __corral-rerun-failed
-__corral-rerun-failed: agents inputs parts-config | __corral-live
+__corral-rerun-failed: inputs parts-config | __corral-live
 	+$(__corral_Q)st=2; if [ ! -f failed.units ]; then \
 		echo "corral: nothing to re-run in '$$__corral_out'; run corral-run first" >&2; \
 	elif [ ! -s failed.units ]; then st=0; \
@@ -425,7 +486,7 @@ __corral-rerun-failed: agents inputs parts-config | __corral-live
 # corral-run with CORRAL_ONLY: the units matching one of its shell
 # patterns run as a new layer over the result; nothing is planned again.
 __corral_phony += __corral-only
-__corral-only: units agents inputs parts-config | __corral-live
+__corral-only: units inputs parts-config | __corral-live
 	+$(__corral_Q)st=2; (set -f; while IFS= read -r u; do \
 		for p in $$__corral_only; do case "$$u" in $$p) \
 			printf '%s\n' "$$u"; break ;; esac; done; \
@@ -455,6 +516,8 @@ ifneq ($(filter __corral-layer,$(MAKECMDGOALS)),)
 __corral_layer_stamps := $(patsubst %.units,%.pass,$(wildcard \
 	$(value CORRAL_LAYER)/slices/*.units))
 endif
+# Made with the layer's plan (a refused part leaves none).
+$(__corral_layer_stamps:.pass=.manifest): ;
 __corral_phony += __corral-layer
 __corral-layer: $(__corral_layer_stamps)
 

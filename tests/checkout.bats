@@ -14,7 +14,8 @@ setup() {
 
 USAGE='usage: corral-checkout [-p PARTSFILE] [-x EXCLUDE] SRC DEST [PART...]
        corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] SRC [PART...]
-       corral-checkout -d DEST'
+       corral-checkout -d DEST
+       corral-checkout -M DIR [-x EXCLUDE] SRC'
 
 # listing DIR: every path under DIR, sorted, without the clone mark
 listing() {
@@ -328,4 +329,36 @@ listing() {
 	run -2 --separate-stderr corral-checkout -m manifest src out
 	assert_stderr "corral-checkout: part 'out': symlink 'out' leads outside '$PWD/src'"
 	assert_no_file manifest
+}
+
+@test "checkout: -M writes every slice's manifest in one process, rewrites only the changed ones, and prints their digest" {
+	mkdir plan
+	printf 'a\n' > plan/0.parts
+	printf 'b\ntop.txt\n' > plan/1.parts
+	printf 'nothere\n' > plan/2.parts
+	run -0 --separate-stderr corral-checkout -M plan src
+	assert_stderr ""
+	first=$output
+	[[ $first =~ ^[0-9a-f]{64}$ ]] || flunk "$first"
+	run -0 corral-checkout -m m1 src b top.txt
+	run -0 cmp m1 plan/1.manifest
+	assert_equal "$first" "$(cat plan/0.manifest plan/1.manifest plan/2.manifest | sha256sum | cut -d' ' -f1)"
+	touch -d 2001-01-01 plan/*.manifest
+	echo changed >> src/b/z.txt
+	run -0 corral-checkout -M plan src
+	[ "$output" != "$first" ] || flunk "digest unchanged"
+	run -0 stat -c %Y plan/0.manifest plan/2.manifest
+	assert_output "$(printf '%s\n' "$(date -d 2001-01-01 +%s)" "$(date -d 2001-01-01 +%s)")"
+	[ "$(stat -c %Y plan/1.manifest)" -gt "$(date -d 2001-01-01 +%s)" ]
+}
+
+@test "checkout: -M removes the manifest of a slice whose parts are refused and goes on" {
+	mkdir plan
+	ln -s /etc src/out
+	printf 'out\n' > plan/0.parts
+	printf 'a\n' > plan/1.parts
+	echo stale > plan/0.manifest
+	run -0 corral-checkout -M plan src
+	assert_no_file plan/0.manifest
+	assert_file_exists plan/1.manifest
 }

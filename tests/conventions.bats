@@ -62,7 +62,7 @@ make_errors() {
 	refute_contains "$output" "  SLICE "
 	refute_contains "$output" "  MERGE "
 	refute_contains "$stderr" "corral: ["
-	assert_contains "$output" "merged 3 units from 2 agents: 2 passed, 1 failed"
+	assert_contains "$output" "merged 3 units from 3 agents: 2 passed, 1 failed"
 	assert_contains "$output" "FAIL-2  FAIL: exit 1: bad FAIL-2"
 	assert_equal 1 "$(make_errors "$stderr" | wc -l)"
 	run -2 --separate-stderr make -s -C proj corral-rerun-failed
@@ -135,7 +135,7 @@ EOF
 @test "conventions: exit 77 is a skip: status skip in successes.jsonl, counted in the summary, never re-run by corral-rerun-failed" {
 	project ok-1 SKIP-2 FAIL-3
 	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
-	assert_contains "$output" "merged 3 units from 2 agents: 1 passed, 1 skipped, 1 failed"
+	assert_contains "$output" "merged 3 units from 3 agents: 1 passed, 1 skipped, 1 failed"
 	assert_contains "$output" "3 units  ->  2 successes, 1 failure"
 	assert_contains "$output" "SKIP             1"
 	run -0 jq -c 'select(.unit == "SKIP-2") | [.status, .ok, .exit, .note]' proj/.corral/successes.jsonl
@@ -190,7 +190,7 @@ EOF
 	assert_json '.attempts == 5' proj/.corral/summary.json
 	: > "$RAN"
 	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
-	assert_contains "$output" "merged 3 units from 2 agents: 2 passed, 1 failed"
+	assert_contains "$output" "merged 3 units from 3 agents: 2 passed, 1 failed"
 	refute_contains "$output" "attempts"
 	assert_json '.attempts == 3 and .units == 3 and .successes == 2' proj/.corral/summary.json
 	assert_no_file proj/.corral/rerun

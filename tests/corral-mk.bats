@@ -40,8 +40,9 @@ teardown() {
 	assert_json '.units == 200 and .merged == 200 and .successes == 200 and .failures == 0 and .missing == 0' proj/.corral/summary.json
 	run -0 jq -r .unit proj/.corral/successes.jsonl
 	assert_equal "$(seq -f 'unit-%03g' 1 200)" "$(printf '%s\n' "$output" | sort)"
+	# 200 units call for 64 slices, whatever -j says
 	run -0 ls proj/.corral/logs
-	assert_equal 16 "$(printf '%s\n' "$output" | grep -c '^agent-[0-9]*\.jsonl$')"
+	assert_equal 64 "$(printf '%s\n' "$output" | grep -c '^agent-[0-9]*\.jsonl$')"
 }
 
 @test "corral-mk: no shared result file exists while the agents run" {
@@ -63,12 +64,64 @@ EOF
 	assert_json '.successes == 8' proj/.corral/summary.json
 }
 
-@test "corral-mk: the agent count defaults to make's -j" {
+@test "corral-mk: a run with nothing changed over 100 slices starts no agent, checks the manifests in one process and merges nothing" {
+	project $(seq -f 'u%03g' 1 100)
+	mkdir logbin
+	for p in "$CORRAL_TEST_BIN"/corral-*; do
+		printf '#!/bin/sh\necho %s >> "$CALLS"\nexec %s "$@"\n' \
+			"${p##*/}" "$p" > "logbin/${p##*/}"
+		chmod +x "logbin/${p##*/}"
+	done
+	export CALLS=$PWD/calls
+	CORRAL_BIN=$PWD/logbin run -0 make -C proj -j4 corral-run CORRAL_AGENTS=100
+	cp proj/.corral/summary.json first.json
+	: > calls
+	CORRAL_BIN=$PWD/logbin run -0 make -C proj corral-run CORRAL_AGENTS=100
+	assert_contains "$output" "100 successes, 0 failures"
+	assert_equal 100 "$(ran_count)"
+	# corral-split -L: corral.mk checks CORRAL_SPLIT; no plan is made
+	run -0 sort calls
+	assert_output "$(printf '%s\n' corral-checkout corral-lock corral-parts corral-split)"
+	run -0 cmp first.json proj/.corral/summary.json
+}
+
+@test "corral-mk: the slice count follows from the population, never from make's -j" {
 	project $(seq 1 10)
 	run -0 make -C proj -j3 corral-run
 	run -0 cat proj/.corral/agents
-	assert_output "3"
-	assert_json '.agents == 3' proj/.corral/summary.json
+	assert_output "auto"
+	assert_json '.agents == 10' proj/.corral/summary.json
+	: > "$RAN"
+	run -0 make -C proj corral-run
+	run -0 make -C proj -j7 corral-run
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "corral-mk: a re-run of the failures without -j leaves the plan alone, and a run at another -j re-runs nothing" {
+	project ok-1 ok-2 bad-3 ok-4 ok-5 ok-6
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; ! grep -qx "$$CORRAL_UNIT" "$$FAILING"
+EOF
+	export FAILING=$PWD/failing
+	echo bad-3 > failing
+	run -2 make -C proj -j4 corral-run
+	cp -p proj/.corral/plan.mk plan.before
+	: > failing
+	: > "$RAN"
+	run -0 make -C proj corral-rerun-failed
+	run -0 cat "$RAN"
+	assert_output "bad-3"
+	run -0 cmp plan.before proj/.corral/plan.mk
+	[ ! proj/.corral/plan.mk -nt plan.before ]
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run
+	# only the slice that failed in the main layer runs again
+	run -0 cat "$RAN"
+	assert_output "bad-3"
+	: > "$RAN"
+	run -0 make -C proj -j4 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_json '.successes == 6 and .failures == 0' proj/.corral/summary.json
 }
 
 @test "corral-mk: CORRAL_AGENTS overrides -j" {

@@ -142,7 +142,7 @@ with_fix_stubs() {
 		'include $(shell corral mk-path)' > proj/Makefile
 	unset CORRAL_BIN
 	PATH=$INST/bin:/usr/bin:/bin run -0 make -C proj -j2 corral-run
-	assert_json '.units == 4 and .successes == 4 and .agents == 2' proj/.corral/summary.json
+	assert_json '.units == 4 and .successes == 4 and .agents == 4' proj/.corral/summary.json
 }
 
 @test "doctor: a missing helper fails the install and names it" {

@@ -68,12 +68,12 @@ EOF
 }
 
 # run_bg: make corral-run in the background, in a process group of its
-# own, until a unit has started; $pid is make's.
+# own, until a unit has started (30 s at most); $pid is make's.
 run_bg() {
 	setsid make -C proj corral-run CORRAL_GRACE=0.2 >out 2>&1 &
 	pid=$!
 	echo "$pid" >> "$BATS_TEST_TMPDIR/bg.pids"
-	for _ in $(seq 100); do [ ! -s ran ] || break; sleep 0.1; done
+	for _ in $(seq 300); do [ ! -s ran ] || break; sleep 0.1; done
 	[ -s ran ] || flunk "no unit started"
 }
 

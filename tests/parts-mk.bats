@@ -78,7 +78,7 @@ needs() {
 	assert_no_file proj/.corral/logs/agent-0/1.2.out
 }
 
-@test "parts-mk: CORRAL_PARTS_CHECK = 1: a unit that passes with the whole tree fails saying a part is missing, naming what its clone lacked" {
+@test "parts-mk: CORRAL_PARTS_CHECK = 1: a unit that passes with the whole tree fails saying a part is missing, naming what its clone lacked, a directory it lacked whole as one" {
 	echo data > proj/lib/data
 	needs a lib/data
 	project 'tests' a b
@@ -86,7 +86,7 @@ needs() {
 	run -2 make -C proj corral-run
 	assert_equal 3 "$(ran_count)"
 	run -0 jq -r '[.unit, .note, (.reads | join(" "))] | @tsv' proj/.corral/failures.jsonl
-	assert_output "$(printf '%s\t%s\t%s' tests/a.sh "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/data'" 'lib/data tests/a.sh')"
+	assert_output "$(printf '%s\t%s\t%s' tests/a.sh "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/'" 'lib/data tests/a.sh')"
 	assert_json '.successes == 1 and .failures == 1' proj/.corral/summary.json
 	run -0 ls proj/.corral/work
 	assert_output ""
@@ -119,13 +119,15 @@ needs() {
 	assert_output "$(printf '%s\n' . tests/a.sh)"
 	run -0 jq -r 'select(.reads) | [.unit, (.reads | join(" "))] | @tsv' proj/.corral/history.jsonl
 	assert_output "$(printf '%s\t%s\n' tests/a.sh 'lib/data tests/a.sh' tests/b.sh tests/b.sh | sort)"
+	# What they read is as it was: the learning run's passes stand.
+	: > "$RAN"
 	run -0 make -C proj -j2 corral-run
+	assert_equal 0 "$(ran_count)"
 	run -0 cat proj/.corral/slices/*.parts
 	assert_output "$(printf '%s\n' lib/data tests/a.sh tests/b.sh | sort)"
 	run -0 corral-parts -H proj/.corral/history.jsonl
 	assert_output "$(printf '%s\n' lib/data tests/a.sh tests/b.sh)"
 	# A file no unit reads changes: nothing runs again.
-	: > "$RAN"
 	echo changed > proj/lib/other
 	run -0 make -C proj -j2 corral-run
 	assert_equal 0 "$(ran_count)"
@@ -142,11 +144,11 @@ needs() {
 	project 'auto' a
 	run -0 make -C proj corral-run
 	printf 'cat lib/data lib/more > /dev/null\n' > proj/tests/a.sh
+	touch -d '+1 second' proj/tests/a.sh
 	run -0 make -C proj corral-run
 	run -0 jq -r '[.note, .attempt, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
 	assert_output "$(printf '%s\t%s\t%s' "PASS: with the whole tree; its learned parts were not enough; its clone lacked 'lib/more'; learned again" 2 'lib/data lib/more tests/a.sh')"
-	: > "$RAN"
-	touch proj/tests/a.sh
+	echo >> proj/tests/a.sh
 	run -0 make -C proj corral-run
 	run -0 cat proj/.corral/slices/0.parts
 	assert_output "$(printf '%s\n' lib/data lib/more tests/a.sh)"
@@ -160,10 +162,11 @@ needs() {
 	echo 'test -e lib/data' > proj/tests/a.sh
 	project 'auto' a
 	run -0 make -C proj corral-run
+	touch proj/tests/a.sh
 	run -0 make -C proj corral-run
 	run -0 jq -r '[.note, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
 	assert_output "$(printf '%s\t%s' "PASS: with the whole tree; its learned parts were not enough; it opened nothing its clone lacked (what it lists or stats is not seen); it keeps the whole tree" .)"
-	touch proj/tests/a.sh
+	echo >> proj/tests/a.sh
 	run -0 make -C proj corral-run
 	run -0 cat proj/.corral/slices/0.parts
 	assert_output "$(printf '%s\n' . tests/a.sh)"
@@ -183,4 +186,31 @@ needs() {
 	run -0 make -C proj corral-run
 	run -0 corral-parts -H proj/.corral/history.jsonl
 	assert_output "$(printf '%s\n' data/one tests/a.sh tools/helper)"
+}
+
+@test "parts-mk: auto: a learned file that is gone makes its unit run again, named once as not found, and fail" {
+	echo data > proj/lib/data
+	needs a lib/data
+	project 'auto' a b
+	run -0 make -C proj -j2 corral-run
+	: > "$RAN"
+	rm proj/lib/data
+	run -2 --separate-stderr make -C proj -j2 corral-run
+	assert_equal 1 "$(grep -c "part 'lib/data'" <<<"$stderr")"
+	assert_contains "$stderr" "corral: part 'lib/data' not found in '$PWD/proj'; not cloned"
+	# Once with its learned parts, once in the whole tree.
+	run -0 cat "$RAN"
+	assert_output "$(printf '%s\n' tests/a.sh tests/a.sh)"
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "FAIL: exit 1: no lib/data; fails with the whole tree too"
+}
+
+@test "parts-mk: CORRAL_PARTS_CHECK = 1 names what the unit opened before what it only listed" {
+	echo data > proj/lib/data
+	printf 'ls . > /dev/null\ncat lib/data > /dev/null\n' > proj/tests/a.sh
+	project 'tests' a
+	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
+	run -2 make -C proj corral-run
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/'"
 }

@@ -11,7 +11,8 @@ setup() {
 }
 
 USAGE='usage: corral-plan [-0h] [-C DIR] [-H HISTORY] [-l LOGDIR] [-p PART] [-P PARTS_CMD] [-s STRATEGY] [-t TEMPLATE] -n N [FILE]
-       corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] [FILE]'
+       corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] [FILE]
+       corral-plan -c [-0] [-C DIR] [-H HISTORY] [-p PART] [-P PARTS_CMD] -o DIR'
 
 # units N: u0 .. u(N-1), one per line, in the file units
 units() {
@@ -185,6 +186,29 @@ units() {
 	assert_stderr "$USAGE"
 	run -2 --separate-stderr corral-plan -c -P false units
 	assert_stderr "corral-plan: the parts command failed for unit 'u0' (exit 1)"
+}
+
+@test "plan: -c -o writes every slice's parts in one process, as -c prints them for the slice, and rewrites only what changed" {
+	mkdir -p tree/t out
+	touch tree/t/a tree/t/b tree/t/c tree/lib
+	printf '%s\n' t/a t/c > out/0.units
+	printf '%s\n' t/b not-a-file > out/1.units
+	run -0 corral-plan -c -C tree -p lib -P 'echo "x/$CORRAL_UNIT"' -o out
+	for k in 0 1; do
+		run -0 corral-plan -c -C tree -p lib -P 'echo "x/$CORRAL_UNIT"' out/$k.units
+		assert_equal "$output" "$(cat out/$k.parts)"
+	done
+	assert_equal "$(printf '%s\n' lib t/a t/c x/t/a x/t/c)" "$(cat out/0.parts)"
+	touch -d 2001-01-01 out/0.parts out/1.parts
+	echo t/a > out/1.units
+	run -0 corral-plan -c -C tree -p lib -P 'echo "x/$CORRAL_UNIT"' -o out
+	run -0 stat -c %Y out/0.parts
+	assert_output "$(date -d 2001-01-01 +%s)"
+	[ "$(stat -c %Y out/1.parts)" -gt "$(date -d 2001-01-01 +%s)" ]
+	run -2 --separate-stderr corral-plan -c -o out units
+	assert_stderr "$USAGE"
+	run -2 --separate-stderr corral-plan -c -C tree -P 'exit 3' -o out
+	assert_contains "$stderr" "the parts command failed"
 }
 
 @test "plan: a part that is absolute or leaves the tree is refused with exit 2" {

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -204,6 +204,14 @@ ms_since() {
 	run -1 corral-run-slice -c 'exit 4' -l logs K slice
 	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_output "FAIL: exit 4"
+}
+
+@test "run-slice: -D makes the stamp only when every unit passed, and removes an old one first" {
+	units a b
+	run -0 corral-run-slice -D stamp -c true -l logs K slice
+	assert_file_exists stamp
+	run -1 corral-run-slice -D stamp -c 'test "$CORRAL_UNIT" != b' -l logs K slice
+	assert_no_file stamp
 }
 
 @test "run-slice: a long last line is cut to 200 bytes on a character boundary" {
@@ -914,6 +922,50 @@ see https://example.org/wiki/SC1234"
 	# the watchdog is the one process forked without CLONE_VM, once
 	run -0 sh -c "grep -E 'clone3?\\(|fork\\(' trace | grep -v CLONE_VM | grep -vc vfork"
 	[ "$output" -le 1 ] || flunk "$(grep -E 'clone|fork' trace)"
+}
+
+@test "run-slice: a command that needs no shell runs without one: sh \"\$CORRAL_UNIT\" is one exec per unit" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	case $CORRAL_TEST_BIN in */asan/*) skip "LeakSanitizer does not run under ptrace" ;; esac
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] || skip "valgrind runs the program itself"
+	mkdir -p src/t
+	for i in $(seq 1 10); do echo ': one line' > "src/t/u$i.sh"; echo "t/u$i.sh"; done > slice
+	run -0 strace -f -qq -o trace -e trace=execve \
+		corral-run-slice -C src -p t -c 'sh "$CORRAL_UNIT"' -l logs K slice
+	# corral-run-slice itself, then one sh per unit and nothing else
+	run -0 grep -c 'execve(' trace
+	assert_output 11
+	run -0 jq -r .status <(records logs/agent-K.jsonl)
+	assert_output "$(printf 'pass\n%.0s' $(seq 1 10))"
+}
+
+@test "run-slice: a command without a shell gets its words as sh would, and PWD is its clone" {
+	units 'u 1' "it's"
+	run -0 corral-run-slice -c "printf '[%s]' 'a b' \"\$CORRAL_UNIT\" x\"\${CORRAL_AGENT}\"y '\$HOME' \"\"" -l logs K slice
+	run -0 cat logs/agent-K/1.out logs/agent-K/2.out
+	assert_output "[a b][u 1][xKy][\$HOME][][a b][it's][xKy][\$HOME][]"
+	run -0 corral-run-slice -k -c 'printenv PWD CORRAL_WORKDIR' -l logs K slice
+	run -0 sort -u logs/agent-K/1.out
+	assert_equal 1 "$(printf '%s\n' "$output" | wc -l)"
+	[[ $output == /* ]] || flunk "PWD: $output"
+}
+
+@test "run-slice: a command the shell must read still runs in one: globs, \$ unquoted, builtins, assignments" {
+	units a
+	mkdir -p src
+	touch src/g1 src/g2
+	run -0 corral-run-slice -C src -p g1 -p g2 -c 'echo g*' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "g1 g2"
+	run -0 corral-run-slice -c 'echo $CORRAL_UNIT' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "a"
+	run -0 corral-run-slice -c 'X=1 printenv X' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "1"
+	run -1 corral-run-slice -c 'exit 3' -l logs K slice
+	run -0 jq -r .exit <(records logs/agent-K.jsonl)
+	assert_output 3
 }
 
 @test "run-slice: values -t, -T, -g, -d, -R, -N, -o and -L do not understand are refused with exit 2" {

@@ -212,7 +212,7 @@ node-7 1.s3" "$(printf '%s\n' "$output" | sort -u)"
 	make -C p corral-run CORRAL_SHARD=1/2 CORRAL_GRACE=0.1 >/dev/null 2>&1 &
 	pid=$!
 	echo "$pid" >> "$BATS_TEST_TMPDIR/bg.pids"
-	for i in $(seq 100); do [ ! -e started ] || break; sleep 0.1; done
+	for _ in $(seq 300); do [ ! -e started ] || break; sleep 0.1; done
 	assert_file_exists started
 	kill -TERM "$pid"
 	st=0

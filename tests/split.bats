@@ -7,7 +7,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N [FILE]
+USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
        corral-split -L'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first
@@ -58,6 +58,15 @@ hist() {
 	run -0 corral-split -n 7 < <(seq 1 37)
 	assert_json '[.[][]] | sort == ([range(1;38)] | map(tostring) | sort)'
 	assert_json 'length == 7'
+}
+
+@test "split: -n auto gives one slice per unit up to 64 units, then slices of about 32, never fewer than 64" {
+	run -0 --separate-stderr corral-split -n auto < <(seq 1 40)
+	assert_json 'length == 40'
+	run -0 --separate-stderr corral-split -n auto < <(seq 1 1000)
+	assert_json 'length == 64'
+	run -0 --separate-stderr corral-split -n auto < <(seq 1 10000)
+	assert_json 'length == 313 and ([.[][]] | length) == 10000'
 }
 
 @test "split: 50 units over 9 slices are disjoint" {

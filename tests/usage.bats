@@ -59,14 +59,14 @@ version() {
 @test "usage: a usage error prints the synopsis alone on stderr and exits 2" {
 	run -2 --separate-stderr corral-split
 	[ -z "$output" ] || flunk "stdout: $output"
-	[ "$stderr" = "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N [FILE]
+	[ "$stderr" = "usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
        corral-split -L" ] ||
 		flunk "stderr: $stderr"
 }
 
 @test "usage: corral-split's synopsis shows -n as required, as its parser makes it" {
 	run -0 --separate-stderr corral-split -h
-	[[ ${lines[0]} == *" -n N [FILE]" ]] || flunk "${lines[0]}"
+	[[ ${lines[0]} == *" -n N|auto [FILE]" ]] || flunk "${lines[0]}"
 	[[ ${lines[0]} != *"[-n N]"* ]] || flunk "${lines[0]}"
 	run -2 --separate-stderr corral-split </dev/null
 }

@@ -5,12 +5,17 @@
  * or, with -d, removes such a clone.  With -m it writes instead the
  * manifest of what such a clone would hold (type, mode, size and mtime of
  * every entry), only when it changed: a Make prerequisite that changes
- * exactly when the parts do.  A part that is absolute, leaves SRC
+ * exactly when the parts do.  With -M it does so for every slice of a
+ * plan at once, one process for all: DIR/K.manifest from DIR/K.parts for
+ * K = 0, 1, ... (the manifest of a slice whose parts are refused is
+ * removed: its agent reports why), and prints the SHA-256 of all of them,
+ * in slice order, the digest of what the slices depend on.  A part that is absolute, leaves SRC
  * through ".." or leads out through a symlink is refused before anything
  * is written; a missing part is a warning.  DEST is replaced only when it
  * is a clone corral made (or an empty directory), and -d removes nothing
  * else.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +28,11 @@ static const struct corral_usage use = {
 	"[PART...]\n"
 	"corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] "
 	"SRC [PART...]\n"
-	"corral-checkout -d DEST",
+	"corral-checkout -d DEST\n"
+	"corral-checkout -M DIR [-x EXCLUDE] SRC",
 	"-d DEST\tremove the clone DEST\n"
 	"-m MANIFEST\twrite what a clone would hold, not a clone\n"
+	"-M DIR\tthe same for every DIR/K.parts, in DIR/K.manifest\n"
 	"-p PARTSFILE\tread parts from PARTSFILE, one a line\n"
 	"-x EXCLUDE\ta path under SRC left out (repeatable)",
 	NULL
@@ -62,22 +69,86 @@ run_manifest(const char *src, const char *manifest,
 	return CORRAL_EXIT_OK;
 }
 
+/*
+ * Slice k's manifest, from dir/k.parts, added to sha; 1 when there is no
+ * slice k, 0 when there is (its manifest written, or removed if its parts
+ * are refused).  Dies on I/O errors of its own.
+ */
+static int
+slice_manifest(const char *src, const char *dir, size_t k,
+    const struct corral_strv *exclude, struct corral_sha256 *sha)
+{
+	struct corral_strv parts = CORRAL_STRV_INIT;
+	struct corral_buf path = CORRAL_BUF_INIT, out = CORRAL_BUF_INIT;
+	struct corral_err err;
+	int rc = 0;
+
+	if (corral_buf_addf(&path, "%s/%zu.parts", dir, k) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (access(path.data, F_OK) < 0) {
+		rc = 1;
+		goto out;
+	}
+	xunits_load(path.data, '\n', &parts, 0);
+	path.len -= strlen("parts");
+	path.data[path.len] = '\0';
+	if (corral_buf_addstr(&path, "manifest") < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_checkout_manifest(src, &parts, exclude, &out, NULL,
+	    &err) < 0) {
+		if (unlink(path.data) < 0 && errno != ENOENT)
+			corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
+			    path.data);
+	} else if (corral_atomic_file(path.data, out.data ? out.data : "",
+	    out.len, CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC,
+	    &err) < 0 || corral_sha256_add(sha, out.data ? out.data : "",
+	    out.len, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+out:
+	corral_strv_release(&parts);
+	corral_buf_release(&path);
+	corral_buf_release(&out);
+	return rc;
+}
+
+static int
+run_manifests(const char *src, const char *dir,
+    const struct corral_strv *exclude)
+{
+	struct corral_sha256 sha;
+	struct corral_err err;
+	char hex[CORRAL_SHA256_HEX];
+	size_t k;
+
+	if (corral_sha256_init(&sha, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (k = 0; slice_manifest(src, dir, k, exclude, &sha) == 0; k++)
+		;
+	if (corral_sha256_peek(&sha, hex, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	corral_sha256_release(&sha);
+	if (printf("%s\n", hex) < 0 || fflush(stdout) == EOF)
+		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
+	return CORRAL_EXIT_OK;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct corral_strv parts = CORRAL_STRV_INIT;
 	struct corral_strv exclude = CORRAL_STRV_INIT;
 	struct corral_err err;
-	const char *remove = NULL, *manifest = NULL;
+	const char *remove = NULL, *manifest = NULL, *slices = NULL;
 	int c, i, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "d:hm:p:x:")) != -1) {
+	while ((c = getopt(argc, argv, "d:hm:M:p:x:")) != -1) {
 		switch (c) {
 		case 'd': remove = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'm': manifest = optarg; break;
+		case 'M': slices = optarg; break;
 		case 'p': xunits_load(optarg, '\n', &parts, 0); break;
 		case 'x':
 			if (corral_strv_add(&exclude, optarg) < 0)
@@ -92,6 +163,13 @@ main(int argc, char *argv[])
 		if (corral_clone_remove(remove, &err) < 0)
 			corral_die_err(CORRAL_EXIT_ERR, &err);
 		return CORRAL_EXIT_OK;
+	}
+	if (slices) {
+		if (argc - optind != 1 || parts.n || manifest)
+			corral_usage(&use, CORRAL_EXIT_ERR);
+		status = run_manifests(argv[optind], slices, &exclude);
+		corral_strv_release(&exclude);
+		return status;
 	}
 	if (argc - optind < (manifest ? 1 : 2))
 		corral_usage(&use, CORRAL_EXIT_ERR);

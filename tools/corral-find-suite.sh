@@ -26,7 +26,7 @@
 prog=corral-find-suite
 synopsis='corral-find-suite [-f MAKEFILE] [-j N] [DIR]'
 options='-f MAKEFILE	the Makefile in DIR that includes corral.mk
--j N	jobs (and agents) of the run'
+-j N	jobs of the run'
 #include usage.sh
 
 makefile=Makefile

@@ -13,8 +13,11 @@
  * kept.  On SIGHUP, SIGINT or SIGTERM the running unit gets the signal,
  * the clone is removed, the .part stays, and the agent dies of the same
  * signal.  With -G PID the end of process PID (the run's make) counts as
- * a SIGTERM.
+ * a SIGTERM.  With -D STAMP, STAMP is removed first and made again only
+ * when every unit passed: the make target that says the slice is done.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,7 +30,7 @@
 /* What the options say beyond struct corral_run. */
 struct opts {
 	struct corral_strv units, parts, exclude, files, learn;
-	const char *estimates;
+	const char *estimates, *stamp;
 	const char *history;	/* -A */
 	unsigned char no_retry[256];
 	unsigned char skip[256];
@@ -38,7 +41,7 @@ struct opts {
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-d DEADLINE] [-e "
+	"corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e "
 	"ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
@@ -49,6 +52,7 @@ static const struct corral_usage use = {
 	"-a ARG\tan argument added to the sandbox's options (repeatable)\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
+	"-D STAMP\tmade when every unit passed, removed until then\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-G PID\tstop when process PID is gone\n"
@@ -216,6 +220,16 @@ die_of(int sig)
 	exit(128 + sig);
 }
 
+/* An empty file at path, made now: its mtime says when the slice ended. */
+static void
+make_stamp(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+	if (fd < 0 || close(fd) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot write '%s':", path);
+}
+
 static int
 run_slice(struct corral_run *r, const struct corral_strv *units,
     int quiet_missing)
@@ -303,13 +317,14 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:C:c:d:e:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:C:c:D:d:e:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
 		case 'a': xadd(&r->sandbox->args, optarg); break;
 		case 'C': r->src = optarg; break;
 		case 'c': r->cmd = optarg; break;
+		case 'D': o->stamp = optarg; break;
 		case 'd': r->deadline_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
@@ -416,7 +431,11 @@ main(int argc, char *argv[])
 	if (!launched())
 		xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
 	corral_lock_keep(&lock);
+	if (o.stamp && unlink(o.stamp) < 0 && errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':", o.stamp);
 	status = run_slice(&r, &o.units, o.quiet_missing);
+	if (o.stamp && status == CORRAL_EXIT_OK)
+		make_stamp(o.stamp);
 	corral_lock_release(&lock);
 
 	free(expect);

@@ -17,6 +17,10 @@
  * their names, strategy.c's table, for corral.mk.  A weighted
  * plan says on stderr how many units were estimated; with -o, DIR/plan.json
  * describes the plan and DIR/K.est the expected milliseconds of each unit.
+ *
+ * -n auto cuts as many slices as the population calls for
+ * (corral_split_auto), never as many as run at once.  The slice files
+ * are made again whenever they are missing, so they are never fsynced.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +36,7 @@ static void more(FILE *fp);
 
 static const struct corral_usage use = {
 	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
-	"[-s STRATEGY] -n N [FILE]\n"
+	"[-s STRATEGY] -n N|auto [FILE]\n"
 	"corral-split -L",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree the units are paths in (weighted)\n"
@@ -40,7 +44,7 @@ static const struct corral_usage use = {
 	"-j\tprint the plan as JSON also with -o\n"
 	"-L\tprint the names of the strategies, one per line, and exit\n"
 	"-l LOGDIR\twith -o, remove the logs of stale slices in LOGDIR\n"
-	"-n N\tthe number of slices (required)\n"
+	"-n N|auto\tthe number of slices, or as the population calls for\n"
 	"-o DIR\twrite the slice files in DIR\n"
 	"-s STRATEGY\thow to cut (below; default: the first)",
 	more
@@ -98,7 +102,7 @@ write_file(const char *path, const struct corral_buf *body)
 	struct corral_err err;
 
 	if (corral_atomic_file(path, body->data, body->len,
-	    CORRAL_ATOMIC_KEEP_SAME, &err) < 0)
+	    CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 }
 
@@ -265,7 +269,7 @@ main(int argc, char *argv[])
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
 	const char *logdir = NULL;
 	int c, sep = '\n', json = 0, chosen = 0;
-	long long nslices;
+	long long nslices = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
@@ -286,10 +290,13 @@ main(int argc, char *argv[])
 	}
 	if (!nstr || argc - optind > 1 || (logdir && !dir))
 		corral_usage(&use, CORRAL_EXIT_ERR);
-	if (corral_strtonum(nstr, LONG_MIN, LONG_MAX, &nslices, "-n", &err) < 0)
+	if (strcmp(nstr, "auto") && corral_strtonum(nstr, LONG_MIN, LONG_MAX,
+	    &nslices, "-n", &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 
 	xunits_load(optind < argc ? argv[optind] : "-", sep, &units, 1);
+	if (!strcmp(nstr, "auto"))
+		nslices = (long long)corral_split_auto(units.n);
 	if (corral_plan_make(&p, &units, strategy, history, srcdir,
 	    (long)nslices, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);

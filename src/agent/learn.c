@@ -272,7 +272,8 @@ add_listing(const char *src, const char *rel, struct corral_strv *reads)
 
 int
 corral_learn_stop(struct corral_learn *l, const char *src,
-    struct corral_strv *reads, struct corral_err *err)
+    struct corral_strv *reads, struct corral_strv *opened,
+    struct corral_err *err)
 {
 	struct stat st;
 	const char *rel;
@@ -290,13 +291,16 @@ corral_learn_stop(struct corral_learn *l, const char *src,
 		if (l->keys.v[i][0] == 'd' && S_ISDIR(st.st_mode))
 			rc = add_listing(src, rel, reads);
 		else if (l->keys.v[i][0] == 'f')
-			rc = corral_strv_add(reads, rel);
+			rc = corral_strv_add(reads, rel) | (opened ?
+			    corral_strv_add(opened, rel) : 0);
 	}
 	complete = !l->lost;
 	learn_free(l);
 	if (rc < 0)
 		return corral_err_set(err, ENOMEM, "cannot learn");
 	corral_strv_sort_unique(reads);
+	if (opened)
+		corral_strv_sort_unique(opened);
 	return complete;
 }
 
@@ -325,13 +329,16 @@ watched_attempt(struct corral_run *r, const char *clone, const char *unit,
     size_t n, int attempt, struct outcome *o, struct corral_err *err)
 {
 	struct corral_learn *l;
+	struct corral_err why;
 	int rc, complete;
 
-	if (corral_learn_start(&l, clone, err) < 0)
-		return -1;
+	/* Out of inotify instances: the attempt runs, unwatched. */
+	if (corral_learn_start(&l, clone, &why) < 0 && why.errnum == ENOMEM)
+		return corral_err_set(err, ENOMEM, "%s", why.msg);
 	rc = corral_run_attempt(r, unit, n, attempt, o, err);
 	corral_strv_release(&o->reads);
-	complete = corral_learn_stop(l, r->src, &o->reads,
+	corral_strv_release(&o->opened);
+	complete = corral_learn_stop(l, r->src, &o->reads, &o->opened,
 	    rc < 0 ? NULL : err);
 	if (rc < 0 || complete < 0)
 		return -1;
@@ -404,7 +411,19 @@ out:
 	return t.data;
 }
 
-/* What the slice's clone holds, as paths (the manifest's). */
+/* path, and each directory above it, which the clone holds too. */
+static int
+put_with_parents(struct corral_set *set, const char *path)
+{
+	const char *p;
+
+	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (corral_set_putn(set, path, (size_t)(p - path), 0, NULL) < 0)
+			return -1;
+	return corral_set_put(set, path, 0, NULL);
+}
+
+/* What the slice's clone holds, as paths (the manifest's, and above). */
 static struct corral_set *
 clone_paths(struct corral_run *r, struct corral_err *err)
 {
@@ -432,29 +451,68 @@ clone_paths(struct corral_run *r, struct corral_err *err)
 			continue;
 		if (line[0] == 'l' && (arrow = strstr(p, " -> ")))
 			*arrow = '\0';
-		if (corral_set_put(set, p, 0, NULL) < 0)
+		if (put_with_parents(set, p) < 0)
 			break;
 	}
 	corral_buf_release(&m);
 	return set;
 }
 
-/* The files of reads the slice's clone lacked. */
+/*
+ * What of path the clone lacked, named as a user would add it: its
+ * shallowest directory the clone lacks whole ("plugins/"), else path.
+ */
 static int
-lacked_of(struct corral_run *r, const struct corral_strv *reads,
+add_lacked(const struct corral_set *have, const char *path,
+    struct corral_strv *lacked)
+{
+	const char *p;
+
+	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (!corral_set_getn(have, path, (size_t)(p - path)))
+			return corral_strv_addn(lacked, path,
+			    (size_t)(p - path) + 1);
+	return corral_strv_add(lacked, path);
+}
+
+static int
+dirs_first(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int dx = x[strlen(x) - 1] == '/', dy = y[strlen(y) - 1] == '/';
+
+	return dx != dy ? dy - dx : strcmp(x, y);
+}
+
+/*
+ * What of w's reads the slice's clone lacked: of the files it opened,
+ * else of those in the directories it listed; directories first, each
+ * once.
+ */
+static int
+lacked_of(struct corral_run *r, const struct outcome *w,
     struct corral_strv *lacked, struct corral_err *err)
 {
 	struct corral_set *have = clone_paths(r, err);
+	const struct corral_strv *from = &w->opened;
 	size_t i;
 	int rc = 0;
 
 	if (!have)
 		return -1;
-	for (i = 0; rc == 0 && i < reads->n; i++)
-		if (!corral_set_get(have, reads->v[i]))
-			rc = corral_strv_add(lacked, reads->v[i]);
+	for (i = 0; rc == 0 && i < from->n; i++)
+		if (!corral_set_get(have, from->v[i]))
+			rc = add_lacked(have, from->v[i], lacked);
+	for (i = 0, from = &w->reads; rc == 0 && !lacked->n && i < from->n; i++)
+		if (!corral_set_get(have, from->v[i]))
+			rc = add_lacked(have, from->v[i], lacked);
 	corral_set_free(have);
-	return rc < 0 ? corral_err_set(err, ENOMEM, "cannot run a unit") : 0;
+	if (rc < 0)
+		return corral_err_set(err, ENOMEM, "cannot run a unit");
+	corral_strv_sort_unique(lacked);
+	if (lacked->n)
+		qsort(lacked->v, lacked->n, sizeof(*lacked->v), dirs_first);
+	return 0;
 }
 
 /* "'a', 'b' and 3 more" */
@@ -490,17 +548,20 @@ passed_whole(struct corral_run *r, struct outcome *o, struct outcome *w,
 	else
 		rc = corral_buf_addstr(&note, "FAIL: passes with the whole "
 		    "tree: a part is missing");
-	if (lacked->n)
+	if (!w->has_reads)
+		rc |= corral_buf_addstr(&note, "; what it opened was not seen "
+		    "(out of inotify watches or instances)");
+	else if (lacked->n)
 		rc |= corral_buf_addstr(&note, "; its clone lacked ") |
 		    add_names(&note, lacked);
 	else
 		rc |= corral_buf_addstr(&note, "; it opened nothing its clone "
 		    "lacked (what it lists or stats is not seen)");
-	if (r->learn && lacked->n)
+	if (r->learn && w->has_reads && lacked->n)
 		rc |= corral_buf_addstr(&note, "; learned again");
-	else if (r->learn)
+	else if (r->learn && w->has_reads)
 		rc |= corral_buf_addstr(&note, "; it keeps the whole tree");
-	if (rc < 0 || (r->learn && !lacked->n &&
+	if (rc < 0 || (r->learn && w->has_reads && !lacked->n &&
 	    (corral_strv_release(&w->reads), corral_strv_add(&w->reads,
 	    ".") < 0))) {
 		corral_buf_release(&note);
@@ -538,6 +599,7 @@ outcome_release(struct outcome *o)
 	corral_buf_release(&o->note);
 	corral_buf_release(&o->out);
 	corral_strv_release(&o->reads);
+	corral_strv_release(&o->opened);
 }
 
 int
@@ -568,7 +630,7 @@ corral_learn_after(struct corral_run *r, const char *unit, size_t n,
 	if (rc == 0 && !w.ok && corral_buf_addstr(&o->note, "; fails with "
 	    "the whole tree too") < 0)
 		rc = corral_err_set(err, ENOMEM, "cannot run a unit");
-	if (rc == 0 && w.ok && (rc = lacked_of(r, &w.reads, &lacked, err)) == 0 &&
+	if (rc == 0 && w.ok && (rc = lacked_of(r, &w, &lacked, err)) == 0 &&
 	    (rc = passed_whole(r, o, &w, &lacked)) < 0)
 		corral_err_set(err, ENOMEM, "cannot run a unit");
 	if (rc == 1) {

@@ -43,6 +43,8 @@ struct corral_run_state {
 	struct corral_proc_limit limits[3];
 	char *iobuf;		/* for the units' output */
 	struct corral_live live;
+	char *direct_word;	/* the last program found on PATH for */
+	char *direct_path;	/* a unit without a shell, and where */
 	char checkout_at[CORRAL_TIME_ISO_SIZE];	/* when the clone was
 				   ready; "" once a final record told it */
 	long long checkout_ms;	/* how long it took */
@@ -103,7 +105,9 @@ struct outcome {
 	struct corral_buf note;
 	long strays;		/* processes left running, killed after it */
 	int renewed;		/* it removed or replaced its clone */
-	struct corral_strv reads;	/* the files of the tree it opened */
+	struct corral_strv reads;	/* the files of the tree it read */
+	struct corral_strv opened;	/* of them, those it opened itself
+					   (not in a directory it listed) */
 	int has_reads;		/* they were watched, and none was lost */
 	struct corral_tap tap;	/* its standard output, read as TAP */
 };
@@ -144,12 +148,30 @@ void corral_run_watchdog_stop(struct corral_run *r);
  */
 int corral_run_become_reaper(struct corral_run *r, struct corral_err *err);
 /*
- * Start /bin/sh -c CMD for one unit, its stdout on outfd and stderr on
- * errfd.  0 with *pid set, or the error number of what kept it from
- * starting.
+ * Start one unit's CMD, its stdout on outfd and stderr on errfd: its
+ * words themselves when it needs no shell and they can be started, else
+ * SHELL -c CMD (/bin/sh).  0 with *pid set, or the error number of what
+ * kept it from starting.
  */
 int corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
     pid_t *pid);
+
+/* direct.c: a command that needs no shell */
+
+/*
+ * Append to argv (empty) the words of cmd, its "$NAME" expanded from env
+ * (NAME=VALUE, NULL-ended), and return 0 when cmd needs no shell (see
+ * direct.c); 1 when it does (argv then holds part of the words), -1 on
+ * ENOMEM.  The caller releases argv either way.
+ */
+int corral_run_words(const char *cmd, char *const *env,
+    struct corral_strv *argv);
+/*
+ * The executable regular file word names in a directory of env's PATH
+ * (an empty entry is "."), as path: 0 found, 1 not, -1 on ENOMEM.
+ */
+int corral_run_which(const char *word, char *const *env,
+    struct corral_buf *path);
 /*
  * Wait for the unit w->pid, its output from w->pipefd[] into c, enforcing
  * w's deadline; then kill what it left running and reap it into
@@ -182,12 +204,14 @@ int corral_learn_start(struct corral_learn **lp, const char *clone,
     struct corral_err *err);
 /*
  * Stop watching and free l: append to reads (sorted, each once) what was
- * opened that exists in src, relative (a directory listed: its files).
- * 1 when every open was seen, 0 when some may not have been (out of
- * watches, a queue overflow), -1 with err set (ENOMEM; err may be NULL).
+ * opened that exists in src, relative (a directory listed: its files),
+ * and to opened (may be NULL) just the files opened.  1 when every open
+ * was seen, 0 when some may not have been (out of watches, a queue
+ * overflow), -1 with err set (ENOMEM; err may be NULL).
  */
 int corral_learn_stop(struct corral_learn *l, const char *src,
-    struct corral_strv *reads, struct corral_err *err);
+    struct corral_strv *reads, struct corral_strv *opened,
+    struct corral_err *err);
 /*
  * corral_run_attempt, watched when unit is one to learn (r->learn) and
  * the clone is the whole tree: o->reads then holds what it opened.

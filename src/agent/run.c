@@ -384,8 +384,8 @@ corral_run_unit_env(struct corral_run *r, const char *unit,
 }
 
 /*
- * The caller's environment without any CORRAL_* variable of ours, then
- * ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
+ * The caller's environment without PWD or any CORRAL_* variable of ours,
+ * then ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
  * with each attempt.
  */
 static int
@@ -394,7 +394,12 @@ make_env(struct corral_run *r, struct corral_err *err)
 	struct corral_strv ours = CORRAL_STRV_INIT;
 	int rc = -1;
 
-	if (add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
+	/*
+	 * PWD as a shell would set it, for a unit started without one
+	 * (direct.c); one with a shell sets it again to the same.
+	 */
+	if ((r->clone[0] != '/' || add_var(&ours, "PWD", r->clone) == 0) &&
+	    add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
 	    add_var(&ours, "CORRAL_RUN", r->run) == 0 &&
 	    add_var(&ours, "CORRAL_WORKDIR", r->clone) == 0 &&
 	    add_var(&ours, "CORRAL_UNIT", "") == 0 &&
@@ -489,6 +494,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 			close(st->guardfd);
 		corral_live_close(&st->live, 0);
 		free(st->iobuf);
+		free(st->direct_word);
+		free(st->direct_path);
 		free(st->outdir);
 		free(st->noteroot);
 		free(st->logsdir);

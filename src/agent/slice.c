@@ -597,6 +597,7 @@ next:
 		corral_buf_release(&o.out);
 		corral_tap_release(&o.tap);
 		corral_strv_release(&o.reads);
+		corral_strv_release(&o.opened);
 	}
 	corral_buf_release(&first);
 	free(t.v);

@@ -410,6 +410,33 @@ kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 /* Running a unit                                                       */
 
 /*
+ * Where the program word of a unit without a shell is: word itself when
+ * it holds a '/', else found on the units' PATH, once for all the units
+ * that name it; NULL when it is not found (a shell then says so).
+ */
+static const char *
+direct_path(struct corral_run *r, const char *word)
+{
+	struct corral_run_state *st = r->st;
+	struct corral_buf path = CORRAL_BUF_INIT;
+
+	if (strchr(word, '/'))
+		return word;
+	if (st->direct_word && !strcmp(st->direct_word, word))
+		return st->direct_path;
+	free(st->direct_word);
+	free(st->direct_path);
+	st->direct_path = NULL;
+	if (!(st->direct_word = strdup(word)))
+		return NULL;
+	if (corral_run_which(word, st->env.v, &path) == 0)
+		st->direct_path = path.data;
+	else
+		corral_buf_release(&path);
+	return st->direct_path;
+}
+
+/*
  * The unit's command line inside the sandbox, in argv, with its note
  * file made for bwrap to bind.  0, or the error number.
  */
@@ -428,18 +455,22 @@ sandboxed(struct corral_run *r, const char *shell, struct corral_strv *argv)
 }
 
 /*
- * Start SHELL -c CMD (/bin/sh by default) for one unit in the clone
- * (inside bwrap with a sandbox), in a process group of its own, its
- * stdout and stderr on outfd, with the unit's limits.  0 with *pid set,
- * or the error number of what kept it from starting.
+ * Start one unit in the clone (inside bwrap with a sandbox), in a process
+ * group of its own, its stdout on outfd and stderr on errfd, with the
+ * unit's limits: its own words when it needs no shell (direct.c), runs
+ * in no sandbox, the shell is /bin/sh and they start; else SHELL -c CMD
+ * (/bin/sh by default), which also says, as sh says it, why words did
+ * not start.  0 with *pid set, or the error number of what kept it from
+ * starting.
  */
 int
 corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
     pid_t *pid)
 {
 	struct corral_proc p = CORRAL_PROC_INIT;
-	struct corral_strv sb = CORRAL_STRV_INIT;
+	struct corral_strv sb = CORRAL_STRV_INIT, words = CORRAL_STRV_INIT;
 	char *argv[] = { "sh", "-c", NULL, NULL };
+	const char *path;
 	int e = 0;
 
 	argv[2] = (char *)r->cmd;
@@ -463,8 +494,25 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 	 * killed between the start and its own word, nobody would stop it.
 	 */
 	p.tellfd = r->st->watchfd;
+	/*
+	 * Without a shell only instead of /bin/sh (another one may read the
+	 * same words otherwise), outside a sandbox (which runs the shell),
+	 * and where PWD is the clone's (make_env).
+	 */
+	if (!r->sandbox && !strcmp(argv[0], "/bin/sh") && r->clone[0] == '/' &&
+	    corral_run_words(r->cmd, r->st->env.v, &words) == 0 &&
+	    (path = direct_path(r, words.v[0]))) {
+		p.path = path;
+		p.argv = words.v;
+		if (corral_proc_start(&p, pid) == 0)
+			goto out;
+		p.path = argv[0];
+		p.argv = argv;
+	}
 	if (!e)
 		e = corral_proc_start(&p, pid);
+out:
+	corral_strv_release(&words);
 	corral_strv_release(&sb);
 	return e;
 }

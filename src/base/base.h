@@ -394,7 +394,14 @@ enum corral_atomic_flags {
 	 * (/dev/stdout, /dev/fd/N), a character device or a FIFO, write
 	 * it in place, with no temporary (tmp stays NULL) and no rename.
 	 */
-	CORRAL_ATOMIC_IN_PLACE = 1 << 1
+	CORRAL_ATOMIC_IN_PLACE = 1 << 1,
+	/*
+	 * A file made again from others whenever it is missing or stale (a
+	 * plan's slice files, a manifest): renamed into place all the same,
+	 * so that no reader sees half of it, but never fsynced -- a crash
+	 * may lose it, and the next run makes it again.
+	 */
+	CORRAL_ATOMIC_NO_SYNC = 1 << 2
 };
 
 /*
@@ -428,7 +435,11 @@ int corral_atomic_prepare(struct corral_atomic *a, int flags,
 int corral_atomic_rename(struct corral_atomic *a, struct corral_err *err);
 /* Remove the temporary and release the struct; for error paths. */
 void corral_atomic_abort(struct corral_atomic *a);
-/* Write a whole file atomically: open + write + commit; flags for both. */
+/*
+ * Write a whole file atomically: open + write + commit; flags for both.
+ * Under KEEP_SAME a regular file that already holds exactly p[0..n) is
+ * left as it is without writing anything (0).
+ */
 int corral_atomic_file(const char *path, const void *p, size_t n, int flags,
     struct corral_err *err);
 /* corral_atomic_file of text at dir/rel, making its directories first. */

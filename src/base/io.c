@@ -378,7 +378,8 @@ corral_atomic_commit(struct corral_atomic *a, int flags,
 	if (corral_atomic_rename(a, err) < 0) {
 		corral_atomic_abort(a);
 		rc = -1;
-	} else if (corral_fsync_parent(path, err) < 0) {
+	} else if (!(flags & CORRAL_ATOMIC_NO_SYNC) &&
+	    corral_fsync_parent(path, err) < 0) {
 		rc = -1;
 	}
 	free(path);
@@ -398,7 +399,7 @@ corral_atomic_prepare(struct corral_atomic *a, int flags,
 		corral_err_set(err, errno, "cannot write '%s'", a->path);
 		goto fail;
 	}
-	if (fsync(fd) < 0) {
+	if (!(flags & CORRAL_ATOMIC_NO_SYNC) && fsync(fd) < 0) {
 		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
 		goto fail;
 	}
@@ -442,12 +443,41 @@ corral_atomic_abort(struct corral_atomic *a)
 	a->tmp = a->path = NULL;
 }
 
+/* Whether path is a regular file holding exactly p[0..n). */
+static int
+holds(const char *path, const void *p, size_t n)
+{
+	char buf[65536];
+	const char *at = p;
+	struct stat st;
+	ssize_t r;
+	int fd, same = 0;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size != n)
+		goto out;
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		if ((size_t)r > n || memcmp(buf, at, (size_t)r))
+			goto out;
+		at += r;
+		n -= (size_t)r;
+	}
+	same = r == 0 && n == 0;
+out:
+	close(fd);
+	return same;
+}
+
 int
 corral_atomic_file(const char *path, const void *p, size_t n, int flags,
     struct corral_err *err)
 {
 	struct corral_atomic a;
 
+	if ((flags & CORRAL_ATOMIC_KEEP_SAME) && holds(path, p, n))
+		return 0;
 	if (atomic_open(&a, path, flags, err) < 0)
 		return -1;
 	if (corral_atomic_write(&a, p, n, err) < 0) {

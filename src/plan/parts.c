@@ -81,9 +81,8 @@ names_entry(const char *dir, const char *unit)
 }
 
 /*
- * What was learned for unit, less what no longer exists (a unit that
- * needs it again fails, passes with the whole tree, and is learned
- * anew); "." when nothing is learned yet.
+ * What was learned for unit (one that no longer exists too, so that the
+ * manifest says it is gone); "." when nothing is learned yet.
  */
 static int
 learned_parts(const struct corral_parts_opts *o, const char *unit,
@@ -95,8 +94,7 @@ learned_parts(const struct corral_parts_opts *o, const char *unit,
 	if (!set)
 		return add_part(parts, ".", 1, err);
 	for (i = 0; i < set->n; i++)
-		if ((!o->srcdir || names_entry(o->srcdir, set->v[i])) &&
-		    add_part(parts, set->v[i], strlen(set->v[i]), err) < 0)
+		if (add_part(parts, set->v[i], strlen(set->v[i]), err) < 0)
 			return -1;
 	return 0;
 }

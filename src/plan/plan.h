@@ -13,6 +13,20 @@
 /* split.c: cutting a population into disjoint, balanced slices        */
 
 /*
+ * How many slices a population is cut into when nobody says: a function
+ * of the population alone, never of how many run at once (make's -j), so
+ * that a run at another -j keeps the plan and re-runs nothing.  Up to
+ * CORRAL_SPLIT_FEW units, one slice each, so that make's own queue
+ * balances them as a shared queue would; beyond, slices of about
+ * CORRAL_SPLIT_UNITS units, never fewer than CORRAL_SPLIT_FEW, so that a
+ * slice's fixed cost (a clone, an agent) is shared by many units while
+ * make still has many more slices than jobs to balance.  0 for 0 units.
+ */
+#define CORRAL_SPLIT_FEW 64
+#define CORRAL_SPLIT_UNITS 32
+size_t corral_split_auto(size_t nunits);
+
+/*
  * Round-robin split, exactly as the original: unit i goes to slice i mod
  * n, where n = max(1, min(nslices, nunits)); order is kept inside a slice.
  * On success *slicesp is an array of n vectors (each holding pointers into
@@ -173,9 +187,9 @@ struct corral_parts_opts {
 /*
  * Append the parts of the slice units to parts (empty), sorted bytewise,
  * each once, unchecked: what escapes the tree is for whoever clones to
- * refuse.  With learned, each unit's learned parts that exist in srcdir
- * too; and when a unit has none learned yet, "." (the whole tree, where
- * the agent learns them).  0, or -1 with err set: a parts command that could not run or
+ * refuse.  With learned, each unit's learned parts too (one that is gone
+ * as well); and when a unit has none learned yet, "." (the whole tree,
+ * where the agent learns them).  0, or -1 with err set: a parts command that could not run or
  * did not exit 0, ENOMEM; parts then holds part of them (the caller
  * releases it either way).
  */

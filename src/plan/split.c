@@ -14,6 +14,16 @@
 #include "base/base.h"
 #include "plan/plan.h"
 
+size_t
+corral_split_auto(size_t nunits)
+{
+	size_t per = (nunits + CORRAL_SPLIT_UNITS - 1) / CORRAL_SPLIT_UNITS;
+
+	if (nunits <= CORRAL_SPLIT_FEW)
+		return nunits;
+	return per > CORRAL_SPLIT_FEW ? per : CORRAL_SPLIT_FEW;
+}
+
 /* The number of slices for nunits units when nslices are asked for. */
 static size_t
 slice_count(size_t nunits, long nslices)
