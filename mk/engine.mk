@@ -216,6 +216,7 @@ parts-config: FORCE | .corral-out
 # __corral-split N: corral-split into N slices with the strategy and the
 # history.
 __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
+	$(if $(__corral_silent),-q) \
 	-H $(__corral_o)/history.jsonl -C "$$__corral_src" -n $(1)
 
 # A new plan starts the slices afresh: corral-split removes the files and

@@ -55,13 +55,14 @@ make_errors() {
 	assert_no_file .corral
 }
 
-@test "conventions: make -s prints no PLAN, SLICE or MERGE line and no progress; the summary and errors stay" {
+@test "conventions: make -s prints no PLAN, SLICE or MERGE line, no plan note and no progress; the summary and errors stay" {
 	project ok-1 FAIL-2 ok-3
 	run -2 --separate-stderr make -s -C proj -j2 corral-run
 	refute_contains "$output" "  PLAN "
 	refute_contains "$output" "  SLICE "
 	refute_contains "$output" "  MERGE "
 	refute_contains "$stderr" "corral: ["
+	refute_contains "$stderr" "corral-split:"
 	assert_contains "$output" "merged 3 units from 3 agents: 2 passed, 1 failed"
 	assert_contains "$output" "FAIL-2  FAIL: exit 1: bad FAIL-2"
 	assert_equal 1 "$(make_errors "$stderr" | wc -l)"
@@ -73,6 +74,7 @@ make_errors() {
 	assert_contains "$output" "  PLAN "
 	assert_contains "$output" "  SLICE "
 	assert_contains "$stderr" "corral: ["
+	assert_contains "$stderr" "corral-split: weighted plan from history: 3 units"
 }
 
 @test "conventions: V=1 shows every command, as CORRAL_V=1 does" {

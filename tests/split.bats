@@ -7,7 +7,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
+USAGE='usage: corral-split [-0hjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
        corral-split -L'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first

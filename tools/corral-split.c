@@ -35,7 +35,7 @@
 static void more(FILE *fp);
 
 static const struct corral_usage use = {
-	"corral-split [-0hj] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
+	"corral-split [-0hjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
 	"[-s STRATEGY] -n N|auto [FILE]\n"
 	"corral-split -L",
 	"-0\tunits are NUL-separated\n"
@@ -46,6 +46,7 @@ static const struct corral_usage use = {
 	"-l LOGDIR\twith -o, remove the logs of stale slices in LOGDIR\n"
 	"-n N|auto\tthe number of slices, or as the population calls for\n"
 	"-o DIR\twrite the slice files in DIR\n"
+	"-q\tno line saying what the plan rests on (warnings stay)\n"
 	"-s STRATEGY\thow to cut (below; default: the first)",
 	more
 };
@@ -224,13 +225,15 @@ write_plan_json(const char *dir, const struct corral_plan *p)
 
 /* Say what a weighted plan rests on, and how much of it is a guess. */
 static void
-say_plan(const struct corral_plan *p, const char *history)
+say_plan(const struct corral_plan *p, const char *history, int quiet)
 {
 	size_t guessed = p->units->n - p->wt.nknown;
 
 	if (p->wt.unreadable)
 		corral_warn("'%s': %zu line(s) are not records; skipped",
 		    history, p->wt.unreadable);
+	if (quiet)
+		return;
 	if (!strcmp(p->strategy, "roundrobin"))
 		corral_warn("round-robin plan: %zu units over %zu slices; no "
 		    "history of these units", p->units->n, p->n);
@@ -268,12 +271,12 @@ main(int argc, char *argv[])
 	const struct corral_strategy *strategy = corral_strategies;
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
 	const char *logdir = NULL;
-	int c, sep = '\n', json = 0, chosen = 0;
+	int c, sep = '\n', json = 0, chosen = 0, quiet = 0;
 	long long nslices = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0C:hH:jLl:n:o:s:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:hH:jLl:n:o:qs:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
@@ -284,6 +287,7 @@ main(int argc, char *argv[])
 		case 'l': logdir = optarg; break;
 		case 'n': nstr = optarg; break;
 		case 'o': dir = optarg; break;
+		case 'q': quiet = 1; break;
 		case 's': strategy = parse_strategy(optarg), chosen = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
 		}
@@ -302,7 +306,7 @@ main(int argc, char *argv[])
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	/* the default, the original's round-robin, says nothing */
 	if (strategy != corral_strategies && units.n)
-		say_plan(&p, history);
+		say_plan(&p, history, quiet);
 	if (dir) {
 		write_per_slice(dir, &p, "units", unit_line, sep);
 		if (p.wt.kind == CORRAL_WEIGHTS_MS)
