@@ -78,14 +78,6 @@ onefix() {
 	assert_stderr "corral-bundle: -a and -n may not be specified together"
 }
 
-@test "bundle: README states the same synopsis" {
-	local line
-	while IFS= read -r line; do
-		run -0 grep -cxF "    $line" "$CORRAL_ROOT/README.md"
-		assert_output 1
-	done <<<"$USAGE"
-}
-
 @test "bundle: a missing bundle is named with cannot open and exits 2" {
 	run -2 --separate-stderr corral-bundle describe nothere
 	assert_stderr "corral-bundle: cannot open 'nothere/manifest.json': No such file or directory"

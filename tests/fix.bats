@@ -72,14 +72,6 @@ no_leftovers() {
 	assert_stderr "$USAGE"
 }
 
-@test "fix: README states the same synopsis" {
-	local line
-	while IFS= read -r line; do
-		run -0 grep -cxF "    $line" "$CORRAL_ROOT/README.md"
-		assert_output 1
-	done <<<"$USAGE"
-}
-
 @test "fix: -a and -n together, or a bad -j, -c or -t, exit 2 and write nothing" {
 	plant bad.py
 	before=$(tree_digest root)

@@ -106,9 +106,3 @@ x = 1  # DEADCANARY"
 	assert_stderr "corral-marker-patch: 'finding' line 1: invalid JSON at byte 13"
 }
 
-@test "marker-find and marker-patch: README states the same synopses" {
-	run -0 grep -cxF "    usage: corral-marker-find [DIR]" "$CORRAL_ROOT/README.md"
-	assert_output 1
-	run -0 grep -cxF "    usage: corral-marker-patch [DIR]" "$CORRAL_ROOT/README.md"
-	assert_output 1
-}

@@ -77,11 +77,6 @@ no_temps() {
 	assert_no_file summary.json
 }
 
-@test "merge: README states the same synopsis" {
-	run -0 grep -cxF "    $USAGE" "$CORRAL_ROOT/README.md"
-	assert_output 1
-}
-
 # --- unreadable input ---------------------------------------------------
 
 @test "merge: an unreadable LOGDIR is named with cannot open and exits 2" {
