@@ -79,14 +79,6 @@ ms_since() {
 	assert_stderr ""
 }
 
-@test "run-slice: README shows the same synopsis as -h" {
-	local line
-	while IFS= read -r line; do
-		run -0 grep -cxF -- "    $line" "$CORRAL_ROOT/README.md"
-		assert_output "1"
-	done <<<"$USAGE"
-}
-
 @test "run-slice: missing -c prints usage to stderr and exits 2" {
 	units a
 	run -2 --separate-stderr corral-run-slice -l logs K slice
