@@ -539,7 +539,7 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 			return -1;
 		while ((rc = merge_reader_next(&rd, err)) > 0) {
 			if (rd.torn || corral_line_blank(rd.line, rd.len) ||
-			    corral_json_record_parse(rd.line, rd.len, &jr,
+			    merge_scan_record(rd.line, rd.len, &jr, &m->scratch,
 			    NULL) < 0)
 				continue;
 			rc = consider(m, (uint32_t)i, rd.off, &jr);
@@ -672,7 +672,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		    rd->path, rd->lineno);
 		return 0;
 	}
-	if (corral_json_record_parse(rd->line, rd->len, &jr, &e) < 0) {
+	if (merge_scan_record(rd->line, rd->len, &jr, &m->scratch, &e) < 0) {
 		merge_bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;
 	}

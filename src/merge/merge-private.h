@@ -12,6 +12,7 @@
  *                 place together (the commit record, rolled forward)
  *   summary.c     summary.json
  *   history.c     history.jsonl: the records of runs not yet committed
+ *   scan.c        a log line read as a record without building a tree
  *   reader.c      a file read one line at a time, for all of them, and
  *                 the result files read record by record, for the
  *                 scoreboard (score.c) and the reports (report.c)
@@ -139,6 +140,7 @@ struct merge {
 	int reread_fd;			/* the log of reread_agent, or -1 */
 	uint32_t reread_agent;
 	struct corral_buf reread;	/* the line read again */
+	struct corral_buf scratch;	/* the strings of a scanned record */
 	struct rec *recs;
 	size_t nrecs;
 	size_t caprecs;
@@ -209,6 +211,26 @@ struct merge_results {
  */
 int merge_results_read(const struct merge_results *m, const char *name,
     int success, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* scan.c: a log line read as a record without building a tree         */
+
+/*
+ * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
+ * verdict and message, but of the record's members only unit, ok, status,
+ * run, at and inputs are read when the scanner takes the line: then they
+ * are copies in scratch, good until its next use, and r->doc is NULL.
+ * Release r with corral_json_record_release either way.
+ */
+int merge_scan_record(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    struct corral_err *err);
+/*
+ * The scanner alone: 1 with r filled (as above) when it takes the line, 0
+ * when it leaves it to corral_json_record_parse (for fuzz/scan.c).
+ */
+int merge_scan_takes(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch);
 
 /* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */

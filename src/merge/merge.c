@@ -255,6 +255,7 @@ teardown(struct merge *m)
 	if (m->reread_fd >= 0)
 		close(m->reread_fd);
 	corral_buf_release(&m->reread);
+	corral_buf_release(&m->scratch);
 	free(m->recs);
 	corral_set_free(m->status_ix);
 	corral_strv_release(&m->statuses);
