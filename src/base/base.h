@@ -191,6 +191,18 @@ size_t corral_line_chomp(char *line, size_t len);
  * JSON lines file, which readers skip (JSON's whitespace around a value).
  */
 int corral_line_blank(const char *s, size_t n);
+/*
+ * One step through a stream that comes in pieces cut anywhere, as lines
+ * of at most max bytes: the bytes of *p (*n of them) up to the first
+ * '\n' join the line being read in cur (as many as keep it within max;
+ * the rest of a longer line is dropped), and *p and *n move past them
+ * and that '\n'.  *whole: 1 when the '\n' was reached (cur is the whole
+ * line, without it; the caller empties cur), 0 when the piece ran out
+ * first.  0, or -1 on ENOMEM (cur lacks the bytes, which are passed over
+ * all the same).
+ */
+int corral_line_take(struct corral_buf *cur, size_t max, const char **p,
+    size_t *n, int *whole);
 
 /* ------------------------------------------------------------------ */
 /* set.c: a hash set of strings mapping each to an integer             */
