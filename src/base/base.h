@@ -13,6 +13,7 @@
 #ifndef CORRAL_BASE_H
 #define CORRAL_BASE_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -647,6 +648,13 @@ int corral_proc_await(pid_t pid, long long deadline);
  * 0, or -1 when /proc does not tell (no such process, no /proc).
  */
 int corral_proc_stat(pid_t pid, long *ppid, long *pgrp);
+/*
+ * The next process of d, a listing of /proc (opendir("/proc"); the
+ * caller closes it), in *pid, with its parent and group as
+ * corral_proc_stat reads them (one /proc no longer tells of is passed
+ * over): 1, or 0 at the end of d.
+ */
+int corral_proc_next(DIR *d, pid_t *pid, long *ppid, long *pgrp);
 /* Reap child pid, its wait status in *wstatus (may be NULL).  0, or -1. */
 int corral_proc_reap(pid_t pid, int *wstatus);
 
