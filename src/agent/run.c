@@ -94,6 +94,7 @@ state_new(struct corral_run *r, struct corral_err *err)
 	corral_runlog_init(&st->rl);
 	st->watchfd = -1;
 	st->guardfd = -1;
+	st->emptyfd = -1;
 	corral_live_init(&st->live);
 	r->st = st;
 	return 0;
@@ -493,6 +494,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		if (st->guardfd >= 0)
 			close(st->guardfd);
 		corral_live_close(&st->live, 0);
+		if (st->emptyfd >= 0)
+			close(st->emptyfd);
 		free(st->iobuf);
 		free(st->direct_word);
 		free(st->direct_path);
