@@ -1041,6 +1041,22 @@ see https://example.org/wiki/SC1234"
 	assert_output "$(printf '%s.out\n' $(seq 1 20) | sort)"
 }
 
+@test "run-slice: a work root the agent makes is marked a top directory (ext4's T), so that its clones go to block groups of their own; one that was there stays as it was" {
+	command -v lsattr >/dev/null || skip "lsattr is not installed"
+	mkdir probe
+	chattr +T probe 2>/dev/null || skip "this file system has no T attribute"
+	units a
+	run -0 corral-run-slice -w made/work -c true -l logs K slice
+	run -0 lsattr -d made/work
+	[[ ${output%% *} == *T* ]] || flunk "not marked: $output"
+	run -0 lsattr -d made
+	[[ ${output%% *} != *T* ]] || flunk "its parent marked: $output"
+	mkdir there
+	run -0 corral-run-slice -w there -c true -l logs K slice
+	run -0 lsattr -d there
+	[[ ${output%% *} != *T* ]] || flunk "marked: $output"
+}
+
 @test "run-slice: values -t, -T, -g, -d, -R, -N, -o and -L do not understand are refused with exit 2" {
 	units a
 	run -2 --separate-stderr corral-run-slice -t 1x -c true -l logs K slice
