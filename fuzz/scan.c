@@ -9,6 +9,17 @@
 #include "fuzz.h"
 #include "merge/merge-private.h"
 
+/* The unit the scanner last told of. */
+static void
+hinted(void *ctx, const char *unit, size_t len)
+{
+	struct corral_buf *b = ctx;
+
+	corral_buf_reset(b);
+	if (corral_buf_add(b, unit, len) < 0)
+		abort();
+}
+
 /* a and b are both NULL or the same string. */
 static void
 same(const char *a, const char *b)
@@ -20,16 +31,17 @@ same(const char *a, const char *b)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct corral_buf scratch = CORRAL_BUF_INIT;
+	struct corral_buf scratch = CORRAL_BUF_INIT, hint = CORRAL_BUF_INIT;
 	struct corral_json_record want, got;
 	struct corral_err werr, gerr;
 	char *line = fuzz_text(data, size);
 	int wrc, grc;
 
 	wrc = corral_json_record_parse(line, size, &want, &werr);
-	if (merge_scan_takes(line, size, &got, &scratch)) {
+	if (merge_scan_takes(line, size, &got, &scratch, hinted, &hint)) {
 		if (wrc < 0 || got.ok != want.ok)
 			abort();
+		same(got.unit, hint.data);
 		same(got.unit, want.unit);
 		same(got.status, want.status);
 		same(got.run, want.run);
@@ -37,7 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same(got.inputs, want.inputs);
 	}
 	corral_json_record_release(&got);
-	grc = merge_scan_record(line, size, &got, &scratch, &gerr);
+	grc = merge_scan_record(line, size, &got, &scratch, NULL, NULL, &gerr);
 	if (grc != wrc || (wrc < 0 && strcmp(gerr.msg, werr.msg)))
 		abort();
 	if (grc == 0)
@@ -45,6 +57,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	corral_json_record_release(&got);
 	corral_json_record_release(&want);
 	corral_buf_release(&scratch);
+	corral_buf_release(&hint);
 	free(line);
 	return 0;
 }

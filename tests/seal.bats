@@ -89,6 +89,24 @@ esac'
 	assert_output "$(printf '%s\t%s\t%s\n' a not-run "NOT-RUN: the log of agent 'K' is refused: its seal does not hold" b not-run "NOT-RUN: the log of agent 'K' is refused: its seal does not hold")"
 }
 
+@test "seal: a forged seal whose first bytes straddle a 256 KiB read of the merge's seal scan is still found, and the log refused" {
+	local k pad
+	# The seal's '{' at 262144 - 7: its head is cut by the scan's first read.
+	# Two records of 200000 and 62137 bytes, {"unit":"uK",...} and '\n'
+	# taking 34 of each.
+	for k in 1 2; do
+		pad=$(( 262144 - 7 - $(stat -c %s logs.tmp 2>/dev/null || echo 0) ))
+		[ "$pad" -le 200000 ] || pad=200000
+		printf '{"unit":"u%s","ok":true,"note":"%s"}\n' "$k" \
+			"$(head -c $((pad - 34)) /dev/zero | tr '\0' x)" >> logs.tmp
+	done
+	[ "$(stat -c %s logs.tmp)" -eq $((262144 - 7)) ] || flunk "log is $(stat -c %s logs.tmp) bytes"
+	mkdir logs && mv logs.tmp logs/agent-0.jsonl
+	printf '{"corral_seal":{"records":2,"sha256":"%064d"}}\n' 0 >> logs/agent-0.jsonl
+	run -2 --separate-stderr corral-merge -q -o out logs
+	assert_equal "${stderr_lines[0]}" "corral-merge: 'logs/agent-0.jsonl' line 3: changed after it was sealed (this seal does not match the lines before it); refused"
+}
+
 @test "seal: a line appended after a log's seal is named by the merge, also without -s, and the log refused" {
 	units a b
 	run -1 slice 'test "$CORRAL_UNIT" != a'

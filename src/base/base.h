@@ -255,6 +255,8 @@ int corral_fpset_add(struct corral_fpset *s, uint64_t fp, uint32_t value);
  */
 uint32_t *corral_fpset_next(const struct corral_fpset *s, uint64_t fp,
     size_t *pos);
+/* Ask the CPU to fetch fp's first slot now, for a walk soon after. */
+void corral_fpset_prefetch(const struct corral_fpset *s, uint64_t fp);
 size_t corral_fpset_size(const struct corral_fpset *s);
 
 /* ------------------------------------------------------------------ */

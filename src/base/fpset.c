@@ -10,6 +10,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/base.h"
 
@@ -20,15 +21,33 @@ struct corral_fpset {
 	size_t n;
 };
 
-/* FNV-1a over the bytes, then murmur3's finaliser to spread the low bits. */
+/* A multiply-and-fold step over one word of the key. */
+static uint64_t
+mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 32);
+}
+
+/*
+ * Eight bytes at a time (the last word padded with zeros, and the length
+ * folded in, so that "a" and "a\0" differ), then murmur3's finaliser to
+ * spread the low bits, which pick the slot.
+ */
 uint64_t
 corral_fingerprint(const char *key, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
+	size_t i;
 
-	while (len-- > 0) {
-		h ^= (unsigned char)*key++;
-		h *= 1099511628211ULL;
+	for (i = 0; len - i >= 8; i += 8) {
+		memcpy(&w, key + i, 8);
+		h = mix(h, w);
+	}
+	if (i < len) {
+		w = 0;
+		memcpy(&w, key + i, len - i);
+		h = mix(h, w);
 	}
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -134,6 +153,17 @@ corral_fpset_next(const struct corral_fpset *s, uint64_t fp, size_t *pos)
 			return &s->vals[i];
 	}
 	return NULL;
+}
+
+void
+corral_fpset_prefetch(const struct corral_fpset *s, uint64_t fp)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch(&s->fps[(size_t)fp & (s->cap - 1)]);
+#else
+	(void)s;
+	(void)fp;
+#endif
 }
 
 size_t

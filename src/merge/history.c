@@ -8,6 +8,7 @@
  * line that is not a record is cut, and other unreadable lines are moved
  * to a file of their own beside it.
  */
+#define _GNU_SOURCE	/* copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -116,11 +117,10 @@ history_tail(struct merge *m, struct history *h, struct corral_err *err)
 
 	if (merge_reader_open(&rd, h->path, err) < 0)
 		return -1;
-	if (fseeko(rd.fp, h->keep, SEEK_SET) < 0) {
+	if (merge_reader_seek(&rd, h->keep, err) < 0) {
 		merge_reader_close(&rd);
-		return corral_err_set(err, errno, "cannot read '%s'", h->path);
+		return -1;
 	}
-	rd.end = h->keep;
 	while ((rc = merge_reader_next(&rd, err)) > 0) {
 		if ((c = tail_line(m, h, &rd)) < 0) {
 			rc = merge_nomem(err);
@@ -176,18 +176,19 @@ copy_head(struct reader *rd, off_t n, struct corral_atomic *a,
     struct corral_err *err)
 {
 	char *chunk;
-	size_t r, want;
+	size_t want;
+	ssize_t r = 0;
 	int rc = 0;
 
 	if (!(chunk = malloc(MERGE_OUT_CHUNK)))
 		return merge_nomem(err);
 	for (; rc == 0 && n > 0; n -= (off_t)r) {
 		want = n < MERGE_OUT_CHUNK ? (size_t)n : MERGE_OUT_CHUNK;
-		if ((r = fread(chunk, 1, want, rd->fp)) != want)
-			rc = corral_err_set(err, ferror(rd->fp) ? errno : 0,
+		if ((r = merge_reader_read(rd, chunk, want, err)) <= 0)
+			rc = r < 0 ? -1 : corral_err_set(err, 0,
 			    "cannot read '%s'", rd->path);
 		else
-			rc = corral_atomic_write(a, chunk, r, err);
+			rc = corral_atomic_write(a, chunk, (size_t)r, err);
 	}
 	free(chunk);
 	return rc;
@@ -348,28 +349,61 @@ count_run(const struct merge *m, int ok, uint32_t run, int *all)
 	return n;
 }
 
+/*
+ * Append what rd has left in the kernel, without a copy through this
+ * process: copy_file_range, which refuses an O_APPEND descriptor, to one
+ * of history's own opened at its end (the merge lock keeps other writers
+ * out).  0 when all is copied or nothing could be (the caller copies what
+ * is left), -1 with err set.
+ */
+static int
+history_splice(struct history *h, struct reader *rd, struct corral_err *err)
+{
+	struct stat st;
+	ssize_t r;
+	off_t at;
+	int fd;
+
+	if ((fd = open(h->path, O_WRONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return 0;
+	}
+	at = st.st_size;
+	while ((r = copy_file_range(rd->fd, NULL, fd, &at, MERGE_OUT_CHUNK *
+	    16, 0)) > 0 || (r < 0 && errno == EINTR))
+		;
+	if (r < 0 && errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+	    errno != EOPNOTSUPP && errno != EBADF)
+		corral_err_set(err, errno, "cannot write '%s'", h->path);
+	else
+		r = 0;
+	close(fd);
+	return r < 0 ? -1 : 0;
+}
+
 /* Append the whole result file rd, which must be size bytes long. */
 static int
 history_whole(struct history *h, struct reader *rd, off_t size,
     struct corral_err *err)
 {
 	char *chunk;
-	size_t r;
+	ssize_t r;
 	int rc = 0;
 
 	if (rd->st.st_size != size)
 		return corral_err_set(err, 0, "'%s' is not what this merge "
 		    "wrote", rd->path);
-	if (history_flush(h, err) < 0)
+	if (history_flush(h, err) < 0 || history_splice(h, rd, err) < 0)
 		return -1;
 	if (!(chunk = malloc(MERGE_OUT_CHUNK)))
 		return merge_nomem(err);
-	while (rc == 0 && (r = fread(chunk, 1, MERGE_OUT_CHUNK, rd->fp)) > 0)
-		if (corral_write_all(h->fd, chunk, r) < 0)
-			rc = corral_err_set(err, errno, "cannot write '%s'",
-			    h->path);
-	if (rc == 0 && ferror(rd->fp))
-		rc = corral_err_set(err, errno, "cannot read '%s'", rd->path);
+	while (rc == 0 && (r = merge_reader_read(rd, chunk, MERGE_OUT_CHUNK,
+	    err)) != 0)
+		if (r < 0 || corral_write_all(h->fd, chunk, (size_t)r) < 0)
+			rc = r < 0 ? -1 : corral_err_set(err, errno,
+			    "cannot write '%s'", h->path);
 	free(chunk);
 	return rc;
 }

@@ -9,7 +9,6 @@
  * so far is good, and a log is read in one open of one file -- changed
  * or replaced while it was read, it is bad input.
  */
-#define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -540,7 +539,7 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 		while ((rc = merge_reader_next(&rd, err)) > 0) {
 			if (rd.torn || corral_line_blank(rd.line, rd.len) ||
 			    merge_scan_record(rd.line, rd.len, &jr, &m->scratch,
-			    NULL) < 0)
+			    NULL, NULL, NULL) < 0)
 				continue;
 			rc = consider(m, (uint32_t)i, rd.off, &jr);
 			corral_json_record_release(&jr);
@@ -571,7 +570,8 @@ add_record(struct merge *m, uint32_t ai, off_t off,
 	const char *status = jr->status ? jr->status : jr->ok ? "pass" : "fail";
 	const struct win *w = winner(m, jr->unit);
 	size_t len = strlen(jr->unit);
-	uint64_t fp = merge_fp(m, jr->unit, len);
+	uint64_t fp = !jr->doc && m->hinted ? m->hint_fp :
+	    merge_fp(m, jr->unit, len);
 	uint32_t *vp, *dup;
 	long idx, was, *state = NULL;
 	int found, flaky = 0;
@@ -650,6 +650,17 @@ writing(const struct merge *m)
 	return !m->st->bad && !m->st->duplicates;
 }
 
+/* A unit is coming: fetch its first slot while the line is read on. */
+static void
+prefetch(void *ctx, const char *unit, size_t len)
+{
+	struct merge *m = ctx;
+
+	m->hint_fp = merge_fp(m, unit, len);
+	m->hinted = 1;
+	corral_fpset_prefetch(m->units, m->hint_fp);
+}
+
 /*
  * Check one line of agent ai's log, and copy it to its result file while
  * the input is good.  0, or -1 with err set (ENOMEM, a write error).
@@ -672,7 +683,9 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		    rd->path, rd->lineno);
 		return 0;
 	}
-	if (merge_scan_record(rd->line, rd->len, &jr, &m->scratch, &e) < 0) {
+	m->hinted = 0;
+	if (merge_scan_record(rd->line, rd->len, &jr, &m->scratch, prefetch,
+	    m, &e) < 0) {
 		merge_bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;
 	}
@@ -724,6 +737,32 @@ refuse(struct merge *m, uint32_t ai, const char *why, size_t line)
 	return rc;
 }
 
+static const char seal_head[] = "{\"corral_seal\":";	/* corral_seal_is */
+#define SEAL_HEAD (sizeof(seal_head) - 1)
+
+/*
+ * 1 when p[0..n) holds a seal's first bytes, else 0 with *keep the bytes
+ * at its end that may be the start of some, cut by the read.  By memchr
+ * of its '{', which is faster than memmem.
+ */
+static int
+holds_head(const char *p, size_t n, size_t *keep)
+{
+	const char *q = p, *end = p + n;
+
+	*keep = 0;
+	while ((q = memchr(q, '{', (size_t)(end - q)))) {
+		if ((size_t)(end - q) < SEAL_HEAD) {
+			*keep = (size_t)(end - q);
+			return 0;
+		}
+		if (!memcmp(q, seal_head, SEAL_HEAD))
+			return 1;
+		q++;
+	}
+	return 0;
+}
+
 /*
  * 0 when the log open on fd holds no line that corral_seal_is would take
  * for a seal: nowhere the bytes a seal starts with.  Then there is nothing
@@ -733,10 +772,8 @@ refuse(struct merge *m, uint32_t ai, const char *why, size_t line)
 static int
 may_hold_seal(int fd, const char *path, struct corral_err *err)
 {
-	static const char head[] = "{\"corral_seal\":";
-	const size_t keep = sizeof(head) - 2;	/* a head cut by a read */
 	char *chunk;
-	size_t have = 0;
+	size_t have = 0, keep;
 	off_t off = 0;
 	ssize_t n;
 	int rc = 0;
@@ -752,14 +789,10 @@ may_hold_seal(int fd, const char *path, struct corral_err *err)
 		}
 		off += n;
 		have += (size_t)n;
-		if (memmem(chunk, have, head, sizeof(head) - 1)) {
-			rc = 1;
+		if ((rc = holds_head(chunk, have, &keep)))
 			break;
-		}
-		if (have > keep) {
-			memmove(chunk, chunk + have - keep, keep);
-			have = keep;
-		}
+		memmove(chunk, chunk + have - keep, keep);
+		have = keep;
 	}
 	free(chunk);
 	return rc;

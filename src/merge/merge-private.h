@@ -34,6 +34,7 @@
 
 #define MERGE_NONE UINT32_MAX		/* no agent: a not-run record */
 #define MERGE_OUT_CHUNK (256 * 1024)	/* bytes buffered before a write */
+#define MERGE_SYNC_CHUNK (8 << 20)	/* bytes written before a writeback */
 
 /*
  * Where a merge's messages go: report(arg, message), or nowhere when
@@ -97,15 +98,17 @@ struct out {
 	struct corral_atomic a;
 	struct corral_buf b;
 	off_t size;	/* bytes added so far */
+	off_t synced;	/* bytes the kernel was asked to write back */
 	int open;
 };
 
-/* A log being read one line at a time. */
+/* A log being read one line at a time, from a buffer of its own. */
 struct reader {
-	FILE *fp;
+	int fd;
 	const char *path;
-	char *line;
-	size_t cap;
+	char *buf;	/* buf[b..e) is read and not yet handed out */
+	size_t cap, b, e;
+	char *line;	/* in buf */
 	size_t len;
 	size_t raw;	/* bytes read, '\n' and '\r' included */
 	size_t lineno;
@@ -113,7 +116,6 @@ struct reader {
 	off_t end;	/* where it ends, its ending included */
 	int torn;	/* the line had no '\n' */
 	struct stat st;
-	char *vbuf;	/* stdio's buffer: bigger than its 4 KiB */
 };
 
 struct merge {
@@ -147,6 +149,8 @@ struct merge {
 	long *exp_state;
 	struct corral_fpset *dups;	/* rec + 1 -> last agent named */
 	int fp_bits;			/* < 64: fingerprints cut (tests) */
+	int hinted;			/* hint_fp is the scanned unit's */
+	uint64_t hint_fp;
 	int reread_fd;			/* the log of reread_agent, or -1 */
 	uint32_t reread_agent;
 	struct corral_buf reread;	/* the line read again */
@@ -196,12 +200,21 @@ int merge_reader_open(struct reader *rd, const char *path,
 void merge_reader_close(struct reader *rd);
 /*
  * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
- * NUL terminated, in rd->line; rd->raw, rd->torn and rd->lineno follow.
+ * NUL terminated, in rd->line (good until the next call); rd->raw,
+ * rd->torn, rd->lineno, rd->off and rd->end follow.
  * 1: a line; 0: end of file; -1: read error (err set).
  */
 int merge_reader_next(struct reader *rd, struct corral_err *err);
 /* Back to the first line.  0, or -1 with err set. */
 int merge_reader_rewind(struct reader *rd, struct corral_err *err);
+/* On from byte off of the file (lineno goes on).  0, or -1 with err set. */
+int merge_reader_seek(struct reader *rd, off_t off, struct corral_err *err);
+/*
+ * Up to n bytes from where the lines have got to, into p: how many (0 at
+ * the end of the file), or -1 with err set.
+ */
+ssize_t merge_reader_read(struct reader *rd, char *p, size_t n,
+    struct corral_err *err);
 /* 1 when the file is not the one first opened (size or mtime moved). */
 int merge_reader_changed(struct reader *rd);
 
@@ -228,21 +241,29 @@ int merge_results_read(const struct merge_results *m, const char *name,
 /* scan.c: a log line read as a record without building a tree         */
 
 /*
+ * Told a record's unit (its bytes in the line) as soon as the scanner has
+ * read it, before the rest of the line: the merge fetches the unit's slot
+ * meanwhile.  The line may still turn out not to be one the scanner takes.
+ */
+typedef void merge_unit_hint_fn(void *ctx, const char *unit, size_t len);
+/*
  * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
  * verdict and message, but of the record's members only unit, ok, status,
  * run, at and inputs are read when the scanner takes the line: then they
  * are copies in scratch, good until its next use, and r->doc is NULL.
- * Release r with corral_json_record_release either way.
+ * hint (may be NULL) is called as said above.  Release r with
+ * corral_json_record_release either way.
  */
 int merge_scan_record(const char *line, size_t len,
     struct corral_json_record *r, struct corral_buf *scratch,
-    struct corral_err *err);
+    merge_unit_hint_fn *hint, void *ctx, struct corral_err *err);
 /*
  * The scanner alone: 1 with r filled (as above) when it takes the line, 0
  * when it leaves it to corral_json_record_parse (for fuzz/scan.c).
  */
 int merge_scan_takes(const char *line, size_t len,
-    struct corral_json_record *r, struct corral_buf *scratch);
+    struct corral_json_record *r, struct corral_buf *scratch,
+    merge_unit_hint_fn *hint, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */

@@ -11,6 +11,7 @@
  * takes is one cJSON takes, with the same members, so that every verdict
  * and every message is still record.c's (fuzz/scan.c holds it to that).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "merge/merge-private.h"
@@ -24,10 +25,11 @@ enum { T_STRING, T_TRUE, T_FALSE, T_OTHER };
 static const char *const fname[NF] = {
 	"unit", "ok", "status", "run", "at", "inputs"
 };
-static const size_t flen[NF] = { 4, 2, 6, 3, 2, 6 };
 
 /* What the scan found of the top-level members it reads. */
 struct found {
+	merge_unit_hint_fn *hint;
+	void *ctx;
 	size_t at[NF], len[NF];	/* a string's bytes, quotes left out */
 	int n[NF];		/* members so named */
 	int str[NF];		/* the first is a string */
@@ -67,6 +69,38 @@ digits(const char *s, size_t i, size_t n)
 	return skip(s, i, n, is_digit);
 }
 
+#define ONES	UINT64_C(0x0101010101010101)
+#define HIGHS	UINT64_C(0x8080808080808080)
+
+/* Whether any byte of w is zero (exact when none is: bit-twiddling). */
+static uint64_t
+zero_byte(uint64_t w)
+{
+	return (w - ONES) & ~w & HIGHS;
+}
+
+/*
+ * The index of the first byte at or after s[i] that may end or escape a
+ * string ('"', '\\' or a control byte), eight bytes at a time; no further
+ * than n.  Only a word that holds one is looked at byte by byte.
+ */
+static size_t
+plain_end(const char *s, size_t i, size_t n)
+{
+	uint64_t w;
+
+	for (; n - i >= 8; i += 8) {
+		memcpy(&w, s + i, 8);
+		if (zero_byte(w ^ (ONES * '"')) | zero_byte(w ^ (ONES * '\\')) |
+		    ((w - ONES * 0x20) & ~w & HIGHS))
+			break;
+	}
+	while (i < n && s[i] != '"' && s[i] != '\\' &&
+	    (unsigned char)s[i] >= 0x20)
+		i++;
+	return i;
+}
+
 /*
  * The index after the string opening at s[i], or 0 when it is not one the
  * scanner takes; *esc is set when it holds an escape.
@@ -74,17 +108,12 @@ digits(const char *s, size_t i, size_t n)
 static size_t
 string_end(const char *s, size_t i, size_t n, int *esc)
 {
-	unsigned char c;
-
 	*esc = 0;
-	for (i++; i < n; i++) {
-		c = (unsigned char)s[i];
-		if (c == '"')
+	for (i++; (i = plain_end(s, i, n)) < n; i++) {
+		if (s[i] == '"')
 			return i + 1;
-		if (c < 0x20)
+		if (s[i] != '\\')
 			return 0;
-		if (c != '\\')
-			continue;
 		if (++i >= n || !s[i] || !strchr("\"\\/bfnrt", s[i]))
 			return 0;
 		*esc = 1;
@@ -130,20 +159,29 @@ word_end(const char *s, size_t i, size_t n, const char *word)
 	return n - i >= k && !memcmp(s + i, word, k) ? i + k : 0;
 }
 
-/* The field named key[0..len), or -1: by length first, as most keys are
- * none of them. */
+/* The field named key[0..len), or -1. */
 static int
 field_of(const char *key, size_t len)
 {
 	int f;
 
-	if (len < 2 || len > 6 || len == 5)
+	switch (len) {
+	case 2:
+		f = key[0] == 'o' ? F_OK : key[0] == 'a' ? F_AT : -1;
+		break;
+	case 3:
+		f = F_RUN;
+		break;
+	case 4:
+		f = F_UNIT;
+		break;
+	case 6:
+		f = key[0] == 's' ? F_STATUS : key[0] == 'i' ? F_INPUTS : -1;
+		break;
+	default:
 		return -1;
-	for (f = 0; f < NF; f++)
-		if (flen[f] == len && key[0] == fname[f][0] &&
-		    !memcmp(key, fname[f], len))
-			return f;
-	return -1;
+	}
+	return f >= 0 && !memcmp(key, fname[f], len) ? f : -1;
 }
 
 /*
@@ -153,7 +191,8 @@ field_of(const char *key, size_t len)
  * or nothing.  0, or -1 when the scanner leaves the line to record.c.
  */
 static int
-note(struct found *fd, int f, int t, size_t b, size_t e, int esc)
+note(const char *s, struct found *fd, int f, int t, size_t b, size_t e,
+    int esc)
 {
 	if (f < 0 || fd->n[f]++)
 		return 0;
@@ -168,6 +207,8 @@ note(struct found *fd, int f, int t, size_t b, size_t e, int esc)
 	fd->str[f] = 1;
 	fd->at[f] = b;
 	fd->len[f] = e - b;
+	if (f == F_UNIT && fd->hint)
+		fd->hint(fd->ctx, s + b, e - b);
 	return 0;
 }
 
@@ -235,7 +276,7 @@ item(const char *s, size_t i, size_t n, char *stack, int *depth, int *f,
 	vb = i;
 	if (!(i = scalar_end(s, i, n, &t, &esc)))
 		return 0;
-	if (*depth == 1 && note(fd, *f, t, vb + 1, i - 1, esc) < 0)
+	if (*depth == 1 && note(s, fd, *f, t, vb + 1, i - 1, esc) < 0)
 		return 0;
 	return i;
 }
@@ -251,7 +292,6 @@ scan(const char *s, size_t n, struct found *fd)
 	size_t i = skip_ws(s, 0, n), e;
 	int depth = 0, f = -1, fresh = 1, was;
 
-	memset(fd, 0, sizeof(*fd));
 	if (i >= n || s[i] != '{')
 		return 0;
 	stack[depth++] = s[i++];
@@ -273,7 +313,7 @@ scan(const char *s, size_t n, struct found *fd)
 		while (i < n && s[i] == closer(stack[depth - 1])) {
 			if (--depth == 0)
 				return skip_ws(s, i + 1, n) == n;
-			if (depth == 1 && note(fd, f, T_OTHER, 0, 0, 0) < 0)
+			if (depth == 1 && note(s, fd, f, T_OTHER, 0, 0, 0) < 0)
 				return 0;
 			i = skip_ws(s, i + 1, n);
 		}
@@ -315,26 +355,25 @@ fill(const char *s, const struct found *fd, struct corral_json_record *r,
 }
 
 int
-merge_scan_record(const char *line, size_t len,
-    struct corral_json_record *r, struct corral_buf *scratch,
-    struct corral_err *err)
+merge_scan_takes(const char *line, size_t len, struct corral_json_record *r,
+    struct corral_buf *scratch, merge_unit_hint_fn *hint, void *ctx)
 {
 	struct found fd;
 
 	memset(r, 0, sizeof(*r));
-	if (scan(line, len, &fd) && fd.n[F_UNIT] == 1 && fd.n[F_OK] == 1 &&
-	    fill(line, &fd, r, scratch) == 0)
-		return 0;
-	return corral_json_record_parse(line, len, r, err);
+	memset(&fd, 0, sizeof(fd));
+	fd.hint = hint;
+	fd.ctx = ctx;
+	return scan(line, len, &fd) && fd.n[F_UNIT] == 1 &&
+	    fd.n[F_OK] == 1 && fill(line, &fd, r, scratch) == 0;
 }
 
 int
-merge_scan_takes(const char *line, size_t len, struct corral_json_record *r,
-    struct corral_buf *scratch)
+merge_scan_record(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    merge_unit_hint_fn *hint, void *ctx, struct corral_err *err)
 {
-	struct found fd;
-
-	memset(r, 0, sizeof(*r));
-	return scan(line, len, &fd) && fd.n[F_UNIT] == 1 &&
-	    fd.n[F_OK] == 1 && fill(line, &fd, r, scratch) == 0;
+	if (merge_scan_takes(line, len, r, scratch, hint, ctx))
+		return 0;
+	return corral_json_record_parse(line, len, r, err);
 }
