@@ -126,7 +126,7 @@ __corral_xgit := $(if $(__corral_auto),-x .git)
 
 # Finish writing $@ from $@.tmp: keep the old file (and its mtime) when the
 # content is the same, else rename the new one into place.
-__corral_filechk = if cmp -s $@.tmp $@; then rm -f $@.tmp; \
+__corral_filechk = if [ -e $@ ] && cmp -s $@.tmp $@; then rm -f $@.tmp; \
 	else mv -f $@.tmp $@; fi
 
 # The same for the small files every run makes again (a few short lines),
@@ -183,18 +183,23 @@ __corral_list = \
 	if [ -n "$$CORRAL_DISCOVER" ]; then \
 		(cd "$$__corral_src" && \
 		$(call __corral-unlocked,sh -c "$$CORRAL_DISCOVER")); \
-	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
+# A units file is read where it is, not copied first.
 units: $(__corral_force) | .corral-out
-	$(__corral_Q)($(__corral_list)) > $@.raw || { \
+	$(__corral_Q)if [ -z "$$CORRAL_DISCOVER" ] && [ -n "$$__corral_units_file" ]; then \
+		set -- "$$__corral_units_file"; \
+	else set -- $@.raw; ($(__corral_list)) > $@.raw || { \
 		echo "corral: listing the units failed (status $$?)" >&2; \
-		rm -f $@.raw; exit 2; }; \
+		rm -f $@.raw; exit 2; }; fi; \
 	awk 'BEGIN { p = ENVIRON["__corral_outrel"] } \
 		{ sub(/\r$$/, "") } \
 		p == "" || ($$0 != p && $$0 != "./" p && \
 		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
-		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_shard_cut)$(__corral_filechk)
+		"$$1" > $@.tmp || { \
+		echo "corral: listing the units failed (status $$?)" >&2; \
+		rm -f $@.tmp; exit 2; }; \
+	{ [ "$$1" != $@.raw ] || rm -f $@.raw; } && $(__corral_shard_cut)$(__corral_filechk)
 
 # A shard's units: its part of the population, the same on every host.
 __corral_shard := $(value __corral_shard_k)
@@ -375,7 +380,8 @@ inputs: FORCE cmd
 	$(__corral_Q)$(__corral_nl); $(call __corral-slurp,cmd); \
 		i=$$({ printf '%s' "$$o"; $(call __corral-manifests,slices) || { \
 		rm -f slices/*.manifest; echo none; }; } | \
-		sha256sum | cut -c1-16) && v="$$i$$nl" && $(__corral_put)
+		sha256sum) && i=$${i%"$${i#????????????????}"} && v="$$i$$nl" && \
+		$(__corral_put)
 	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
 		$(__corral_learned_keep); done)
 	$(__corral_Q)sed -n 's/^- //p' slices/*.manifest 2>/dev/null | \
