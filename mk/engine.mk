@@ -399,14 +399,15 @@ __corral_merge = set -- $(__corral_o)/logs; \
 	$(__corral_b)corral-lock $${__corral_guard:+-G "$$__corral_guard"} \
 	$(__corral_o) $(__corral_b)corral-merge -s $(__corral_merge_opts) \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) "$$@"
-# After a merge: the failed and not-run units (what a re-run takes), then
-# the one-screen summary, kept in board (shown after it, and again by a run
-# that merges nothing new), and the JUnit report if one is wanted.
-__corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
+# After a merge: the failed and not-run units (what a re-run takes), and
+# beside it (both only read the merge's files) the one-screen summary,
+# kept in board (shown after it, and again by a run that merges nothing
+# new), then the JUnit report if one is wanted.
+__corral_summary = { $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
-	mv -f failed.units.tmp failed.units; \
+	mv -f failed.units.tmp failed.units; } & \
 	$(__corral_b)corral-scoreboard -f $(__corral_score_opts) \
-	$(__corral_o) > board.tmp; mv -f board.tmp board$(if \
+	$(__corral_o) > board.tmp; mv -f board.tmp board; wait $$!$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)$(__corral_manifest)
 
