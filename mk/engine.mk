@@ -406,8 +406,11 @@ __corral_merge = set -- $(__corral_o)/logs; \
 __corral_summary = { $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
 	mv -f failed.units.tmp failed.units; } & \
-	$(__corral_b)corral-scoreboard -f $(__corral_score_opts) \
-	$(__corral_o) > board.tmp; mv -f board.tmp board; wait $$!$(if \
+	if [ -s units ]; then $(__corral_b)corral-scoreboard -f \
+	$(__corral_score_opts) $(__corral_o); else echo "corral: shard \
+	$$__corral_shard_k/$$__corral_shard_n holds none of the $$(wc -l \
+	< population | tr -d ' ') units: there are more shards than units"; \
+	fi > board.tmp; mv -f board.tmp board; wait $$!$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)$(__corral_manifest)
 
@@ -436,6 +439,9 @@ inputs: $(if $(__corral_stamps),parts)
 # make's error line, if any, names the target the user asked for.
 __corral_answer = echo $$st > exit-status
 
+# An empty population is said in one line, and is no result; an empty
+# shard of a population is a result (a matrix wider than the suite).
+__corral_shard_empty = $(if $(__corral_shard), && [ ! -s population ])
 # An empty population is said in one line, and is no result.
 __corral_nounits = if [ -n "$$CORRAL_DISCOVER" ]; then \
 		echo "corral: no units: CORRAL_DISCOVER printed nothing"; \
@@ -450,7 +456,9 @@ __corral_phony += __corral-run
 # result stands and its board is shown again.  No process per slice, no
 # log read again: make's own view of the stamps decides.
 merged: units merge-config $(__corral_stamps)
-	$(__corral_Q)[ ! -e $@ ] || rm -f $@; if [ ! -s units ]; then st=2; $(__corral_nounits); else \
+	$(__corral_Q)[ ! -e $@ ] || rm -f $@; if [ ! -s units ]$(__corral_shard_empty); then \
+	st=2; $(__corral_nounits); else \
+	$(if $(__corral_shard),[ -s units ] || mkdir -p logs; )\
 	$(if $(__corral_tell),printf '  %-7s %s\n' MERGE $(call \
 		__corral-q,$(__corral_O));) \
 	{ [ ! -e rerun ] || rm -rf rerun; }; $(__corral_merge); st=$$?; $(__corral_summary); \

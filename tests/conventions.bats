@@ -201,11 +201,12 @@ EOF
 	assert_output "$(printf 'FAIL-c\na')"
 }
 
-@test "conventions: CORRAL_HALT=2 starts no unit once 2 failed; the rest are not-run, noted as halted, and the result is complete" {
+@test "conventions: CORRAL_HALT=2 starts no unit once 2 failed; the rest are not-run, noted as halted, counted as not run, and the result is complete" {
 	# agent 0 has FAIL-1, FAIL-3 and u5; agent 1, which starts after it, the rest
 	project FAIL-1 u2 FAIL-3 u4 u5 u6
 	run -2 --separate-stderr make -C proj -j1 corral-run CORRAL_HALT=2 CORRAL_AGENTS=2 CORRAL_SPLIT=roundrobin
 	assert_equal "$(printf 'FAIL-1\nFAIL-3')" "$(cat "$RAN")"
+	assert_contains "$output" "merged 6 units from 2 agents: 0 passed, 2 failed, 4 not run"
 	assert_json '.units == 6 and .merged == 6 and .missing == 0 and .failures == 6' proj/.corral/summary.json
 	run -0 jq -r 'select(.status == "not-run") | .note' proj/.corral/failures.jsonl
 	assert_equal 4 "${#lines[@]}"

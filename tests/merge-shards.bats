@@ -78,6 +78,23 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 	assert_equal 12 "$(wc -l < ran)"
 }
 
+@test "merge-shards: a shard that holds none of the units (more shards than units) runs nothing, says so, exits 0 and merges as an empty shard" {
+	project p 2
+	for k in 1 2 3; do
+		run -0 make -C p corral-run CORRAL_SHARD=$k/3
+	done
+	assert_contains "$output" "corral: shard 3/3 holds none of the 2 units: there are more shards than units"
+	refute_contains "$output" "no units"
+	assert_json '.units == 0' p/.corral/shard-3-of-3/shard.json
+	run -0 make -C p corral-merge-shards
+	assert_json '.units == 2 and .merged == 2 and .missing == 0' p/.corral/summary.json
+	assert_equal 2 "$(wc -l < ran)"
+	# a population with no units at all is still an error
+	: > p/empty.list
+	run -2 make -C p corral-run CORRAL_SHARD=1/3 CORRAL_DISCOVER= CORRAL_UNITS_FILE=empty.list
+	assert_contains "$output" "corral: no units: CORRAL_UNITS_FILE"
+}
+
 @test "merge-shards: a missing shard is named, its units not-run, exit 2" {
 	hosts 3
 	run -2 --separate-stderr make -C h1 corral-merge-shards \

@@ -176,16 +176,20 @@ hist() {
 	assert_output "$(printf '0.units\n1.units\n4.unitsx\nnotes.txt')"
 }
 
-@test "split: -o also removes the parts, manifests and stamps of a larger earlier plan's slices, -l their agents' logs, and nothing else" {
+@test "split: -o also removes the parts, manifests and stamps of a larger earlier plan's slices, -l their agents' logs and output directories, and nothing else" {
 	mkdir logs
 	corral-split -n 4 -o plan < <(seq 1 10)
 	touch plan/1.pass plan/3.parts plan/3.manifest plan/3.pass plan/3.partsx
 	touch logs/agent-1.jsonl logs/agent-3.jsonl logs/agent-3.jsonl.part logs/agent-x.jsonl logs/notes
+	# the captured output of slices, also of a shard's agents (agent-K.sS)
+	mkdir -p logs/agent-1 logs/agent-3/x logs/agent-2.s1 logs/agent-x
+	touch logs/agent-1/1.out logs/agent-3/1.out logs/agent-3/x/2.out logs/agent-2.s1/1.out
 	corral-split -n 2 -o plan -l logs < <(seq 1 10)
 	run -0 ls plan
 	assert_output "$(printf '0.units\n1.pass\n1.units\n3.partsx')"
 	run -0 ls logs
-	assert_output "$(printf 'agent-1.jsonl\nagent-x.jsonl\nnotes')"
+	assert_output "$(printf 'agent-1\nagent-1.jsonl\nagent-x\nagent-x.jsonl\nnotes')"
+	assert_file_exists logs/agent-1/1.out
 	run -0 corral-split -n 1 -o plan -l no-such-dir < <(seq 1 3)
 	run -2 --separate-stderr corral-split -n 1 -l logs < <(seq 1 3)
 	assert_stderr "$USAGE"

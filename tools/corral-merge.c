@@ -79,9 +79,9 @@ print_summary(const struct corral_merge_stats *st, const char *shard)
 		printf(" (%zu flaky)", st->flaky);
 	if (st->skipped)
 		printf(", %zu skipped", st->skipped);
-	printf(", %zu failed", st->failures - st->missing);
-	if (st->missing)
-		printf(", %zu not run", st->missing);
+	printf(", %zu failed", st->failures - st->not_run);
+	if (st->not_run)
+		printf(", %zu not run", st->not_run);
 	if (st->attempts > st->merged)
 		printf("; %zu attempts", st->attempts);
 	if (st->refused.n)

@@ -22,6 +22,8 @@
  * (corral_split_auto), never as many as run at once.  The slice files
  * are made again whenever they are missing, so they are never fsynced.
  */
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -140,12 +142,12 @@ static const char *const slice_files[] = {
 	".units", ".est", ".parts", ".manifest", ".pass", NULL
 };
 
-/* Whether name is one of names (NULL: any name that starts with '.'). */
+/* Whether name is one of names (NULL: none, or any that starts with '.'). */
 static int
 one_of(const char *name, const char *const *names)
 {
 	if (!names)
-		return *name == '.';
+		return !*name || *name == '.';
 	for (; *names; names++)
 		if (!strcmp(name, *names))
 			return 1;
@@ -153,10 +155,11 @@ one_of(const char *name, const char *const *names)
 }
 
 /*
- * Remove every dir/PREFIX K SUFFIX, SUFFIX one of suffixes (NULL: any
- * ".*"), for K >= n (a slice of an earlier, larger plan), and with
- * drop_est every dir/K.est too.  A dir that does not exist holds nothing
- * to remove.
+ * Remove every dir/PREFIX K SUFFIX, SUFFIX one of suffixes (NULL: none
+ * or any ".*"), for K >= n (a slice of an earlier, larger plan), and with
+ * drop_est every dir/K.est too; a directory (an agent's captured output)
+ * goes with all it holds.  A dir that does not exist holds nothing to
+ * remove.
  */
 static void
 remove_stale(const char *dir, const char *prefix,
@@ -164,7 +167,9 @@ remove_stale(const char *dir, const char *prefix,
 {
 	struct corral_buf path = CORRAL_BUF_INIT;
 	size_t plen = strlen(prefix);
+	struct corral_err err;
 	struct dirent *de;
+	struct stat st;
 	unsigned long k;
 	char *end;
 	DIR *d;
@@ -186,7 +191,10 @@ remove_stale(const char *dir, const char *prefix,
 		corral_buf_reset(&path);
 		if (corral_buf_addf(&path, "%s/%s", dir, de->d_name) < 0)
 			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		if (unlink(path.data) < 0 && errno != ENOENT)
+		if (lstat(path.data, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (corral_remove_tree(path.data, &err) < 0)
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+		} else if (unlink(path.data) < 0 && errno != ENOENT)
 			corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
 			    path.data);
 	}

@@ -20,6 +20,7 @@
 #define CORRAL_MERGE_PRIVATE_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -32,6 +33,16 @@
 
 #define MERGE_NONE UINT32_MAX		/* no agent: a not-run record */
 #define MERGE_OUT_CHUNK (256 * 1024)	/* bytes buffered before a write */
+
+/*
+ * Where a merge's messages go: report(arg, message), or nowhere when
+ * report is NULL.  A run (struct merge) and a merge of shards (shards.c)
+ * each hold one.
+ */
+struct merge_voice {
+	corral_merge_report_fn *report;
+	void *arg;
+};
 
 /* One agent's finished log. */
 struct agent {
@@ -101,8 +112,7 @@ struct reader {
 struct merge {
 	const struct corral_merge_opts *o;
 	struct corral_merge_stats *st;
-	corral_merge_report_fn *report;
-	void *arg;
+	struct merge_voice voice;
 	char *logdir;			/* logdirs[0], for the default outdir */
 	char **logdirs;
 	DIR **dirs;			/* opened before the lock */
@@ -137,7 +147,9 @@ struct merge {
 /* ------------------------------------------------------------------ */
 /* merge.c: messages, paths, and the run itself                        */
 
-/* A warning, through o's report function: the merge goes on. */
+/* The message fmt, formatted, said through v (ENOMEM: not said). */
+void merge_vsay(const struct merge_voice *v, const char *fmt, va_list ap);
+/* A warning, through m's voice: the merge goes on. */
 void merge_say(struct merge *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Bad input, counted in st->bad: nothing will be written. */

@@ -35,13 +35,13 @@
 /* ------------------------------------------------------------------ */
 /* messages                                                            */
 
-static void
-vsay(struct merge *m, const char *fmt, va_list ap)
+void
+merge_vsay(const struct merge_voice *v, const char *fmt, va_list ap)
 {
 	struct corral_buf msg = CORRAL_BUF_INIT;
 
-	if (corral_buf_vaddf(&msg, fmt, ap) == 0 && m->report)
-		m->report(m->arg, msg.data);
+	if (corral_buf_vaddf(&msg, fmt, ap) == 0 && v->report)
+		v->report(v->arg, msg.data);
 	corral_buf_release(&msg);
 }
 
@@ -52,7 +52,7 @@ merge_say(struct merge *m, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsay(m, fmt, ap);
+	merge_vsay(&m->voice, fmt, ap);
 	va_end(ap);
 }
 
@@ -64,7 +64,7 @@ merge_bad(struct merge *m, const char *fmt, ...)
 
 	m->st->bad++;
 	va_start(ap, fmt);
-	vsay(m, fmt, ap);
+	merge_vsay(&m->voice, fmt, ap);
 	va_end(ap);
 }
 
@@ -282,8 +282,8 @@ corral_merge_run(const struct corral_merge_opts *o,
 	memset(st, 0, sizeof(*st));
 	m.o = o;
 	m.st = st;
-	m.report = report;
-	m.arg = arg;
+	m.voice.report = report;
+	m.voice.arg = arg;
 	if (setup(&m, err) < 0 || lock_outdir(&m, err) < 0 ||
 	    merge_roll_forward(&m, err) < 0)
 		goto out;

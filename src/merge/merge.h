@@ -59,6 +59,8 @@ struct corral_merge_stats {
 	size_t successes;	/* lines written to successes.jsonl */
 	size_t failures;	/* lines written to failures.jsonl */
 	size_t missing;		/* expected units no log holds (not-run) */
+	size_t not_run;		/* not-run records: the missing, and those
+				   an agent wrote (a halted run) */
 	size_t duplicates;	/* units in more than one agent's log */
 	size_t unexpected;	/* units in the logs that were not expected */
 	size_t agents;		/* agent logs read */

@@ -33,8 +33,7 @@ struct given {
 
 struct shards {
 	const struct corral_shards_opts *o;
-	corral_merge_report_fn *report;
-	void *arg;
+	struct merge_voice voice;
 	struct corral_strv units;
 	size_t *bin;
 	char population[CORRAL_SHA256_HEX];
@@ -55,14 +54,11 @@ say(struct shards *s, const char *fmt, ...)
 static void
 say(struct shards *s, const char *fmt, ...)
 {
-	struct corral_buf msg = CORRAL_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (corral_buf_vaddf(&msg, fmt, ap) == 0 && s->report)
-		s->report(s->arg, msg.data);
+	merge_vsay(&s->voice, fmt, ap);
 	va_end(ap);
-	corral_buf_release(&msg);
 }
 
 /* K and N from a directory named shard-K-of-N; 0 when it is not. */
@@ -351,7 +347,8 @@ merge(struct shards *s, struct corral_merge_stats *st, size_t *missing,
 		return merge_nomem(err);
 	}
 	*missing = mo.nabsent;
-	rc = corral_merge_run(&mo, st, s->report, s->arg, err);
+	rc = corral_merge_run(&mo, st, s->voice.report, s->voice.arg,
+	    err);
 	free(a);
 	return rc;
 }
@@ -386,8 +383,8 @@ corral_merge_shards(const struct corral_shards_opts *o,
 	memset(&s, 0, sizeof(s));
 	memset(st, 0, sizeof(*st));
 	s.o = o;
-	s.report = report;
-	s.arg = arg;
+	s.voice.report = report;
+	s.voice.arg = arg;
 	*missing = 0;
 	if (!o->ndirs)
 		return corral_err_set(err, 0, "no shard directories to merge");

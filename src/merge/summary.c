@@ -86,6 +86,7 @@ merge_count_results(struct merge *m)
 {
 	long *flaky = corral_set_get(m->status_ix, "flaky");
 	long *skip = corral_set_get(m->status_ix, "skip");
+	long *not_run = corral_set_get(m->status_ix, "not-run");
 	size_t i;
 
 	for (i = 0; i < m->nrecs; i++) {
@@ -99,6 +100,8 @@ merge_count_results(struct merge *m)
 			m->st->flaky++;
 		if (skip && m->recs[i].status == (uint32_t)*skip)
 			m->st->skipped++;
+		if (not_run && m->recs[i].status == (uint32_t)*not_run)
+			m->st->not_run++;
 	}
 	m->st->units = m->o->units ? m->expected.n : m->st->merged;
 }
