@@ -182,21 +182,12 @@ line_done(struct last_line *l)
 static void
 last_line_add(struct last_line *l, const char *p, size_t n)
 {
-	const char *nl;
-	size_t part, room;
+	int whole;
 
 	while (n) {
-		nl = memchr(p, '\n', n);
-		part = nl ? (size_t)(nl - p) : n;
-		room = LAST_LINE_MAX - l->cur.len;
-		(void)corral_buf_add(&l->cur, p, part < room ? part : room);
-		p += part;
-		n -= part;
-		if (!nl)
-			break;
-		p++;
-		n--;
-		line_done(l);
+		(void)corral_line_take(&l->cur, LAST_LINE_MAX, &p, &n, &whole);
+		if (whole)
+			line_done(l);
 	}
 }
 

@@ -13,7 +13,6 @@
  * bwrap in between changes what the agent sees.
  */
 #define _GNU_SOURCE	/* NSIG */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -314,25 +313,18 @@ has(const pid_t *set, size_t n, pid_t pid)
 static long
 signal_pass(pid_t pgid, int sig, pid_t *done, size_t *ndone)
 {
-	struct dirent *de;
 	long ppid, pgrp, n = 0;
 	pid_t pid;
 	DIR *d;
 
 	if (!(d = opendir("/proc")))
 		return -1;
-	while (*ndone < MEMBERS_MAX && (de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = (pid_t)atol(de->d_name);
-		if (pid == pgid || has(done, *ndone, pid) ||
-		    corral_proc_stat(pid, &ppid, &pgrp) < 0 || pgrp != pgid)
-			continue;
-		if (kill(pid, sig) == 0) {
+	while (*ndone < MEMBERS_MAX && corral_proc_next(d, &pid, &ppid, &pgrp))
+		if (pgrp == pgid && pid != pgid && !has(done, *ndone, pid) &&
+		    kill(pid, sig) == 0) {
 			done[(*ndone)++] = pid;
 			n++;
 		}
-	}
 	closedir(d);
 	return n;
 }

@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE	/* ppoll */
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -305,21 +304,15 @@ read_children(pid_t *out, size_t max)
 static long
 scan_children(pid_t *out, size_t max)
 {
-	struct dirent *de;
 	long ppid, pgrp, n = 0;
 	pid_t pid;
 	DIR *d;
 
 	if (!(d = opendir("/proc")))
 		return -1;
-	while ((size_t)n < max && (de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = (pid_t)atol(de->d_name);
-		if (corral_proc_stat(pid, &ppid, &pgrp) == 0 &&
-		    ppid == getpid())
+	while ((size_t)n < max && corral_proc_next(d, &pid, &ppid, &pgrp))
+		if (ppid == getpid())
 			out[n++] = pid;
-	}
 	closedir(d);
 	return n;
 }

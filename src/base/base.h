@@ -13,6 +13,7 @@
 #ifndef CORRAL_BASE_H
 #define CORRAL_BASE_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -191,6 +192,18 @@ size_t corral_line_chomp(char *line, size_t len);
  * JSON lines file, which readers skip (JSON's whitespace around a value).
  */
 int corral_line_blank(const char *s, size_t n);
+/*
+ * One step through a stream that comes in pieces cut anywhere, as lines
+ * of at most max bytes: the bytes of *p (*n of them) up to the first
+ * '\n' join the line being read in cur (as many as keep it within max;
+ * the rest of a longer line is dropped), and *p and *n move past them
+ * and that '\n'.  *whole: 1 when the '\n' was reached (cur is the whole
+ * line, without it; the caller empties cur), 0 when the piece ran out
+ * first.  0, or -1 on ENOMEM (cur lacks the bytes, which are passed over
+ * all the same).
+ */
+int corral_line_take(struct corral_buf *cur, size_t max, const char **p,
+    size_t *n, int *whole);
 
 /* ------------------------------------------------------------------ */
 /* set.c: a hash set of strings mapping each to an integer             */
@@ -635,6 +648,13 @@ int corral_proc_await(pid_t pid, long long deadline);
  * 0, or -1 when /proc does not tell (no such process, no /proc).
  */
 int corral_proc_stat(pid_t pid, long *ppid, long *pgrp);
+/*
+ * The next process of d, a listing of /proc (opendir("/proc"); the
+ * caller closes it), in *pid, with its parent and group as
+ * corral_proc_stat reads them (one /proc no longer tells of is passed
+ * over): 1, or 0 at the end of d.
+ */
+int corral_proc_next(DIR *d, pid_t *pid, long *ppid, long *pgrp);
 /* Reap child pid, its wait status in *wstatus (may be NULL).  0, or -1. */
 int corral_proc_reap(pid_t pid, int *wstatus);
 

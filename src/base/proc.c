@@ -358,6 +358,19 @@ corral_proc_stat(pid_t pid, long *ppid, long *pgrp)
 	return 0;
 }
 
+int
+corral_proc_next(DIR *d, pid_t *pid, long *ppid, long *pgrp)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]) &&
+		    corral_proc_stat(*pid = (pid_t)atol(de->d_name), ppid,
+		    pgrp) == 0)
+			return 1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Running a program to its end                                         */
 

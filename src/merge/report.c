@@ -84,6 +84,25 @@ add_cp(struct corral_buf *b, unsigned long c)
 	return corral_buf_add(b, u, n);
 }
 
+/* How one code point is written: 0, or -1 (ENOMEM). */
+typedef int add_fn(struct corral_buf *b, unsigned long c);
+
+/* s[0..n), code point by code point (utf8_next), each through add. */
+static int
+add_each(struct corral_buf *b, const char *s, size_t n, add_fn *add)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned long c;
+	size_t i, k;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i += k) {
+		k = utf8_next(p + i, n - i, &c);
+		rc = add(b, c);
+	}
+	return rc;
+}
+
 /* XML 1.0's Char production. */
 static int
 xml_char(unsigned long c)
@@ -93,77 +112,85 @@ xml_char(unsigned long c)
 	    c <= 0x10FFFF);
 }
 
+/* c for report_xml; text: in an element's text, not an attribute. */
+static int
+add_xml(struct corral_buf *b, unsigned long c, int text)
+{
+	if (!xml_char(c))
+		c = REPLACEMENT;
+	switch (c) {
+	case '&': return corral_buf_addstr(b, "&amp;");
+	case '<': return corral_buf_addstr(b, "&lt;");
+	case '>': return corral_buf_addstr(b, "&gt;");
+	case '"': return corral_buf_addstr(b, "&quot;");
+	case '\'': return corral_buf_addstr(b, "&apos;");
+	/* Kept as they are even inside attribute values. */
+	case '\t': return text ? corral_buf_addch(b, '\t') :
+	    corral_buf_addstr(b, "&#9;");
+	case '\n': return text ? corral_buf_addch(b, '\n') :
+	    corral_buf_addstr(b, "&#10;");
+	case '\r': return corral_buf_addstr(b, "&#13;");
+	default: return add_cp(b, c);
+	}
+}
+
+static int
+add_xml_text(struct corral_buf *b, unsigned long c)
+{
+	return add_xml(b, c, 1);
+}
+
+static int
+add_xml_attr(struct corral_buf *b, unsigned long c)
+{
+	return add_xml(b, c, 0);
+}
+
 /* report_xml: report-private.h says what it escapes. */
 int
 report_xml(struct corral_buf *b, const char *s, size_t n, int text)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned long c;
-	size_t i, k;
-	int rc = 0;
+	return add_each(b, s, n, text ? add_xml_text : add_xml_attr);
+}
 
-	for (i = 0; i < n && rc == 0; i += k) {
-		k = utf8_next(p + i, n - i, &c);
-		if (!xml_char(c))
-			c = REPLACEMENT;
-		switch (c) {
-		case '&': rc = corral_buf_addstr(b, "&amp;"); break;
-		case '<': rc = corral_buf_addstr(b, "&lt;"); break;
-		case '>': rc = corral_buf_addstr(b, "&gt;"); break;
-		case '"': rc = corral_buf_addstr(b, "&quot;"); break;
-		case '\'': rc = corral_buf_addstr(b, "&apos;"); break;
-		/* Kept as they are even inside attribute values. */
-		case '\t': rc = text ? corral_buf_addch(b, '\t') :
-		    corral_buf_addstr(b, "&#9;"); break;
-		case '\n': rc = text ? corral_buf_addch(b, '\n') :
-		    corral_buf_addstr(b, "&#10;"); break;
-		case '\r': rc = corral_buf_addstr(b, "&#13;"); break;
-		default: rc = add_cp(b, c); break;
-		}
-	}
-	return rc;
+/* c inside a YAML double-quoted scalar. */
+static int
+add_yaml_cp(struct corral_buf *b, unsigned long c)
+{
+	if (c == '"' || c == '\\')
+		return corral_buf_addf(b, "\\%c", (int)c);
+	if (c < 0x20 || c == 0x7F)
+		return corral_buf_addf(b, "\\x%02lx", c);
+	return add_cp(b, c);
 }
 
 /* A YAML double-quoted scalar that TAP::Parser's YAMLish reader reads. */
 static int
 add_yaml(struct corral_buf *b, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned long c;
-	size_t i, k;
 	int rc = corral_buf_addch(b, '"');
 
-	for (i = 0; i < n && rc == 0; i += k) {
-		k = utf8_next(p + i, n - i, &c);
-		if (c == '"' || c == '\\')
-			rc = corral_buf_addf(b, "\\%c", (int)c);
-		else if (c < 0x20 || c == 0x7F)
-			rc = corral_buf_addf(b, "\\x%02lx", c);
-		else
-			rc = add_cp(b, c);
-	}
+	if (rc == 0)
+		rc = add_each(b, s, n, add_yaml_cp);
 	return rc | corral_buf_addch(b, '"');
+}
+
+/* c in a TAP description: '#' and '\' escaped, a control a space. */
+static int
+add_tap_cp(struct corral_buf *b, unsigned long c)
+{
+	if (c == '#' || c == '\\')
+		return corral_buf_addf(b, "\\%c", (int)c);
+	if (c < 0x20 || c == 0x7F)
+		return corral_buf_addch(b, ' ');
+	return add_cp(b, c);
 }
 
 /* A TAP description: one line, '#' and '\' escaped. */
 static int
 add_tap_text(struct corral_buf *b, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i, k, n = strlen(s);
-	unsigned long c;
-	int rc = 0;
-
-	for (i = 0; i < n && rc == 0; i += k) {
-		k = utf8_next(p + i, n - i, &c);
-		if (c == '#' || c == '\\')
-			rc = corral_buf_addf(b, "\\%c", (int)c);
-		else if (c < 0x20 || c == 0x7F)
-			rc = corral_buf_addch(b, ' ');
-		else
-			rc = add_cp(b, c);
-	}
-	return rc;
+	return add_each(b, s, strlen(s), add_tap_cp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -384,16 +411,7 @@ corral_report_tap(const struct corral_report *rep, struct corral_buf *b)
 int
 report_utf8(struct corral_buf *b, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned long c;
-	size_t i, k;
-	int rc = 0;
-
-	for (i = 0; i < n && rc == 0; i += k) {
-		k = utf8_next(p + i, n - i, &c);
-		rc = add_cp(b, c);
-	}
-	return rc;
+	return add_each(b, s, n, add_cp);
 }
 
 long long

@@ -297,21 +297,14 @@ read_line(struct corral_tap *t, const char *s, size_t n)
 int
 corral_tap_add(struct corral_tap *t, const char *p, size_t n)
 {
-	const char *nl;
-	size_t part, room;
+	int whole;
 
 	while (n && !t->err) {
-		nl = memchr(p, '\n', n);
-		part = nl ? (size_t)(nl - p) : n;
-		room = TAP_LINE_MAX - t->line.len;
-		if (corral_buf_add(&t->line, p, part < room ? part : room) < 0)
+		if (corral_line_take(&t->line, TAP_LINE_MAX, &p, &n,
+		    &whole) < 0)
 			t->err = ENOMEM;
-		p += part;
-		n -= part;
-		if (!nl)
-			break;
-		p++;
-		n--;
+		if (!whole)
+			continue;
 		if (!t->err && read_line(t, t->line.data ? t->line.data : "",
 		    t->line.len) < 0)
 			t->err = ENOMEM;
