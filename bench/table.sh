@@ -12,9 +12,9 @@
 #   BENCH_ROUNDS=3   rounds of each interleaved pair
 #   BENCH_BIG=0      1: also dispatch 100,000 units of 'true' through
 #                    corral (auto slices) and merge 1 GB of logs (minutes)
-#   BENCH_SUITE=     a bats project (its .bats files in test/ or tests/,
-#                    e.g. a checkout of rbenv): the row of a real suite,
-#                    a first corral run at -j2 against serial 'bats DIR'
+#   BENCH_SUITE=     a bats project (e.g. a checkout of rbenv): the row of
+#                    a real suite, by bench/suite.sh (which make bench
+#                    then runs no more; its own knobs apply)
 #   BENCH_SUITE_ROUNDS=1   rounds of that pair (each is a whole suite)
 #   BENCH_QUICK=0    1: a tenth of every population, to check this script,
 #                    not to measure
@@ -279,31 +279,14 @@ grow "merge, us per record at $(echo "$sizes" | sed 's/ / MB \/ /g') MB" \
 	"$(echo $mper | sed 's/ / \/ /g')" "$(steps "$@")" "each step <= 1.1 (linear or better)" le 1.1
 
 # ---------------------------------------------------------------------
-# 6. A real bats suite (BENCH_SUITE), its first run: corral at -j2, one
-# unit per .bats file, CORRAL_PARTS = auto (a first run clones the whole
-# tree into each slice, less .git), against serial bats over the
-# directory.
+# 6. A real bats suite (BENCH_SUITE), its first run through corral at -j2
+# against serial bats: bench/suite.sh's measurement, its lines shown here.
 if [ -n "$suite" ]; then
-	suite=$(cd "$suite" && pwd)
-	t='test'
-	[ -d "$suite/$t" ] || t=tests
-	n=$(find "$suite/$t" -maxdepth 1 -type f -name '*.bats' | wc -l)
-	p=$work/suite j=2
-	mkdir -p "$p"
-	cat > "$p/Makefile" <<ZZMK
-CORRAL_SRC = $suite
-CORRAL_OUT = $p/out
-CORRAL_DISCOVER = find $t -maxdepth 1 -type f -name '*.bats' | LC_ALL=C sort
-CORRAL_CMD = bats "\$\$CORRAL_UNIT"
-CORRAL_PARTS = auto
-include $root/corral.mk
-ZZMK
-	# Its failures are results, and make says them with status 2.
-	suite_corral() { corral || [ $? -le 2 ]; }
-	bats_serial() { (cd "$suite" && bats "$t"); }
-	pair "$suite_rounds" clean suite_corral bats_serial
-	row "a real bats suite, $(basename "$suite") ($n files), first run: \`make -j2 corral-run\` / serial \`bats $t\`" \
-		"$ratio" "<= 0.65" le 0.65
+	BENCH_SUITE=$suite sh "$root/bench/suite.sh" 2 "$suite_rounds" > "$work/suite"
+	cat "$work/suite"
+	echo
+	row "a real bats suite, $(sed -n '1s/^suite: \(.*\), \([0-9]*\) files.*/\1 (\2 files)/p' "$work/suite"), first run: \`make -j2 corral-run\` / serial \`bats\` ($suite_rounds round(s))" \
+		"$(sed -n 's/.*median of [0-9]* rounds: \([0-9.]*\).*/\1/p' "$work/suite")" "<= 0.65" le 0.65
 else
 	printf '| a real bats suite at -j2, first run / serial bats | not run (set BENCH_SUITE to a bats project) | <= 0.65 | |\n' >> "$rows"
 fi
