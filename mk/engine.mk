@@ -239,10 +239,10 @@ __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
 # A new plan starts the slices afresh: corral-split removes the files and
 # logs of slices that no longer exist, and re-run layers go, which
 # answered the old plan.  corral-split numbers the slices longest first
-# (by history, else by count), so listing them in order makes make start
-# the longest first.  plan.mk goes first and comes back last: a plan
-# killed half-way, some slice files new and some old, has no plan.mk and
-# is made again whole.
+# (by history, else by the bytes of their unit files), so listing them in
+# order makes make start the longest first.  plan.mk goes first and comes
+# back last: a plan killed half-way, some slice files new and some old,
+# has no plan.mk and is made again whole.
 # Usage: a recipe of just $(__corral_plan_recipe).
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
