@@ -12,32 +12,11 @@ set -eu
 
 units=${1:-300}
 rounds=${2:-5}
-work=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-seq 1 "$units" > "$work/slice"
-export TMPDIR="$work"
+# shellcheck source=lib/rounds.sh
+. "$(dirname "$0")/lib/rounds.sh"
 
-# per_unit ARGS...: microseconds per unit of one corral-run-slice run
-per_unit() {
-	t0=$(date +%s%N)
-	corral-run-slice "$@" -c true -l "$work/logs" K "$work/slice"
-	t1=$(date +%s%N)
-	echo $(( (t1 - t0) / 1000 / units ))
-}
-
-r=1
-: > "$work/ratios"
-while [ "$r" -le "$rounds" ]; do
-	plain=$(per_unit)
-	limited=$(per_unit -t 60 -L cpu=60 -L mem=4G)
-	echo "$plain $limited" | awk -v r="$r" '{
-		printf "round %d: %d us/unit plain, %d us/unit with limits, ratio %.3f\n",
-		    r, $1, $2, $2 / $1; print $2 / $1 > "/dev/stderr" }' 2>> "$work/ratios"
-	r=$((r + 1))
-done
-sort -n "$work/ratios" | awk '{ v[NR] = $1 } END {
-	printf "P11 limits/plain, median of %d rounds: %.3f (target <= 1.10)\n",
-	    NR, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+bench_rounds "with limits" -t 60 -L cpu=60 -L mem=4G
+bench_median 'P11 limits/plain, median of %d rounds: %.3f (target <= 1.10)\n'
 
 if command -v strace > /dev/null 2>&1; then
 	seq 1 100 > "$work/slice100"

@@ -68,6 +68,16 @@ refute_process() {
 	flunk "still running with '$1' in its arguments: $pids"
 }
 
+# assert_out1 EXPECTED ARG...: corral-run-slice ARG... -l logs K slice
+# passes, and its first unit printed EXPECTED
+assert_out1() {
+	local want=$1
+	shift
+	run -0 corral-run-slice "$@" -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "$want"
+}
+
 # ms_since START_NS: milliseconds since START_NS (from date +%s%N)
 ms_since() {
 	echo $(( ($(date +%s%N) - $1) / 1000000 ))
@@ -946,18 +956,105 @@ see https://example.org/wiki/SC1234"
 	units a
 	mkdir -p src
 	touch src/g1 src/g2
-	run -0 corral-run-slice -C src -p g1 -p g2 -c 'echo g*' -l logs K slice
-	run -0 cat logs/agent-K/1.out
-	assert_output "g1 g2"
-	run -0 corral-run-slice -c 'echo $CORRAL_UNIT' -l logs K slice
-	run -0 cat logs/agent-K/1.out
-	assert_output "a"
-	run -0 corral-run-slice -c 'X=1 printenv X' -l logs K slice
-	run -0 cat logs/agent-K/1.out
-	assert_output "1"
+	assert_out1 "g1 g2" -C src -p g1 -p g2 -c 'echo g*'
+	assert_out1 a -c 'echo $CORRAL_UNIT'
+	assert_out1 1 -c 'X=1 printenv X'
 	run -1 corral-run-slice -c 'exit 3' -l logs K slice
 	run -0 jq -r .exit <(records logs/agent-K.jsonl)
 	assert_output 3
+}
+
+@test "run-slice: plain words whose first is a builtin of the shell, as expanded, run in the shell: echo 'x\\ny', true --version, a unit named echo" {
+	units a
+	# dash's echo reads backslashes; the program echo does not
+	assert_out1 "$(printf 'x\ny')" -c "echo 'x\\ny'"
+	# the program true reads --version; the builtin does not
+	assert_out1 "" -c 'true --version'
+	# the expanded first word counts: a unit named echo is the builtin
+	units echo
+	assert_out1 "$(printf 'a\tb')" -c "\"\$CORRAL_UNIT\" 'a\\tb'"
+}
+
+@test "run-slice: \"\$NAME\" of a variable the agent does not set goes to the shell, which sets PPID and OPTIND itself" {
+	units a
+	run -0 env PPID=bogus OPTIND=9 corral-run-slice -c 'printf "[%s]" "$PPID" "$OPTIND" "$CORRAL_UNIT"' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	[[ $output =~ ^\[[0-9]+\]\[1\]\[a\]$ ]] || flunk "$output"
+}
+
+@test "run-slice: a program word is looked up as the shell would: a relative PATH entry is read in the clone, no PATH is the shell's default" {
+	skip_if_wrapped
+	units a
+	mkdir -p src/bin abs
+	printf '#!/bin/sh\necho clone\n' > src/bin/tool
+	printf '#!/bin/sh\necho here\n' > abs/tool
+	cp src/bin/tool src/tool
+	cp src/bin/tool tool
+	chmod +x src/bin/tool src/tool abs/tool tool
+	run -0 env PATH="bin:$PWD/abs" "$(command -v corral-run-slice)" -C src -p bin/tool -c 'tool' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "clone"
+	# without PATH the shell's default finds no tool: neither ./tool
+	# here nor the clone's
+	run -1 env -u PATH "$(command -v corral-run-slice)" -C src -p tool -c 'tool' -l logs K slice
+	run -0 jq -r .exit <(records logs/agent-K.jsonl)
+	assert_output 127
+}
+
+@test "run-slice: units that print nothing share one empty output file, while one that prints gets its own, byte for byte" {
+	units a b c d e
+	run -0 corral-run-slice -c 'case "$CORRAL_UNIT" in b) printf "out\n" ;; d) printf x >&2 ;; esac' -l logs K slice
+	run -0 jq -r .output <(records logs/agent-K.jsonl)
+	assert_output "$(printf 'logs/agent-K/%s.out\n' 1 2 3 4 5)"
+	run -0 cat logs/agent-K/2.out
+	assert_output "out"
+	run -0 cat logs/agent-K/4.out
+	assert_output "x"
+	run -0 stat -c '%i %s' logs/agent-K/1.out logs/agent-K/3.out logs/agent-K/5.out
+	assert_equal 1 "$(printf '%s\n' "$output" | sort -u | wc -l)"
+	assert_equal 0 "${lines[0]#* }"
+	empty=${lines[0]% *}
+	run -0 stat -c %i logs/agent-K/2.out logs/agent-K/4.out
+	[ "${lines[0]}" != "$empty" ] && [ "${lines[1]}" != "$empty" ] &&
+		[ "${lines[0]}" != "${lines[1]}" ] || flunk "outputs share a file: $empty $output"
+}
+
+@test "run-slice: an empty output written to after its unit ended is shared no further; the next unit that prints nothing gets an empty file" {
+	units a b c
+	run -0 corral-run-slice -c 'case "$CORRAL_UNIT" in b) echo spoiled >> "${CORRAL_NOTE%/*}/1.out" ;; esac' -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_output "spoiled"
+	run -0 stat -c %s logs/agent-K/3.out
+	assert_output 0
+}
+
+@test "run-slice: a slice of 20 units that print nothing creates one output file, not one per unit" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	case $CORRAL_TEST_BIN in */asan/*) skip "LeakSanitizer does not run under ptrace" ;; esac
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] || skip "valgrind runs the program itself"
+	seq 1 20 > slice
+	run -0 strace -f -qq -o trace -e trace=open,openat,creat,linkat \
+		corral-run-slice -c true -l logs K slice
+	run -0 grep -c 'agent-K/[0-9]*\.out".*O_CREAT' trace
+	assert_output 1
+	run -0 ls logs/agent-K
+	assert_output "$(printf '%s.out\n' $(seq 1 20) | sort)"
+}
+
+@test "run-slice: a work root the agent makes is marked a top directory (ext4's T), so that its clones go to block groups of their own; one that was there stays as it was" {
+	command -v lsattr >/dev/null || skip "lsattr is not installed"
+	mkdir probe
+	chattr +T probe 2>/dev/null || skip "this file system has no T attribute"
+	units a
+	run -0 corral-run-slice -w made/work -c true -l logs K slice
+	run -0 lsattr -d made/work
+	[[ ${output%% *} == *T* ]] || flunk "not marked: $output"
+	run -0 lsattr -d made
+	[[ ${output%% *} != *T* ]] || flunk "its parent marked: $output"
+	mkdir there
+	run -0 corral-run-slice -w there -c true -l logs K slice
+	run -0 lsattr -d there
+	[[ ${output%% *} != *T* ]] || flunk "marked: $output"
 }
 
 @test "run-slice: values -t, -T, -g, -d, -R, -N, -o and -L do not understand are refused with exit 2" {

@@ -31,23 +31,14 @@ synopsis='corral-find-combine [-i PATH] FINDER... DIR'
 options='-i PATH	print only findings located in PATH (repeatable)'
 #include finder.sh
 
-finder_start "$@"
-while getopts hi: opt; do
-	case $opt in
-	h) usage 0 ;;
-	i) finder_include "$OPTARG" ;;
-	*) usage 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+finder_parse "$@"
+shift "$nopts"
 [ "$#" -ge 2 ] || usage 2
 for dir do :; done
 [ -d "$dir" ] || die "'$dir' is not a directory"
 # The finders run from here, as given: the -i paths are checked apart.
 (finder_enter "$dir") || exit 2
-tmp=$(mktemp -d) || die "cannot make a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 2' HUP INT TERM
+make_tmp
 
 n=0
 while [ "$#" -gt 1 ]; do

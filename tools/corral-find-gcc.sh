@@ -35,24 +35,10 @@ options='-i PATH	look only at PATH in DIR (repeatable)'
 #include scope.sh
 gcc=${GCC:-gcc}
 
-finder_start "$@"
-while getopts hi: opt; do
-	case $opt in
-	h) usage 0 ;;
-	i) finder_include "$OPTARG" ;;
-	*) usage 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ "$#" -le 1 ] || usage 2
-finder_enter "${1:-.}"
-command -v "$gcc" >/dev/null 2>&1 || die "'$gcc' not found: could not look"
+finder_open "$@"
+finder_need "$gcc"
 
-# The headers are looked for in the whole tree: a file in scope may
-# include one from outside it.
-finder_files -a > "$tmp/all-h" || exit 2
-grep '\.h$' "$tmp/all-h" | sed 's|/[^/]*$||; s|^[^/]*\.h$|.|' |
-	LC_ALL=C sort -u > "$tmp/incs"
+finder_headers > "$tmp/incs" || exit 2
 set --
 while IFS= read -r d; do set -- "$@" -I "$d"; done < "$tmp/incs"
 

@@ -33,18 +33,8 @@ options='-i PATH	look only at PATH in DIR (repeatable)'
 #include scope.sh
 sc=${SHELLCHECK:-shellcheck}
 
-finder_start "$@"
-while getopts hi: opt; do
-	case $opt in
-	h) usage 0 ;;
-	i) finder_include "$OPTARG" ;;
-	*) usage 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ "$#" -le 1 ] || usage 2
-finder_enter "${1:-.}"
-command -v "$sc" >/dev/null 2>&1 || die "'$sc' not found: could not look"
+finder_open "$@"
+finder_need "$sc"
 
 # The shell files, sorted; one per line (names holding a newline are
 # not supported).

@@ -31,16 +31,14 @@ options='-f MAKEFILE	the Makefile in DIR that includes corral.mk
 
 makefile=Makefile
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null) || jobs=1
-finder_start "$@"
-while getopts f:hj: opt; do
-	case $opt in
-	f) makefile=$OPTARG ;;
-	h) usage 0 ;;
-	j) jobs=$OPTARG ;;
-	*) usage 2 ;;
+suite_option() {
+	case $1 in
+	f) makefile=$2 ;;
+	j) jobs=$2 ;;
 	esac
-done
-shift $((OPTIND - 1))
+}
+parse_options f:hj: suite_option "$@"
+shift "$nopts"
 [ "$#" -le 1 ] || usage 2
 case $jobs in ''|*[!0-9]*|0*) die "jobs '$jobs' is not a number from 1" ;; esac
 dir=${1:-.}
@@ -57,10 +55,7 @@ for v in $(env | sed -n 's/^\(CORRAL_[A-Za-z0-9_]*\)=.*/\1/p'); do
 done
 unset MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKELEVEL MAKEOVERRIDES MAKEFILES
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/corral-find-suite.XXXXXX") ||
-	die "cannot make a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 2' HUP INT TERM
+make_tmp
 case $(cd "$tmp" && pwd -P) in
 "$root"|"$root"/*) die "could not look: the temporary directory '$tmp' is inside '$dir'" ;;
 esac

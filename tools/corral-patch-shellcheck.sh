@@ -22,14 +22,8 @@ options=
 #include usage.sh
 sc=${SHELLCHECK:-shellcheck}
 
-finder_start "$@"
-while getopts h opt; do
-	case $opt in
-	h) usage 0 ;;
-	*) usage 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+parse_options h : "$@"
+shift "$nopts"
 [ "$#" -le 1 ] || usage 2
 cd "${1:-.}" || die "cannot enter '${1:-.}'"
 if [ -z "${CORRAL_FINDING:-}" ]; then
@@ -65,8 +59,8 @@ case $(realpath -- "$path") in
 *) die "location '$path' leads out of '${1:-.}'" ;;
 esac
 
-diff=$(mktemp) || die "cannot make a temporary file"
-trap 'rm -f "$diff"' EXIT
+make_tmp
+diff=$tmp/diff
 "$sc" -f diff --include="$rule" -- "$path" > "$diff" 2>/dev/null
 st=$?
 [ "$st" -le 1 ] || die "$sc exited $st on '$path'"

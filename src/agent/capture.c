@@ -1,12 +1,13 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * capture.c writes what a unit prints, read from its pipes, to its N.out
- * file, keeping the head and the tail of an output larger than the cap
+ * file, made when the first byte comes, keeping the head and the tail of an output larger than the cap
  * (struct capture, in run-private.h).  On the way it reads the streams for
  * what the note quotes: standard output as TAP, and the last line of each
  * (all of it, not only what the cap keeps).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,8 +99,14 @@ corral_run_capture_add(struct capture *c, const char *p, size_t n)
 	int rc;
 
 	c->total += (long long)n;
-	if (c->err)
+	if (c->err || !n)
 		return;	/* the output is lost; the pipe must still drain */
+	if (c->fd < 0 && (c->fd = open(c->path, O_RDWR | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0666)) < 0) {
+		c->err = errno;
+		c->create_err = 1;
+		return;
+	}
 	if (!c->over && (!c->max || c->size + (long long)n <= c->max)) {
 		rc = pwrite_all(c->fd, p, n, c->size);
 		c->size += (long long)n;

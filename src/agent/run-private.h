@@ -45,6 +45,7 @@ struct corral_run_state {
 	struct corral_live live;
 	char *direct_word;	/* the last program found on PATH for */
 	char *direct_path;	/* a unit without a shell, and where */
+	int emptyfd;		/* the first N.out left empty, or -1 */
 	char checkout_at[CORRAL_TIME_ISO_SIZE];	/* when the clone was
 				   ready; "" once a final record told it */
 	long long checkout_ms;	/* how long it took */
@@ -61,14 +62,20 @@ struct last_line {
 
 /*
  * A unit's output arrives through two pipes, standard output and error,
- * and goes to its N.out file in the order it is read.  Past max bytes, the first max/2 stay where they are and the latest
- * max - max/2 are kept in a window after them, which is moved back
- * whenever it has grown to twice that; at the end the window's last part
- * goes after a marker saying how much was left out.  Disk use stays
- * below twice max, memory at one chunk.
+ * and goes to its N.out file in the order it is read; the file is made
+ * with the first byte, since most units print nothing and a file
+ * creation costs as much as a small unit (slice.c links the N.out of
+ * one that printed nothing to an empty one).  Past max bytes, the first
+ * max/2 stay where they are and the latest max - max/2 are kept in a
+ * window after them, which is moved back whenever it has grown to twice
+ * that; at the end the window's last part goes after a marker saying how
+ * much was left out.  Disk use stays below twice max, memory at one
+ * chunk.
  */
 struct capture {
-	int fd;			/* the N.out file */
+	const char *path;	/* the N.out file, made with the first byte */
+	int fd;			/* open on it, or -1 until then */
+	int create_err;		/* err is of making it */
 	long long max;		/* 0: keep everything */
 	long long head, tail;	/* what is kept of a longer output */
 	long long size;		/* bytes in the file, until it overflows */
@@ -159,16 +166,17 @@ int corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 /* direct.c: a command that needs no shell */
 
 /*
- * Append to argv (empty) the words of cmd, its "$NAME" expanded from env
- * (NAME=VALUE, NULL-ended), and return 0 when cmd needs no shell (see
- * direct.c); 1 when it does (argv then holds part of the words), -1 on
- * ENOMEM.  The caller releases argv either way.
+ * Append to argv (empty) the words of cmd, its "$NAME" of the agent's own
+ * variables expanded from env (NAME=VALUE, NULL-ended), and return 0 when
+ * cmd needs no shell (see direct.c); 1 when it does (argv then holds part
+ * of the words), -1 on ENOMEM.  The caller releases argv either way.
  */
 int corral_run_words(const char *cmd, char *const *env,
     struct corral_strv *argv);
 /*
- * The executable regular file word names in a directory of env's PATH
- * (an empty entry is "."), as path: 0 found, 1 not, -1 on ENOMEM.
+ * The executable regular file word names in a directory of env's PATH,
+ * as path: 0 found, 1 not (also when env has no PATH, or one of its
+ * entries before it is empty or relative), -1 on ENOMEM.
  */
 int corral_run_which(const char *word, char *const *env,
     struct corral_buf *path);
@@ -236,7 +244,11 @@ int corral_learn_after(struct corral_run *r, const char *unit, size_t n,
 
 /* Ready c to read a unit's streams (fd, max and the rest set after). */
 void corral_run_capture_init(struct capture *c);
-/* Add p[0..n) to c; a write error is kept in c->err, the rest dropped. */
+/*
+ * Add p[0..n) to c, making c->path with the first byte; an error to make
+ * or write it is kept in c->err (c->create_err: to make it), the rest
+ * dropped.
+ */
 void corral_run_capture_add(struct capture *c, const char *p, size_t n);
 /*
  * p[0..n) of stream 1 (standard output) or 2 (standard error): added to

@@ -3,11 +3,20 @@
 # build-aux/mkscript puts this file (and usage.sh, which it includes) in
 # place of a script's '#include finder.sh' line.  It gives:
 #
+#   finder_open "$@"    all a finder of "[-i PATH] [DIR]" does before it
+#                       looks: its options (finder_parse), at most one
+#                       operand, finder_enter DIR (default .)
+#   finder_parse "$@"   --help, --version, -h and -i PATH (repeatable,
+#                       finder_include); sets nopts (see usage.sh)
 #   finder_include PATH a -i PATH, relative to the tree (checked there)
 #   finder_enter DIR    cd to the tree, check the -i paths, make $tmp
+#   finder_need PROG    exit 2 (could not look) unless PROG is a command
 #   finder_files [-a]   the regular files in scope (-a: in the whole tree,
 #                       whatever -i said), relative, sorted, one a line
 #                       (names holding a newline are not supported)
+#   finder_headers      the folders holding a *.h in the whole tree (a
+#                       file in scope may include one from outside it),
+#                       "." for the top, sorted, one a line
 #
 # What a finder looks at is the tree, or only the -i paths in it; .git
 # (at any depth), .corral-fix (corral-fix's journal), .corral and
@@ -16,6 +25,22 @@
 #include usage.sh
 scopes=
 tmp=
+
+finder_open() {
+	finder_parse "$@"
+	shift "$nopts"
+	[ "$#" -le 1 ] || usage 2
+	finder_enter "${1:-.}"
+}
+
+finder_parse() {
+	parse_options hi: finder_option "$@"
+}
+
+# The one option of finder_parse: -i.
+finder_option() {
+	finder_include "$2"
+}
 
 finder_include() {
 	case /$1/ in
@@ -51,9 +76,11 @@ finder_enter() {
 		esac
 	done
 	IFS=$old
-	tmp=$(mktemp -d) || die "cannot make a temporary directory"
-	trap 'rm -rf "$tmp"' EXIT
-	trap 'exit 2' HUP INT TERM
+	make_tmp
+}
+
+finder_need() {
+	command -v "$1" >/dev/null 2>&1 || die "'$1' not found: could not look"
 }
 
 finder_files() {
@@ -71,4 +98,10 @@ finder_files() {
 	done > "$tmp/walk"
 	IFS=$old
 	sed 's|^\./||' "$tmp/walk" | LC_ALL=C sort -u
+}
+
+finder_headers() {
+	finder_files -a > "$tmp/all-h" || return 1
+	grep '\.h$' "$tmp/all-h" | sed 's|/[^/]*$||; s|^[^/]*\.h$|.|' |
+		LC_ALL=C sort -u
 }

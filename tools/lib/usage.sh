@@ -1,4 +1,5 @@
-# usage.sh -- what corral's programs written in sh say about themselves.
+# usage.sh -- what corral's programs written in sh say about themselves,
+# and how they read their options.
 #
 # build-aux/mkscript puts this file in place of a script's '#include
 # usage.sh' line, so that an installed program is one file.  Before that
@@ -8,7 +9,15 @@
 #   die MESSAGE...      "prog: MESSAGE" on stderr, exit 2
 #   usage STATUS        0: synopsis and options on stdout, exit 0;
 #                       else the synopsis alone on stderr, exit 2
-#   finder_start "$@"   --help and --version, before any other option
+#   parse_options OPTSTRING HANDLER "$@"
+#                       --help and --version anywhere (finder_start), then
+#                       getopts OPTSTRING (which holds h): -h is usage 0,
+#                       an unknown option or a missing value usage 2, any
+#                       other option is handed to 'HANDLER LETTER VALUE';
+#                       nopts is how many arguments the options took, for
+#                       the script's 'shift "$nopts"'
+#   make_tmp            tmp, a new directory TMPDIR/prog.XXXXXX (/tmp
+#                       without TMPDIR), removed at exit
 #
 # as the C programs have them (src/base/usage.c), and the version tag
 # that corral-doctor reads:
@@ -64,4 +73,25 @@ finder_start() {
 		esac
 		shift
 	done
+}
+
+parse_options() {
+	spec=$1 handler=$2
+	shift 2
+	finder_start "$@"
+	OPTIND=1
+	while getopts "$spec" opt; do
+		case $opt in
+		h) usage 0 ;;
+		\?) usage 2 ;;
+		*) "$handler" "$opt" "${OPTARG-}" ;;
+		esac
+	done
+	nopts=$((OPTIND - 1))
+}
+
+make_tmp() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$prog.XXXXXX") || die "cannot make a temporary directory"
+	trap 'rm -rf "$tmp"' EXIT
+	trap 'exit 2' HUP INT TERM
 }
