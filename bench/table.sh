@@ -135,15 +135,17 @@ scripts() {
 	project "$1" 'sh "$$CORRAL_UNIT"'
 }
 
-# The commands the pairs time, over the project in $p: corral at -j$j
-# (fresh: CORRAL_OUT removed by setup 'clean'), and xargs at -P$j running
-# each unit as corral does (a shell that runs a shell), or 'true'.
-# Extra make arguments in $args.
-p='' j=2 args=''
+# The commands the pairs time, over the project in $p: corral at -j$j,
+# and xargs at -P$j running each unit as corral does (a shell that runs a
+# shell), or 'true'.  Extra make arguments in $args.  A first run is made
+# in a fresh copy of the project $proj (setup 'fresh', not timed), as
+# bench/dispatch.sh does: a corral-clean before it would time, in the
+# creates that follow, the files it just deleted.
+p='' j=2 args='' proj='' runs=0
+fresh() { runs=$((runs + 1)); p=$work/run$runs; cp -R "$proj" "$p"; }
 clean() { make -s -C "$p" corral-clean > /dev/null 2>&1; }
 corral() { make -s -C "$p" -j"$j" corral-run CORRAL_QUIET=1 $args; }
 xargs_sh() { (cd "$p" && xargs -P"$j" -n1 sh -c 'sh "$0"' < units.txt); }
-xargs_true() { xargs -P"$j" -n1 sh -c true < "$p/units.txt"; }
 xargs_1000() { seq 1000 | xargs -n1 -P2 true; }
 
 # ---------------------------------------------------------------------
@@ -152,8 +154,8 @@ xargs_1000() { seq 1000 | xargs -n1 -P2 true; }
 # 12), no history; the makespan of make -j4 corral-run against xargs -P4
 # running each the same way.
 scripts "$work/skew" 40 "2 0.1 0.1 0.1 2 0.1 0.1 0.1 2 0.1 0.1 0.1 2 0.1"
-p=$work/skew j=4
-pair "$rounds" clean corral xargs_sh
+proj=$work/skew j=4
+pair "$rounds" fresh corral xargs_sh
 row "first run, no history, 40 units (4 x 2 s, 36 x 0.1 s, the long ones together under round-robin): \`make -j4 corral-run\` / \`xargs -P4\`" \
 	"$ratio" "<= 1.05" le 1.05
 
@@ -162,38 +164,40 @@ row "first run, no history, 40 units (4 x 2 s, 36 x 0.1 s, the long ones togethe
 args=CORRAL_CMD=true
 forty() { corral; }
 four() { make -s -C "$p" -j4 corral-run CORRAL_QUIET=1 CORRAL_CMD=true CORRAL_AGENTS=4; }
-pair "$rounds" clean forty four
+pair "$rounds" fresh forty four
 extra=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.1f", (a - b) / 36 / 1e6 }')
 args=
+rm -rf "$work"/run*
 
 # ---------------------------------------------------------------------
-# 2. Cheap per unit with a shell: 2,000 one-line scripts run as
-# sh "$CORRAL_UNIT", make -j2 corral-run against xargs -P2 running each
-# the same way (a shell that runs a shell).
-scripts "$work/sh" $((2000 / q))
-p=$work/sh j=2
-pair "$rounds" clean corral xargs_sh
-row "$((2000 / q)) units of \`sh \"\$CORRAL_UNIT\"\`: \`make -j2 corral-run\` / \`xargs -P2\` (two shells per unit on both sides)" \
+# 2. Cheap per unit with a shell, and 3. dispatch as the work grows: both
+# are bench/dispatch.sh's measurements (shown here; make bench runs it no
+# more): 2,000 one-line scripts run as sh "$CORRAL_UNIT" against xargs
+# -P2 running each the same way, then N units of 'true' against xargs
+# -P2 -n1 sh -c true, each round a first run in a fresh copy.
+# dispatch N: dispatch.sh's lines into $work/dispatch, shown; leaves
+# ratio (its median) and cms (the median of its corral ms per unit)
+dispatch() {
+	sh "$root/bench/dispatch.sh" "$1" 2 "$rounds" > "$work/dispatch"
+	cat "$work/dispatch"
+	echo
+	ratio=$(sed -n 's/^median corral\/xargs ratio: \([0-9.]*\).*/\1/p' "$work/dispatch")
+	cms=$(awk '$1 ~ /^[0-9]+$/ && NF == 4 { print $2 }' "$work/dispatch" | median)
+}
+dispatch $((2000 / q))
+row "$((2000 / q)) units of \`sh \"\$CORRAL_UNIT\"\`: \`make -j2 corral-run\` / \`xargs -P2\` (bench/dispatch.sh)" \
 	"$ratio" "<= 0.8" le 0.8
-
-# ---------------------------------------------------------------------
-# 3. Dispatch as the work grows: per-unit time of a first make -j2
-# corral-run over N units of 'true' (names, not files; slices: auto),
-# against xargs -P2 -n1 sh -c true at the same N.
 sizes="1000 10000"
 [ "$big" != 1 ] || sizes="1000 10000 100000"
 dper='' dvs='' dn=''
 for n in $sizes; do
 	n=$((n / q)) dn="$dn $n"
-	p=$work/d$n
-	project "$p"
-	seq -f 'unit-%06g' 1 "$n" > "$p/units.txt"
-	pair "$rounds" clean corral xargs_true
-	dper="$dper $(per "$ta" "$n" 1e6)"
+	BENCH_UNIT=true dispatch "$n"
+	dper="$dper $cms"
 	dvs="$dvs $ratio"
 done
 set -- $dper
-grow "dispatch, ms per unit of \`true\`, first \`make -j2 corral-run\` at$(echo "$dn" | sed 's/ \([0-9]\)/ \/ \1/2g') units" \
+grow "dispatch, ms per unit of \`true\`, first \`make -j2 corral-run\` at$(echo "$dn" | sed 's/ \([0-9]\)/ \/ \1/2g') units (bench/dispatch.sh)" \
 	"$(echo $dper | sed 's/ / \/ /g')" "$(steps "$@")" "each step <= 1.1 (linear or better)" le 1.1
 grow "dispatch vs \`xargs -P2 -n1 sh -c true\`, same sizes" \
 	"$(echo $dvs | sed 's/ / \/ /g')" - "<= 1.0 (RELIABILITY P1)" le 1.0 "$dvs"
@@ -211,7 +215,9 @@ pair $((rounds + 2)) : corral xargs_1000
 row "no-op \`corral-run\`, $((100000 / q)) units over 1,000 slices, all passed / \`xargs -n1 -P2 true\` over 1,000" \
 	"$ratio" "<= 0.25" le 0.25
 rm -rf "$p"
-p=$work/d$((1000 / q)) noops=
+p=$work/d$((1000 / q)) noops=''
+project "$p"
+seq -f 'unit-%06g' 1 $((1000 / q)) > "$p/units.txt"
 for k in 10 100 1000; do
 	args=CORRAL_AGENTS=$k
 	clean && corral > /dev/null 2>&1
