@@ -45,6 +45,17 @@ teardown() {
 	assert_equal 64 "$(printf '%s\n' "$output" | grep -c '^agent-[0-9]*\.jsonl$')"
 }
 
+@test "corral-mk: a first run, without history, starts the largest unit files first" {
+	mkdir -p proj/t
+	printf 'x\n' > proj/t/small
+	head -c 900 /dev/zero > proj/t/big
+	head -c 90 /dev/zero > proj/t/mid
+	project t/small t/big t/mid
+	run -0 make -C proj -j1 corral-run
+	run -0 cat "$RAN"
+	assert_output "$(printf '%s\n' t/big t/mid t/small)"
+}
+
 @test "corral-mk: no shared result file exists while the agents run" {
 	project a b c d e f
 	cat >> proj/Makefile <<'EOF'

@@ -15,3 +15,14 @@ setup() {
 	done
 }
 
+
+@test "docs: HACKING.md's table of areas names every source file of src/, in the row of its area" {
+	local f area row
+	for f in "$CORRAL_ROOT"/src/*/*.c; do
+		area=$(basename "$(dirname "$f")")
+		row=$(grep -F "| \`$area/\` |" "$CORRAL_ROOT/HACKING.md") ||
+			flunk "HACKING.md has no row for $area/"
+		[[ $row == *"\`$(basename "$f")\`"* ]] ||
+			flunk "HACKING.md's row for $area/ lacks $(basename "$f")"
+	done
+}

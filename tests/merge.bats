@@ -292,6 +292,51 @@ no_temps() {
 	no_temps
 }
 
+# collide LOGS...: 120 units over three logs (u-7 retried in its log, then
+# passing), the units file naming them and u-missing, and one unit the
+# units file lacks
+collide_logs() {
+	local i
+	for i in $(seq 0 119); do
+		rec "u-$i" "$([ $((i % 5)) = 0 ] && echo false || echo true)" \
+			>> "logs/agent-$((i % 3)).jsonl"
+	done
+	rec u-7 false '"attempt":2' >> logs/agent-1.jsonl
+	rec u-7 true '"attempt":3' >> logs/agent-1.jsonl
+	rec u-extra true >> logs/agent-2.jsonl
+	{ seq 0 119 | sed 's/^/u-/'; echo u-missing; } > units
+}
+
+@test "merge: units whose fingerprints collide (cut to 1 bit) are still told apart by name, with and without -u: none merged into another, no false duplicate, a retry still replaces" {
+	collide_logs
+	run -1 --separate-stderr corral-merge -o full logs
+	assert_json '.merged == 121 and .duplicates == 0' full/summary.json
+	__corral_merge_fp_bits=1 run -1 --separate-stderr corral-merge -o cut logs
+	assert_stderr ""
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp full/$f cut/$f
+	done
+	assert_json '.unit == "u-7" and .attempt == 3' <(grep '"u-7"' cut/successes.jsonl)
+	run -2 --separate-stderr corral-merge -o full-u -u units logs
+	local want=$stderr
+	assert_json '.merged == 121 and .missing == 1 and .unexpected == 1 and .duplicates == 0' full-u/summary.json
+	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge -o cut-u -u units logs
+	assert_equal "$stderr" "$want"
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp full-u/$f cut-u/$f
+	done
+}
+
+@test "merge: a unit in two logs is still named once as a duplicate when every fingerprint collides" {
+	collide_logs
+	rec u-4 true >> logs/agent-0.jsonl
+	rec u-4 true '"attempt":2' >> logs/agent-0.jsonl
+	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge logs
+	assert_stderr "corral-merge: unit 'u-4' is in both 'logs/agent-0.jsonl' and 'logs/agent-1.jsonl'"
+	[ ! -e summary.json ] || flunk "a merge with a duplicate wrote its results"
+}
+
 @test "merge: missing expected units become not-run records, are named, and exit 2" {
 	{ rec a true '"at":"2024-05-01T10:00:00Z","run":"r7"'
 	  rec b false '"at":"2024-05-01T10:00:09Z","run":"r7"'; } > logs/agent-0.jsonl

@@ -305,6 +305,23 @@ hist() {
 	assert_json '.strategy == "roundrobin" and .weights == "none"' auto/plan.json
 }
 
+@test "split: -s auto without history numbers round-robin slices by the bytes of their files, largest first, equal ones in round-robin order" {
+	mkdir src
+	printf 'x\n' > src/a
+	head -c 500 /dev/zero > src/b
+	head -c 50 /dev/zero > src/c
+	printf '%s\n' a b c not-a-file > units
+	run -0 corral-split -q -s auto -C src -n 2 -o plan units
+	# round-robin: {a, c} (52 bytes) and {b, not-a-file} (500)
+	run -0 cat plan/0.units
+	assert_output "$(printf '%s\n' b not-a-file)"
+	run -0 cat plan/1.units
+	assert_output "$(printf '%s\n' a c)"
+	run -0 corral-split -q -s auto -C src -n auto -o one units
+	assert_equal "b c a not-a-file" "$(cat one/0.units one/1.units one/2.units one/3.units | tr '\n' ' ' | sed 's/ $//')"
+	assert_json '.strategy == "roundrobin" and .weights == "none"' one/plan.json
+}
+
 @test "split: -s auto with history of a unit is weighted" {
 	{ hist 3 5000; hist 1 10; hist 2 10; } > history.jsonl
 	seq 1 6 > units

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -230,6 +231,31 @@ long *corral_set_getn(const struct corral_set *s, const char *key,
     size_t len);
 long *corral_set_get(const struct corral_set *s, const char *key);
 size_t corral_set_size(const struct corral_set *s);
+
+/* ------------------------------------------------------------------ */
+/* fpset.c: 64-bit fingerprints, each with a 32-bit value              */
+
+struct corral_fpset;
+
+/* The fingerprint of key[0..len): a 64-bit hash, never 0. */
+uint64_t corral_fingerprint(const char *key, size_t len);
+/* NULL with errno ENOMEM.  Free with corral_fpset_free. */
+struct corral_fpset *corral_fpset_new(void);
+void corral_fpset_free(struct corral_fpset *s);
+/*
+ * Add value under fp (not 0), beside any values fp holds already: a
+ * fingerprint is not a key, the caller settles which value is its own.
+ * 0, or -1 on ENOMEM.  Addresses from corral_fpset_next go stale.
+ */
+int corral_fpset_add(struct corral_fpset *s, uint64_t fp, uint32_t value);
+/*
+ * The address of the next value stored under fp, or NULL when there is no
+ * other: set *pos to 0, then call again with the same pos to walk them
+ * all.  Valid until the next corral_fpset_add.
+ */
+uint32_t *corral_fpset_next(const struct corral_fpset *s, uint64_t fp,
+    size_t *pos);
+size_t corral_fpset_size(const struct corral_fpset *s);
 
 /* ------------------------------------------------------------------ */
 /* units.c: reading a population                                       */

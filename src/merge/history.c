@@ -120,6 +120,7 @@ history_tail(struct merge *m, struct history *h, struct corral_err *err)
 		merge_reader_close(&rd);
 		return corral_err_set(err, errno, "cannot read '%s'", h->path);
 	}
+	rd.end = h->keep;
 	while ((rc = merge_reader_next(&rd, err)) > 0) {
 		if ((c = tail_line(m, h, &rd)) < 0) {
 			rc = merge_nomem(err);

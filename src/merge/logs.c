@@ -9,8 +9,10 @@
  * so far is good, and a log is read in one open of one file -- changed
  * or replaced while it was read, it is bad input.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,7 @@ add_agent(struct merge *m, uint32_t layer, char *id, const char *name)
 	}
 	v = &m->agents[m->nagents];
 	memset(v, 0, sizeof(*v));
+	v->first = SIZE_MAX;	/* unread: after every record (rec_agent) */
 	v->id = id;
 	v->layer = layer;
 	if (!(v->path = merge_join(m->logdirs[layer], name)))
@@ -204,8 +207,8 @@ intern(struct corral_set *ix, struct corral_strv *names, const char *s,
 
 /* Append a record; its index, or -1 on ENOMEM. */
 long
-merge_push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
-    const char *status, const char *run)
+merge_push_rec(struct merge *m, off_t off, int ok, const char *status,
+    const char *run)
 {
 	struct rec *r;
 	long si, ri;
@@ -213,7 +216,8 @@ merge_push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
 	if (m->nrecs == m->caprecs) {
 		size_t cap = m->caprecs ? m->caprecs * 2 : 256;
 
-		if (!(r = realloc(m->recs, cap * sizeof(*r))))
+		if (cap > MERGE_EXPECTED ||
+		    !(r = realloc(m->recs, cap * sizeof(*r))))
 			return -1;
 		m->recs = r;
 		m->caprecs = cap;
@@ -224,26 +228,189 @@ merge_push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
 		return -1;
 	r = &m->recs[m->nrecs];
 	memset(r, 0, sizeof(*r));
-	r->line = line;
-	r->agent = agent;
-	r->dup_agent = MERGE_NONE;
-	r->status = (unsigned)si;
-	r->run = (unsigned)ri;
-	r->ok = (unsigned char)ok;
+	r->off_lo = (uint32_t)((uint64_t)off & 0xffffffffu);
+	r->off_hi = (unsigned)((uint64_t)off >> 32) & 0xffffffu;
+	r->status = (uint32_t)si;
+	r->run = (uint32_t)ri;
+	r->ok = ok != 0;
 	r->has_run = run != NULL;
 	return (long)m->nrecs++;
 }
 
-static void
-duplicate(struct merge *m, struct rec *r, uint32_t ai, const char *unit)
+off_t
+merge_rec_off(const struct rec *r)
 {
-	if (r->dup_agent == ai)
-		return;
-	if (r->dup_agent == MERGE_NONE)
+	return (off_t)((uint64_t)r->off_hi << 32 | r->off_lo);
+}
+
+/*
+ * The agent of record k: the last whose first is at most k.  first only
+ * grows along m->agents: read_logs sets it for every log in turn, refused
+ * or not, and a log not read yet has SIZE_MAX.
+ */
+uint32_t
+merge_rec_agent(const struct merge *m, size_t k)
+{
+	size_t lo = 0, hi = m->nagents, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (m->agents[mid].first <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
+}
+
+/* The agent last named with record k as a duplicate, or NULL. */
+static uint32_t *
+dup_of(const struct merge *m, size_t k)
+{
+	size_t pos = 0;
+
+	return corral_fpset_next(m->dups, (uint64_t)k + 1, &pos);
+}
+
+/* Record k, kept from another log, is also in agent ai's: say so once. */
+static int
+duplicate(struct merge *m, size_t k, uint32_t ai, const char *unit,
+    struct corral_err *err)
+{
+	uint32_t *was = dup_of(m, k);
+
+	if (was && *was == ai)
+		return 0;
+	if (was) {
+		*was = ai;
+	} else {
 		m->st->duplicates++;
-	r->dup_agent = ai;
+		if (corral_fpset_add(m->dups, (uint64_t)k + 1, ai) < 0)
+			return merge_nomem(err);
+	}
 	merge_say(m, "unit '%s' is in both '%s' and '%s'", unit,
-	    m->agents[r->agent].path, m->agents[ai].path);
+	    m->agents[merge_rec_agent(m, k)].path, m->agents[ai].path);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the index of units                                                  */
+
+uint64_t
+merge_fp(const struct merge *m, const char *unit, size_t len)
+{
+	uint64_t fp = corral_fingerprint(unit, len);
+
+	if (m->fp_bits < 64)
+		fp = (fp & ((UINT64_C(1) << m->fp_bits) - 1)) + 1;
+	return fp;
+}
+
+/*
+ * Read the line of record k again, from its log, into m->reread.  The
+ * last log read this way stays open: a unit met again is most often met
+ * again in the same log (a retry).  0, or -1 with err set.
+ */
+static int
+reread_line(struct merge *m, size_t k, struct corral_err *err)
+{
+	uint32_t ai = merge_rec_agent(m, k);
+	const char *path = m->agents[ai].path;
+	off_t off = merge_rec_off(&m->recs[k]);
+	char chunk[4096], *nl;
+	ssize_t n;
+
+	if (m->reread_fd < 0 || m->reread_agent != ai) {
+		if (m->reread_fd >= 0)
+			close(m->reread_fd);
+		if ((m->reread_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return corral_err_set(err, errno, "cannot open '%s'",
+			    path);
+		m->reread_agent = ai;
+	}
+	corral_buf_reset(&m->reread);
+	while ((n = pread(m->reread_fd, chunk, sizeof(chunk), off)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return corral_err_set(err, errno, "cannot read '%s'",
+			    path);
+		nl = memchr(chunk, '\n', (size_t)n);
+		if (corral_buf_add(&m->reread, chunk, nl ? (size_t)(nl - chunk) :
+		    (size_t)n) < 0)
+			return merge_nomem(err);
+		if (nl)
+			break;
+		off += n;
+	}
+	m->reread.len = corral_line_chomp(m->reread.data, m->reread.len);
+	return 0;
+}
+
+/*
+ * 1 when value v of m->units stands for the unit unit[0..len), 0 when it
+ * is another unit of the same fingerprint, -1 with err set.  An expected
+ * unit's name is in memory; a record's is read again from its log, which
+ * must still hold it there.
+ */
+static int
+same_unit(struct merge *m, uint32_t v, const char *unit, size_t len,
+    struct corral_err *err)
+{
+	struct corral_json_record jr;
+	const char *name;
+	int same;
+
+	if (v & MERGE_EXPECTED) {
+		name = m->expected.v[v & ~MERGE_EXPECTED];
+		return strlen(name) == len && !memcmp(name, unit, len);
+	}
+	if (reread_line(m, v, err) < 0)
+		return -1;
+	if (corral_json_record_parse(m->reread.data, m->reread.len, &jr,
+	    NULL) < 0) {
+		merge_bad(m, "'%s' changed while it was being merged",
+		    m->agents[m->reread_agent].path);
+		return 0;
+	}
+	same = strlen(jr.unit) == len && !memcmp(jr.unit, unit, len);
+	corral_json_record_release(&jr);
+	return same;
+}
+
+/*
+ * The value of unit[0..len) in m->units, fingerprint fp: 1 with *vp at
+ * it, 0 when the unit is not there, -1 with err set.
+ */
+static int
+unit_slot(struct merge *m, const char *unit, size_t len, uint64_t fp,
+    uint32_t **vp, struct corral_err *err)
+{
+	size_t pos = 0;
+	int same;
+
+	while ((*vp = corral_fpset_next(m->units, fp, &pos)))
+		if ((same = same_unit(m, **vp, unit, len, err)) != 0)
+			return same;
+	return 0;
+}
+
+long *
+merge_expected(const struct merge *m, const char *unit)
+{
+	size_t pos = 0, len = strlen(unit);
+	uint64_t fp = merge_fp(m, unit, len);
+	const char *name;
+	uint32_t *vp;
+
+	while ((vp = corral_fpset_next(m->units, fp, &pos))) {
+		if (!(*vp & MERGE_EXPECTED))
+			continue;
+		name = m->expected.v[*vp & ~MERGE_EXPECTED];
+		if (strlen(name) == len && !memcmp(name, unit, len))
+			return &m->exp_state[*vp & ~MERGE_EXPECTED];
+	}
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -306,7 +473,7 @@ new_win(struct merge *m, long *vp)
  * flaky (a retry passed) is one already, and passes through as it is.
  */
 static int
-consider(struct merge *m, uint32_t ai, size_t line,
+consider(struct merge *m, uint32_t ai, off_t off,
     const struct corral_json_record *jr)
 {
 	long long at = at_key(jr->at);
@@ -341,7 +508,7 @@ consider(struct merge *m, uint32_t ai, size_t line,
 	    (!w->ok || w->flaky || w->self);
 	w->self = (unsigned char)self;
 	w->agent = ai;
-	w->line = line;
+	w->off = off;
 	w->at = at;
 	w->inputs = inputs;
 	w->ok = (unsigned char)jr->ok;
@@ -372,10 +539,10 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 			return -1;
 		while ((rc = merge_reader_next(&rd, err)) > 0) {
 			if (rd.torn || corral_line_blank(rd.line, rd.len) ||
-			    corral_json_record_parse(rd.line, rd.len, &jr,
+			    merge_scan_record(rd.line, rd.len, &jr, &m->scratch,
 			    NULL) < 0)
 				continue;
-			rc = consider(m, (uint32_t)i, rd.lineno, &jr);
+			rc = consider(m, (uint32_t)i, rd.off, &jr);
 			corral_json_record_release(&jr);
 			if (rc < 0) {
 				merge_nomem(err);
@@ -391,52 +558,62 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 /* checking a line                                                     */
 
 /*
- * Note a valid record of agent ai.  A unit already kept from the same log
- * is replaced (the last attempt wins); one from another log is a
- * duplicate.  A unit the population lacks is unexpected.  Returns 1 when
- * the line is kept (for now; *kept is its record), 0 when it is not, -1
- * on ENOMEM.
+ * Note a valid record of agent ai, whose line starts at off.  A unit
+ * already kept from the same log is replaced (the last attempt wins); one
+ * from another log is a duplicate.  A unit the population lacks is
+ * unexpected.  Returns 1 when the line is kept (for now; *kept is its
+ * record), 0 when it is not, -1 with err set.
  */
 static int
-add_record(struct merge *m, uint32_t ai, size_t line,
-    const struct corral_json_record *jr, long *kept)
+add_record(struct merge *m, uint32_t ai, off_t off,
+    const struct corral_json_record *jr, long *kept, struct corral_err *err)
 {
 	const char *status = jr->status ? jr->status : jr->ok ? "pass" : "fail";
 	const struct win *w = winner(m, jr->unit);
-	long *vp, idx, was;
-	int put, flaky = 0;
+	size_t len = strlen(jr->unit);
+	uint64_t fp = merge_fp(m, jr->unit, len);
+	uint32_t *vp, *dup;
+	long idx, was, *state = NULL;
+	int found, flaky = 0;
 
 	/* Another layer holds the attempt that wins: this one is history. */
 	if (w && m->agents[w->agent].layer != m->agents[ai].layer)
 		return 0;
-	if (w && w->flaky && w->agent == ai && w->line == line) {
+	if (w && w->flaky && w->agent == ai && w->off == off) {
 		flaky = 1;
 		status = "flaky";
 	}
-	if ((put = corral_set_put(m->units, jr->unit, -1, &vp)) < 0)
+	if ((found = unit_slot(m, jr->unit, len, fp, &vp, err)) < 0)
 		return -1;
-	if (put == 1 && m->o->units) {
+	if (found && (*vp & MERGE_EXPECTED))
+		state = &m->exp_state[*vp & ~MERGE_EXPECTED];
+	was = state ? *state : found ? (long)*vp : -1;
+	if (!found && m->o->units) {
 		m->st->unexpected++;
 		merge_say(m, "unit '%s' in '%s' is not in '%s'", jr->unit,
 		    m->agents[ai].path, m->o->units);
 	}
-	was = *vp;
-	if (was >= 0 && m->recs[was].agent != ai) {
-		duplicate(m, &m->recs[was], ai, jr->unit);
-		return 0;
-	}
-	/* vp stays valid: push_rec adds to other sets, not to m->units. */
-	if ((idx = merge_push_rec(m, ai, line, jr->ok, status, jr->run)) < 0)
-		return -1;
-	m->recs[idx].flaky = (unsigned char)flaky;
+	if (was >= 0 && (size_t)was < m->agents[ai].first)
+		return duplicate(m, (size_t)was, ai, jr->unit, err);
+	/* vp stays valid: push_rec and dups add to other sets. */
+	if ((idx = merge_push_rec(m, off, jr->ok, status, jr->run)) < 0)
+		return merge_nomem(err);
+	m->recs[idx].flaky = flaky;
 	if (was >= 0) {
 		m->recs[was].dropped = 1;
-		m->recs[idx].dup_agent = m->recs[was].dup_agent;
+		if ((dup = dup_of(m, (size_t)was)) &&
+		    corral_fpset_add(m->dups, (uint64_t)idx + 1, *dup) < 0)
+			return merge_nomem(err);
 		m->agents[ai].redo = 1;
 	} else {
 		m->st->merged++;
 	}
-	*vp = idx;
+	if (state)
+		*state = idx;
+	else if (found)
+		*vp = (uint32_t)idx;
+	else if (corral_fpset_add(m->units, fp, (uint32_t)idx) < 0)
+		return merge_nomem(err);
 	*kept = idx;
 	m->agents[ai].n++;
 	return 1;
@@ -483,7 +660,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 {
 	struct corral_json_record jr;
 	struct corral_err e;
-	long kept;
+	long kept = -1;
 	int rc;
 
 	/* A seal was checked before (merge_check_seal); it is not a record. */
@@ -495,13 +672,14 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		    rd->path, rd->lineno);
 		return 0;
 	}
-	if (corral_json_record_parse(rd->line, rd->len, &jr, &e) < 0) {
+	if (merge_scan_record(rd->line, rd->len, &jr, &m->scratch, &e) < 0) {
 		merge_bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;
 	}
 	m->st->attempts++;
-	if ((rc = add_record(m, ai, rd->lineno, &jr, &kept)) < 0 ||
-	    note_at(m, jr.at) < 0)
+	if ((rc = add_record(m, ai, rd->off, &jr, &kept, err)) < 0)
+		rc = -1;
+	else if (note_at(m, jr.at) < 0)
 		rc = merge_nomem(err);
 	else if (rc == 1 && writing(m))
 		rc = route(m, &m->recs[kept], rd->line, rd->len, err);
@@ -547,6 +725,60 @@ refuse(struct merge *m, uint32_t ai, const char *why, size_t line)
 }
 
 /*
+ * 0 when the log open on fd holds no line that corral_seal_is would take
+ * for a seal: nowhere the bytes a seal starts with.  Then there is nothing
+ * to hash, and corral_seal_check_fd would find no seal and nothing broken.
+ * 1 when it may hold one, -1 with err set.
+ */
+static int
+may_hold_seal(int fd, const char *path, struct corral_err *err)
+{
+	static const char head[] = "{\"corral_seal\":";
+	const size_t keep = sizeof(head) - 2;	/* a head cut by a read */
+	char *chunk;
+	size_t have = 0;
+	off_t off = 0;
+	ssize_t n;
+	int rc = 0;
+
+	if (!(chunk = malloc(MERGE_OUT_CHUNK)))
+		return merge_nomem(err);
+	while ((n = pread(fd, chunk + have, MERGE_OUT_CHUNK - have, off))) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = corral_err_set(err, errno, "cannot read '%s'", path);
+			break;
+		}
+		off += n;
+		have += (size_t)n;
+		if (memmem(chunk, have, head, sizeof(head) - 1)) {
+			rc = 1;
+			break;
+		}
+		if (have > keep) {
+			memmove(chunk, chunk + have - keep, keep);
+			have = keep;
+		}
+	}
+	free(chunk);
+	return rc;
+}
+
+/* corral_seal_check_fd, when there may be a seal to check. */
+static int
+seal_check(int fd, const char *path, struct corral_seal_check *c,
+    struct corral_err *err)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((rc = may_hold_seal(fd, path, err)) <= 0)
+		return rc;
+	return corral_seal_check_fd(fd, path, c, NULL, err);
+}
+
+/*
  * Check the seal of agent ai's log.  Not being a regular file is left for
  * the main pass to report.  0, or -1 with err set.
  */
@@ -563,7 +795,7 @@ merge_check_seal(struct merge *m, uint32_t ai, struct corral_err *err)
 	if (fstat(fd, &a->st) < 0)
 		rc = corral_err_set(err, errno, "cannot read '%s'", a->path);
 	else if (S_ISREG(a->st.st_mode))
-		rc = corral_seal_check_fd(fd, a->path, &c, NULL, err);
+		rc = seal_check(fd, a->path, &c, err);
 	close(fd);
 	if (rc < 0 || !S_ISREG(a->st.st_mode))
 		return rc;
@@ -600,7 +832,7 @@ copy_log(struct merge *m, uint32_t ai, struct reader *rd,
 	while (k < end && (rc = merge_reader_next(rd, err)) > 0) {
 		while (k < end && m->recs[k].dropped)
 			k++;
-		if (k == end || rd->lineno != m->recs[k].line)
+		if (k == end || rd->off != merge_rec_off(&m->recs[k]))
 			continue;
 		r = &m->recs[k++];
 		if (route(m, r, rd->line, rd->len, err) < 0)

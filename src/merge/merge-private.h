@@ -12,6 +12,7 @@
  *                 place together (the commit record, rolled forward)
  *   summary.c     summary.json
  *   history.c     history.jsonl: the records of runs not yet committed
+ *   scan.c        a log line read as a record without building a tree
  *   reader.c      a file read one line at a time, for all of them, and
  *                 the result files read record by record, for the
  *                 scoreboard (score.c) and the reports (report.c)
@@ -59,26 +60,30 @@ struct agent {
 
 /*
  * One record line: where it is and what the merge needs to know of it.
- * 32 bytes; with the unit's slot in the set, this is the memory per unit.
+ * 16 bytes; with the unit's 12-byte slot in m->units (at three quarters
+ * full at most), this is the memory per unit.  Its agent is the one whose
+ * recs[first .. first + n) hold it (merge_rec_agent).
  */
 struct rec {
-	size_t line;		/* line number in its log (from 1) */
-	uint32_t agent;		/* index in agents; MERGE_NONE: not-run */
-	uint32_t dup_agent;	/* last agent reported as a duplicate */
+	uint32_t off_lo;	/* its line's byte offset in its log: */
+	unsigned off_hi : 24;	/* off_hi << 32 | off_lo (merge_rec_off) */
+	unsigned ok : 1;
+	unsigned dropped : 1;	/* a later line of the same log replaced it */
+	unsigned has_run : 1;	/* the record named its run */
+	unsigned flaky : 1;	/* written as a flaky record */
 	uint32_t status;	/* index in statuses */
 	uint32_t run;		/* index in runs */
-	unsigned char ok;
-	unsigned char dropped;	/* a later line of the same log replaced it */
-	unsigned char has_run;	/* the record named its run */
-	unsigned char flaky;	/* written as a flaky record */
 };
+
+/* A value of m->units: a record's index, or MERGE_EXPECTED | i. */
+#define MERGE_EXPECTED	(UINT32_C(1) << 31)	/* m->expected.v[i] */
 
 /*
  * With several layers: the attempt of a unit that wins, found by a first
  * read of every log before anything is written.
  */
 struct win {
-	size_t line;
+	off_t off;		/* its line's byte offset in its log */
 	uint32_t agent;
 	long inputs;		/* index in inputs, or -1 */
 	long long at;		/* ms since the epoch, or -1 */
@@ -104,6 +109,8 @@ struct reader {
 	size_t len;
 	size_t raw;	/* bytes read, '\n' and '\r' included */
 	size_t lineno;
+	off_t off;	/* where the line starts in the file */
+	off_t end;	/* where it ends, its ending included */
 	int torn;	/* the line had no '\n' */
 	struct stat st;
 	char *vbuf;	/* stdio's buffer: bigger than its 4 KiB */
@@ -129,7 +136,21 @@ struct merge {
 	struct corral_set *inputs_ix;
 	struct corral_strv inputs;
 	struct corral_buf flaky;	/* a flaky record being written */
-	struct corral_set *units;	/* unit -> rec, or < 0 (not_run) */
+	/*
+	 * unit -> a record's index, or MERGE_EXPECTED | i for the unit
+	 * m->expected.v[i], whose state is exp_state[i]: a record's index,
+	 * or < 0 (not_run).  Keyed by fingerprint, settled by name: an
+	 * expected unit's is in memory, a record's is read again from its
+	 * log (merge_same_unit).
+	 */
+	struct corral_fpset *units;
+	long *exp_state;
+	struct corral_fpset *dups;	/* rec + 1 -> last agent named */
+	int fp_bits;			/* < 64: fingerprints cut (tests) */
+	int reread_fd;			/* the log of reread_agent, or -1 */
+	uint32_t reread_agent;
+	struct corral_buf reread;	/* the line read again */
+	struct corral_buf scratch;	/* the strings of a scanned record */
 	struct rec *recs;
 	size_t nrecs;
 	size_t caprecs;
@@ -204,6 +225,26 @@ int merge_results_read(const struct merge_results *m, const char *name,
     int success, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
+/* scan.c: a log line read as a record without building a tree         */
+
+/*
+ * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
+ * verdict and message, but of the record's members only unit, ok, status,
+ * run, at and inputs are read when the scanner takes the line: then they
+ * are copies in scratch, good until its next use, and r->doc is NULL.
+ * Release r with corral_json_record_release either way.
+ */
+int merge_scan_record(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    struct corral_err *err);
+/*
+ * The scanner alone: 1 with r filled (as above) when it takes the line, 0
+ * when it leaves it to corral_json_record_parse (for fuzz/scan.c).
+ */
+int merge_scan_takes(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch);
+
+/* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */
 
 /*
@@ -232,11 +273,23 @@ int merge_find_winners(struct merge *m, struct corral_err *err);
  */
 int merge_log(struct merge *m, uint32_t ai, struct corral_err *err);
 /*
- * Append a record of agent (MERGE_NONE: a not-run record) at line, with
- * its status and run (NULL: "none"); its index in m->recs, or -1 on ENOMEM.
+ * Append a record whose line starts at byte off of the log being read
+ * (0 for a not-run record), with its status and run (NULL: "none"); its
+ * index in m->recs, or -1 on ENOMEM.
  */
-long merge_push_rec(struct merge *m, uint32_t agent, size_t line, int ok,
-    const char *status, const char *run);
+long merge_push_rec(struct merge *m, off_t off, int ok, const char *status,
+    const char *run);
+/* Where record r's line starts in its log. */
+off_t merge_rec_off(const struct rec *r);
+/* The agent whose log holds record k (not a not-run record). */
+uint32_t merge_rec_agent(const struct merge *m, size_t k);
+/* The fingerprint of a unit's name in m->units. */
+uint64_t merge_fp(const struct merge *m, const char *unit, size_t len);
+/*
+ * The state (exp_state) of the expected unit named unit, or NULL when -u
+ * does not list it.
+ */
+long *merge_expected(const struct merge *m, const char *unit);
 
 /* ------------------------------------------------------------------ */
 /* population.c: expected, unfinished and missing units                */

@@ -166,21 +166,39 @@ out:
 	return rc;
 }
 
+/*
+ * How many bits of a unit's fingerprint to keep: all 64, unless the
+ * environment's __corral_merge_fp_bits (1 to 63, for the tests) cuts them
+ * so that names collide, to prove a collision is settled by the names.
+ */
+static int
+fp_bits(void)
+{
+	const char *s = getenv("__corral_merge_fp_bits");
+	long n;
+
+	if (!s || (n = strtol(s, NULL, 10)) < 1 || n > 63)
+		return 64;
+	return (int)n;
+}
+
 static int
 setup(struct merge *m, struct corral_err *err)
 {
 	size_t l;
 
-	m->lockfd = -1;
+	m->lockfd = m->reread_fd = -1;
 	m->status_last = m->run_last = m->inputs_last = -1;
-	m->units = corral_set_new();
+	m->fp_bits = fp_bits();
+	m->units = corral_fpset_new();
+	m->dups = corral_fpset_new();
 	m->status_ix = corral_set_new();
 	m->run_ix = corral_set_new();
 	m->inputs_ix = corral_set_new();
 	m->nlayers = m->o->nlogdirs;
 	m->logdirs = calloc(m->nlayers, sizeof(*m->logdirs));
 	m->dirs = calloc(m->nlayers, sizeof(*m->dirs));
-	if (!m->units || !m->status_ix || !m->run_ix || !m->inputs_ix ||
+	if (!m->units || !m->dups || !m->status_ix || !m->run_ix || !m->inputs_ix ||
 	    !m->logdirs || !m->dirs)
 		return merge_nomem(err);
 	for (l = 0; l < m->nlayers; l++)
@@ -231,7 +249,13 @@ teardown(struct merge *m)
 	corral_strv_release(&m->parts);
 	corral_strv_release(&m->why);
 	corral_strv_release(&m->expected);
-	corral_set_free(m->units);
+	corral_fpset_free(m->units);
+	corral_fpset_free(m->dups);
+	free(m->exp_state);
+	if (m->reread_fd >= 0)
+		close(m->reread_fd);
+	corral_buf_release(&m->reread);
+	corral_buf_release(&m->scratch);
 	free(m->recs);
 	corral_set_free(m->status_ix);
 	corral_strv_release(&m->statuses);
@@ -262,9 +286,11 @@ read_logs(struct merge *m, struct corral_err *err)
 			return -1;
 	if (merge_find_winners(m, err) < 0)
 		return -1;
-	for (i = 0; i < m->nagents; i++)
+	for (i = 0; i < m->nagents; i++) {
+		m->agents[i].first = m->nrecs;	/* refused too: rec_agent */
 		if (!m->agents[i].refused && merge_log(m, (uint32_t)i, err) < 0)
 			return -1;
+	}
 	if (merge_check_parts(m) < 0 || merge_credit_refused(m) < 0)
 		return merge_nomem(err);
 	return 0;

@@ -34,7 +34,7 @@ credit_absent(struct merge *m)
 		if (corral_strv_add(&m->why, a->why) < 0)
 			return -1;
 		for (i = 0; i < a->units->n; i++)
-			if ((vp = corral_set_get(m->units, a->units->v[i])) &&
+			if ((vp = merge_expected(m, a->units->v[i])) &&
 			    *vp == -1)
 				*vp = -2 - (long)g;
 	}
@@ -63,11 +63,20 @@ merge_read_units(struct merge *m, struct corral_err *err)
 	for (i = 0; i < dups.n; i++)
 		merge_say(m, "unit '%s' is listed more than once in '%s'; "
 		    "counted once", dups.v[i], m->o->units);
-	for (i = 0; i < m->expected.n; i++)
-		if (corral_set_put(m->units, m->expected.v[i], -1, NULL) < 0) {
+	if (m->expected.n >= MERGE_EXPECTED || !(m->exp_state =
+	    malloc((m->expected.n + 1) * sizeof(*m->exp_state)))) {
+		merge_nomem(err);
+		goto out;
+	}
+	for (i = 0; i < m->expected.n; i++) {
+		m->exp_state[i] = -1;
+		if (corral_fpset_add(m->units, merge_fp(m, m->expected.v[i],
+		    strlen(m->expected.v[i])), MERGE_EXPECTED | (uint32_t)i) <
+		    0) {
 			merge_nomem(err);
 			goto out;
 		}
+	}
 	if (credit_absent(m) < 0) {
 		merge_nomem(err);
 		goto out;
@@ -97,7 +106,7 @@ credit_part(struct merge *m, const char *path, long k)
 		if (rd.torn || corral_json_record_parse(rd.line, rd.len, &jr,
 		    NULL) < 0)
 			continue;
-		if ((vp = corral_set_get(m->units, jr.unit)) && *vp == -1)
+		if ((vp = merge_expected(m, jr.unit)) && *vp == -1)
 			*vp = -2 - k;
 		corral_json_record_release(&jr);
 	}
@@ -222,7 +231,7 @@ not_run(struct merge *m, const char *u, long v, const char *at,
 	r.exit_code = -1;
 	r.run = m->st->run;
 	if (rc < 0 || corral_record_format(&line, &r) < 0 ||
-	    merge_push_rec(m, MERGE_NONE, 0, 0, "not-run", m->st->run) < 0) {
+	    merge_push_rec(m, 0, 0, "not-run", m->st->run) < 0) {
 		rc = merge_nomem(err);
 		goto out;
 	}
@@ -242,16 +251,14 @@ merge_write_missing(struct merge *m, struct corral_err *err)
 	char mtime[21];
 	const char *at;
 	size_t i;
-	long *vp;
 
 	iso_time(m->units_mtime, mtime);
 	at = m->at.data ? m->at.data : mtime;
 	for (i = 0; i < m->expected.n; i++) {
-		vp = corral_set_get(m->units, m->expected.v[i]);
-		if (*vp >= 0)
+		if (m->exp_state[i] >= 0)
 			continue;
 		m->st->missing++;
-		if (not_run(m, m->expected.v[i], *vp, at, err) < 0)
+		if (not_run(m, m->expected.v[i], m->exp_state[i], at, err) < 0)
 			return -1;
 	}
 	return 0;

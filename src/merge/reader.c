@@ -63,6 +63,8 @@ merge_reader_next(struct reader *rd, struct corral_err *err)
 	}
 	rd->lineno++;
 	rd->raw = (size_t)n;
+	rd->off = rd->end;
+	rd->end += (off_t)n;
 	rd->torn = rd->line[n - 1] != '\n';
 	rd->len = corral_line_chomp(rd->line, (size_t)n);
 	return 1;
@@ -75,6 +77,7 @@ merge_reader_rewind(struct reader *rd, struct corral_err *err)
 		return corral_err_set(err, errno, "cannot read '%s'",
 		    rd->path);
 	rd->lineno = 0;
+	rd->end = 0;
 	return 0;
 }
 

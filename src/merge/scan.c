@@ -1,0 +1,340 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * scan.c reads a log line as a record without building a tree: a strict
+ * JSON scanner, one pass over the bytes, checks that the line is exactly
+ * one object and copies out the members the merge reads (unit, ok, status,
+ * run, at, inputs).  It knows a subset of what cJSON reads: no \u escape,
+ * no escape in a key or in a member it copies, nesting to SCAN_DEPTH,
+ * numbers of up to SCAN_NUMBER bytes, only JSON's four whitespace bytes.
+ * A line outside that subset, or wrong in any way, goes to
+ * corral_json_record_parse instead.  Its invariant: a line the scanner
+ * takes is one cJSON takes, with the same members, so that every verdict
+ * and every message is still record.c's (fuzz/scan.c holds it to that).
+ */
+#include <string.h>
+
+#include "merge/merge-private.h"
+
+#define SCAN_DEPTH	32	/* cJSON: 1000 */
+#define SCAN_NUMBER	32	/* cJSON: 63 bytes */
+
+enum { F_UNIT, F_OK, F_STATUS, F_RUN, F_AT, F_INPUTS, NF };
+enum { T_STRING, T_TRUE, T_FALSE, T_OTHER };
+
+static const char *const fname[NF] = {
+	"unit", "ok", "status", "run", "at", "inputs"
+};
+static const size_t flen[NF] = { 4, 2, 6, 3, 2, 6 };
+
+/* What the scan found of the top-level members it reads. */
+struct found {
+	size_t at[NF], len[NF];	/* a string's bytes, quotes left out */
+	int n[NF];		/* members so named */
+	int str[NF];		/* the first is a string */
+	int ok;
+};
+
+static int
+is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The index of the first byte at or after s[i] that is not is(). */
+static size_t
+skip(const char *s, size_t i, size_t n, int (*is)(char))
+{
+	while (i < n && is(s[i]))
+		i++;
+	return i;
+}
+
+static size_t
+skip_ws(const char *s, size_t i, size_t n)
+{
+	return skip(s, i, n, is_ws);
+}
+
+static size_t
+digits(const char *s, size_t i, size_t n)
+{
+	return skip(s, i, n, is_digit);
+}
+
+/*
+ * The index after the string opening at s[i], or 0 when it is not one the
+ * scanner takes; *esc is set when it holds an escape.
+ */
+static size_t
+string_end(const char *s, size_t i, size_t n, int *esc)
+{
+	unsigned char c;
+
+	*esc = 0;
+	for (i++; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (c == '"')
+			return i + 1;
+		if (c < 0x20)
+			return 0;
+		if (c != '\\')
+			continue;
+		if (++i >= n || !s[i] || !strchr("\"\\/bfnrt", s[i]))
+			return 0;
+		*esc = 1;
+	}
+	return 0;
+}
+
+/* The index after the JSON number at s[i], or 0. */
+static size_t
+number_end(const char *s, size_t i, size_t n)
+{
+	size_t b = i;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9')
+		i = digits(s, i, n);
+	else
+		return 0;
+	if (i < n && s[i] == '.') {
+		if (++i >= n || !is_digit(s[i]))
+			return 0;
+		i = digits(s, i, n);
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		if (++i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(s[i]))
+			return 0;
+		i = digits(s, i, n);
+	}
+	return i - b > SCAN_NUMBER ? 0 : i;
+}
+
+/* The index after the literal word at s[i], or 0. */
+static size_t
+word_end(const char *s, size_t i, size_t n, const char *word)
+{
+	size_t k = strlen(word);
+
+	return n - i >= k && !memcmp(s + i, word, k) ? i + k : 0;
+}
+
+/* The field named key[0..len), or -1: by length first, as most keys are
+ * none of them. */
+static int
+field_of(const char *key, size_t len)
+{
+	int f;
+
+	if (len < 2 || len > 6 || len == 5)
+		return -1;
+	for (f = 0; f < NF; f++)
+		if (flen[f] == len && key[0] == fname[f][0] &&
+		    !memcmp(key, fname[f], len))
+			return f;
+	return -1;
+}
+
+/*
+ * Note the value of top-level member f, of type t (a string at s[b..e),
+ * quotes left out).  As record.c reads it: "unit" a string, not empty,
+ * and "ok" a boolean, each once; of the others the first counts, a string
+ * or nothing.  0, or -1 when the scanner leaves the line to record.c.
+ */
+static int
+note(struct found *fd, int f, int t, size_t b, size_t e, int esc)
+{
+	if (f < 0 || fd->n[f]++)
+		return 0;
+	if (f == F_OK) {
+		fd->ok = t == T_TRUE;
+		return t == T_TRUE || t == T_FALSE ? 0 : -1;
+	}
+	if (t != T_STRING)
+		return f == F_UNIT ? -1 : 0;
+	if (esc || (f == F_UNIT && e == b))
+		return -1;
+	fd->str[f] = 1;
+	fd->at[f] = b;
+	fd->len[f] = e - b;
+	return 0;
+}
+
+/* The index after the scalar at s[i], its type in *t, or 0. */
+static size_t
+scalar_end(const char *s, size_t i, size_t n, int *t, int *esc)
+{
+	*esc = 0;
+	*t = T_OTHER;
+	switch (s[i]) {
+	case '"':
+		*t = T_STRING;
+		return string_end(s, i, n, esc);
+	case 't':
+		*t = T_TRUE;
+		return word_end(s, i, n, "true");
+	case 'f':
+		*t = T_FALSE;
+		return word_end(s, i, n, "false");
+	case 'n':
+		return word_end(s, i, n, "null");
+	default:
+		return number_end(s, i, n);
+	}
+}
+
+static char
+closer(char open)
+{
+	return open == '{' ? '}' : ']';
+}
+
+/*
+ * The index after the member or element at s[i] when it is a scalar, or
+ * i itself when it opens a container (pushed on stack); 0 when the scanner
+ * leaves the line to record.c.  *f is the field of a top-level member.
+ */
+static size_t
+item(const char *s, size_t i, size_t n, char *stack, int *depth, int *f,
+    struct found *fd)
+{
+	size_t e, vb;
+	int t, esc;
+
+	if (stack[*depth - 1] == '{') {
+		if (s[i] != '"' || !(e = string_end(s, i, n, &esc)))
+			return 0;
+		if (*depth == 1) {
+			if (esc)
+				return 0;
+			*f = field_of(s + i + 1, e - i - 2);
+		}
+		i = skip_ws(s, e, n);
+		if (i >= n || s[i] != ':')
+			return 0;
+		if ((i = skip_ws(s, i + 1, n)) >= n)
+			return 0;
+	}
+	if (s[i] == '{' || s[i] == '[') {
+		if (*depth == SCAN_DEPTH)
+			return 0;
+		stack[(*depth)++] = s[i];
+		return i;
+	}
+	vb = i;
+	if (!(i = scalar_end(s, i, n, &t, &esc)))
+		return 0;
+	if (*depth == 1 && note(fd, *f, t, vb + 1, i - 1, esc) < 0)
+		return 0;
+	return i;
+}
+
+/*
+ * Scan s[0..n) as one JSON object.  1 with fd filled when the scanner
+ * takes it, 0 when it leaves it to record.c.
+ */
+static int
+scan(const char *s, size_t n, struct found *fd)
+{
+	char stack[SCAN_DEPTH];
+	size_t i = skip_ws(s, 0, n), e;
+	int depth = 0, f = -1, fresh = 1, was;
+
+	memset(fd, 0, sizeof(*fd));
+	if (i >= n || s[i] != '{')
+		return 0;
+	stack[depth++] = s[i++];
+	for (;;) {
+		if ((i = skip_ws(s, i, n)) >= n)
+			return 0;
+		if (!fresh || s[i] != closer(stack[depth - 1])) {
+			was = depth;
+			if (!(e = item(s, i, n, stack, &depth, &f, fd)))
+				return 0;
+			i = e + (depth > was);
+			if (depth > was) {
+				fresh = 1;
+				continue;
+			}
+			i = skip_ws(s, i, n);
+		}
+		/* After a value, or at the end of an empty container. */
+		while (i < n && s[i] == closer(stack[depth - 1])) {
+			if (--depth == 0)
+				return skip_ws(s, i + 1, n) == n;
+			if (depth == 1 && note(fd, f, T_OTHER, 0, 0, 0) < 0)
+				return 0;
+			i = skip_ws(s, i + 1, n);
+		}
+		if (i >= n || s[i] != ',')
+			return 0;
+		i++;
+		fresh = 0;
+	}
+}
+
+/* Copy the strings found into scratch and point r at them. */
+static int
+fill(const char *s, const struct found *fd, struct corral_json_record *r,
+    struct corral_buf *scratch)
+{
+	const char **to[NF];
+	size_t at[NF], f;
+
+	to[F_UNIT] = &r->unit;
+	to[F_OK] = NULL;
+	to[F_STATUS] = &r->status;
+	to[F_RUN] = &r->run;
+	to[F_AT] = &r->at;
+	to[F_INPUTS] = &r->inputs;
+	corral_buf_reset(scratch);
+	for (f = 0; f < NF; f++) {
+		at[f] = scratch->len;
+		if (fd->str[f] && (corral_buf_add(scratch, s + fd->at[f],
+		    fd->len[f]) < 0 || corral_buf_addch(scratch, '\0') < 0))
+			return -1;
+	}
+	for (f = 0; f < NF; f++)
+		if (fd->str[f])
+			*to[f] = scratch->data + at[f];
+	r->ok = fd->ok;
+	r->duration_ms = r->exit_code = r->attempt = -1;
+	r->tests = r->tests_failed = r->tests_skipped = -1;
+	return 0;
+}
+
+int
+merge_scan_record(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    struct corral_err *err)
+{
+	struct found fd;
+
+	memset(r, 0, sizeof(*r));
+	if (scan(line, len, &fd) && fd.n[F_UNIT] == 1 && fd.n[F_OK] == 1 &&
+	    fill(line, &fd, r, scratch) == 0)
+		return 0;
+	return corral_json_record_parse(line, len, r, err);
+}
+
+int
+merge_scan_takes(const char *line, size_t len, struct corral_json_record *r,
+    struct corral_buf *scratch)
+{
+	struct found fd;
+
+	memset(r, 0, sizeof(*r));
+	return scan(line, len, &fd) && fd.n[F_UNIT] == 1 &&
+	    fd.n[F_OK] == 1 && fill(line, &fd, r, scratch) == 0;
+}
