@@ -186,15 +186,18 @@ test: all deps-browser $(NPM_DIR)/ok
 
 # Measurements, printed as ratios measured side by side, never timed
 # assertions (RELIABILITY 6.1): first the table of bench/table.sh (every
-# ratio of a first run, a run per unit, a no-op run and the merge, and how
-# each grows; BENCH_ROUNDS=N rounds, BENCH_BIG=1 adds 100,000 units and
-# 1 GB of logs), then dispatch against xargs -P (P1), the cost of
+# ratio of a first run, a run per unit, a no-op run, the merge and, with
+# BENCH_SUITE=DIR, a real bats suite, and how each grows; it runs
+# bench/dispatch.sh and bench/suite.sh itself; BENCH_ROUNDS=N rounds,
+# BENCH_BIG=1 adds 100,000 units and 1 GB of logs), then the cost of
 # timeouts and limits per unit (P11, P2), the makespan of a weighted plan
-# against round-robin and the lower bound, checkout and merge.
+# against round-robin and the lower bound, checkout, the merge and the
+# sandbox.
 .PHONY: bench
 bench: all
-	$(Q)for b in bench/table.sh $(filter-out bench/table.sh,$(wildcard \
-		bench/*.sh)); do \
+	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \
+		bench/dispatch.sh bench/suite.sh,\
+		$(wildcard bench/*.sh)); do \
 		PATH="$(CURDIR)/$(BIN):$$PATH" CORRAL_BIN="$(CURDIR)/$(BIN)" \
 		$$b || exit; echo; done
 

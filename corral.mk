@@ -461,9 +461,9 @@ __corral-split-refuse = $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)';\
 # the user asked for, not the engine's internals: the answer becomes the
 # status of this recipe.
 __corral_engine = $(__corral-split-ok)$(if $(__corral_shard_top),$(call \
-	__corral-locked-at,$(__corral_shard_top),true) && )$(__corral_env) $(call __corral-locked,sh -c 'rm -f \
-	"$$__corral_out/exit-status" && "$$@" && exit "$$(cat \
-	"$$__corral_out/exit-status" 2>/dev/null || echo 0)"' sh $(MAKE) \
+	__corral-locked-at,$(__corral_shard_top),true) && )$(__corral_env) $(call __corral-locked,sh -c 'f=$$__corral_out/exit-status; \
+	{ [ ! -e "$$f" ] || rm -f "$$f"; } && "$$@" && { st=0; \
+	{ read -r st < "$$f"; } 2>/dev/null; exit "$$st"; }' sh $(MAKE) \
 	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
 	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
 

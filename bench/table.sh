@@ -2,26 +2,42 @@
 # table.sh -- every ratio corral holds itself to from the first run (issue
 # 14), each measured side by side with its reference in interleaved
 # rounds, the median of the per-round ratios, printed as one markdown
-# table (README's and doc/measurements.md's table is pasted from one run
-# of it), then how the costs grow with the work.  Never a timed assertion:
-# a ratio and its target, and whether it was met this time.
+# table (README's and doc/measurements.md's tables are pasted from one run
+# of it), then how the costs grow with the work, each against its target.
+# Never a timed assertion: a ratio and its target, and whether it was met
+# this time.
 #
 #   usage: bench/table.sh            (environment knobs below)
 #
 #   BENCH_ROUNDS=3   rounds of each interleaved pair
 #   BENCH_BIG=0      1: also dispatch 100,000 units of 'true' through
-#                    corral and merge 1 GB of logs (minutes)
+#                    corral (auto slices) and merge 1 GB of logs (minutes)
+#   BENCH_SUITE=     a bats project (e.g. a checkout of rbenv): the row of
+#                    a real suite, by bench/suite.sh (which make bench
+#                    then runs no more; its own knobs apply)
+#   BENCH_SUITE_ROUNDS=1   rounds of that pair (each is a whole suite)
+#   BENCH_QUICK=0    1: a tenth of every population, to check this script,
+#                    not to measure
 #
+# A first run is timed from nothing: the previous run's CORRAL_OUT is
+# removed before the clock starts, as the xargs side has nothing to remove.
 # Needs corral's programs on PATH (make bench puts bin/ there), a C
 # compiler and libcjson for the parser's own rate, GNU time for memory.
 set -eu
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 rounds=${BENCH_ROUNDS:-3}
 big=${BENCH_BIG:-0}
+suite=${BENCH_SUITE:-}
+suite_rounds=${BENCH_SUITE_ROUNDS:-1}
+q=1
+[ "${BENCH_QUICK:-0}" != 1 ] || q=10
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/corral-table.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-rows=$work/rows
+rows=$work/rows growth=$work/growth
+: > "$rows"
+: > "$growth"
 
 # ns CMD...: the nanoseconds CMD took; its output is discarded, and it
 # must succeed or exit 1 (failures are results).
@@ -38,168 +54,180 @@ median() {
 		print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# row WHAT MEASURED TARGET OP LIMIT: a line of the table; OP is le or ge
+# pair N SETUP A B: N interleaved rounds of the commands A and B (each a
+# function of no argument; B may be '-', none), SETUP run untimed before
+# each of them.  Leaves the medians: ratio (of A / B, round by round),
+# ta and tb (nanoseconds).
+pair() {
+	: > "$work/r" && : > "$work/ta" && : > "$work/tb"
+	i=1
+	while [ "$i" -le "$1" ]; do
+		$2
+		a=$(ns "$3")
+		echo "$a" >> "$work/ta"
+		if [ "$4" != - ]; then
+			$2
+			b=$(ns "$4")
+			echo "$b" >> "$work/tb"
+			awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f\n", a / b }' >> "$work/r"
+		fi
+		i=$((i + 1))
+	done
+	ta=$(median < "$work/ta")
+	ratio=0 tb=0
+	[ "$4" = - ] || { ratio=$(median < "$work/r"); tb=$(median < "$work/tb"); }
+}
+
+# verdict MEASURED OP LIMIT...: yes when every MEASURED holds (OP is le or
+# ge), else **no**
+verdict() {
+	awk -v m="$1" -v op="$2" -v l="$3" 'BEGIN {
+		n = split(m, v, " "); ok = 1
+		for (i = 1; i <= n; i++)
+			if (op == "le" ? v[i] + 0 > l + 0 : v[i] + 0 < l + 0) ok = 0
+		print ok ? "yes" : "**no**" }'
+}
+
+# row WHAT MEASURED TARGET OP LIMIT: a line of the table
 row() {
-	awk -v w="$1" -v m="$2" -v t="$3" -v op="$4" -v l="$5" 'BEGIN {
-		met = (op == "le" ? m + 0 <= l + 0 : m + 0 >= l + 0) ? "yes" : "**no**"
-		printf "| %s | %s | %s | %s |\n", w, m, t, met }' >> "$rows"
+	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(verdict "$2" "$4" "$5")" >> "$rows"
 }
 
-# note TEXT: a line of the growth table (no target of its own)
-note() {
-	printf '| %s | %s |\n' "$1" "$2" >> "$work/growth"
+# grow WHAT FIGURES STEPS TARGET OP LIMIT [VALUES]: a line of the growth
+# table; the verdict looks at VALUES, else at STEPS (the growth factors)
+grow() {
+	printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" \
+		"$(verdict "${7:-$3}" "$5" "$6")" >> "$growth"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
+# fmt V [D]: V with D decimals (2); per V N DIV: V / N / DIV, 3 decimals
 fmt() { awk -v v="$1" -v d="${2:-2}" 'BEGIN { printf "%.*f", d, v }'; }
+per() { awk -v v="$1" -v n="$2" -v d="$3" 'BEGIN { printf "%.3f", v / n / d }'; }
+# steps A B [C]: the growth factors B / A [and C / B], two decimals
+steps() {
+	awk -v a="$1" -v b="$2" -v c="${3:-}" 'BEGIN {
+		printf "%.2f", b / a; if (c != "") printf " %.2f", c / b }'
+}
 
-# project DIR: a corral project in DIR over its units.txt, running
-# CORRAL_CMD as given by the caller's make command line
+# project DIR [CMD]: a corral project in DIR over its units.txt, running
+# CMD ('true' unless given)
 project() {
 	mkdir -p "$1"
 	cat > "$1/Makefile" <<ZZMK
 CORRAL_UNITS_FILE = units.txt
-CORRAL_CMD = true
+CORRAL_CMD = ${2:-true}
 CORRAL_QUIET = 1
 include $root/corral.mk
 ZZMK
 }
-
-# corral_run DIR -jN [VAR=VALUE...]: one corral-run of the project in DIR
-corral_run() {
-	d=$1 j=$2
-	shift 2
-	make -s -C "$d" "$j" corral-run CORRAL_QUIET=1 "$@"
+# scripts DIR N S...: N one-line scripts DIR/tests/uNNNNN.sh, the I-th
+# 'sleep S' for the I-th S given (the last one for the rest), its units
+scripts() {
+	mkdir -p "$1/tests"
+	awk -v dir="$1" -v n="$2" -v s="${3:-}" 'BEGIN {
+		k = split(s, v, " ")
+		for (i = 0; i < n; i++) {
+			f = sprintf("%s/tests/u%05d.sh", dir, i)
+			print (i < k ? "sleep " v[i + 1] : (k ? "sleep " v[k] : ": one line")) > f
+			close(f)
+			print substr(f, length(dir) + 2) > (dir "/units.txt")
+		} }'
+	project "$1" 'sh "$$CORRAL_UNIT"'
 }
-# corral_fresh: the same from nothing (no plan, no history)
-corral_fresh() { make -s -C "$1" corral-clean; corral_run "$@"; }
+
+# The commands the pairs time, over the project in $p: corral at -j$j,
+# and xargs at -P$j running each unit as corral does (a shell that runs a
+# shell), or 'true'.  Extra make arguments in $args.  A first run is made
+# in a fresh copy of the project $proj (setup 'fresh', not timed), as
+# bench/dispatch.sh does: a corral-clean before it would time, in the
+# creates that follow, the files it just deleted.
+p='' j=2 args='' proj='' runs=0
+fresh() { runs=$((runs + 1)); p=$work/run$runs; cp -R "$proj" "$p"; }
+clean() { make -s -C "$p" corral-clean > /dev/null 2>&1; }
+corral() { make -s -C "$p" -j"$j" corral-run CORRAL_QUIET=1 $args; }
+xargs_sh() { (cd "$p" && xargs -P"$j" -n1 sh -c 'sh "$0"' < units.txt); }
+xargs_1000() { seq 1000 | xargs -n1 -P2 true; }
 
 # ---------------------------------------------------------------------
 # 1. Balance from the first run: 40 units, 4 of 2 s and 36 of 0.1 s,
 # the long ones where a round-robin over 4 puts them together (0, 4, 8,
 # 12), no history; the makespan of make -j4 corral-run against xargs -P4
 # running each the same way.
-mkdir -p "$work/skew/tests"
-i=0
-while [ $i -lt 40 ]; do
-	case $i in 0|4|8|12) s=2 ;; *) s=0.1 ;; esac
-	printf 'sleep %s\n' "$s" > "$work/skew/tests/t$(printf %02d $i).sh"
-	i=$((i + 1))
-done
-(cd "$work/skew" && printf '%s\n' tests/t*.sh > units.txt)
-project "$work/skew"
-sed -i 's/^CORRAL_CMD = true$/CORRAL_CMD = sh "$$CORRAL_UNIT"/' "$work/skew/Makefile"
-skew_xargs() { (cd "$work/skew" && xargs -P4 -n1 sh -c 'sh "$0"' < units.txt); }
-: > "$work/r"
-r=1
-while [ "$r" -le "$rounds" ]; do
-	c=$(ns corral_fresh "$work/skew" -j4)
-	x=$(ns skew_xargs)
-	ratio "$c" "$x" >> "$work/r"
-	r=$((r + 1))
-done
+scripts "$work/skew" 40 "2 0.1 0.1 0.1 2 0.1 0.1 0.1 2 0.1 0.1 0.1 2 0.1"
+proj=$work/skew j=4
+pair "$rounds" fresh corral xargs_sh
 row "first run, no history, 40 units (4 x 2 s, 36 x 0.1 s, the long ones together under round-robin): \`make -j4 corral-run\` / \`xargs -P4\`" \
-	"$(median < "$work/r")" "<= 1.05" le 1.05
+	"$ratio" "<= 1.05" le 1.05
 
-# What the 36 extra clones cost: the same population at 40 slices
-# (the default) against 4, every unit 'true'.
-: > "$work/r"
-r=1
-while [ "$r" -le "$rounds" ]; do
-	a=$(ns corral_fresh "$work/skew" -j4 CORRAL_CMD=true)
-	f=$(ns corral_fresh "$work/skew" -j4 CORRAL_CMD=true CORRAL_AGENTS=4)
-	awk -v a="$a" -v f="$f" 'BEGIN { print (a - f) / 36 / 1e6 }' >> "$work/r"
-	r=$((r + 1))
-done
-extra=$(fmt "$(median < "$work/r")" 2)
+# What the 36 extra clones cost: the same population at 40 slices (the
+# default) against 4, every unit 'true'.
+args=CORRAL_CMD=true
+forty() { corral; }
+four() { make -s -C "$p" -j4 corral-run CORRAL_QUIET=1 CORRAL_CMD=true CORRAL_AGENTS=4; }
+pair "$rounds" fresh forty four
+extra=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.1f", (a - b) / 36 / 1e6 }')
+args=
+rm -rf "$work"/run*
 
 # ---------------------------------------------------------------------
-# 2. Cheap per unit with a shell: 2,000 one-line scripts run as
-# sh "$CORRAL_UNIT", make -j2 corral-run against xargs -P2 running each
-# the same way (a shell that runs a shell).
-mkdir -p "$work/sh/tests"
-i=0
-while [ $i -lt 2000 ]; do
-	echo ': one line' > "$work/sh/tests/u$(printf %04d $i).sh"
-	i=$((i + 1))
+# 2. Cheap per unit with a shell, and 3. dispatch as the work grows: both
+# are bench/dispatch.sh's measurements (shown here; make bench runs it no
+# more): 2,000 one-line scripts run as sh "$CORRAL_UNIT" against xargs
+# -P2 running each the same way, then N units of 'true' against xargs
+# -P2 -n1 sh -c true, each round a first run in a fresh copy.
+# dispatch N: dispatch.sh's lines into $work/dispatch, shown; leaves
+# ratio (its median) and cms (the median of its corral ms per unit)
+dispatch() {
+	sh "$root/bench/dispatch.sh" "$1" 2 "$rounds" > "$work/dispatch"
+	cat "$work/dispatch"
+	echo
+	ratio=$(sed -n 's/^median corral\/xargs ratio: \([0-9.]*\).*/\1/p' "$work/dispatch")
+	cms=$(awk '$1 ~ /^[0-9]+$/ && NF == 4 { print $2 }' "$work/dispatch" | median)
+}
+dispatch $((2000 / q))
+row "$((2000 / q)) units of \`sh \"\$CORRAL_UNIT\"\`: \`make -j2 corral-run\` / \`xargs -P2\` (bench/dispatch.sh)" \
+	"$ratio" "<= 0.8" le 0.8
+sizes="1000 10000"
+[ "$big" != 1 ] || sizes="1000 10000 100000"
+dper='' dvs='' dn=''
+for n in $sizes; do
+	n=$((n / q)) dn="$dn $n"
+	BENCH_UNIT=true dispatch "$n"
+	dper="$dper $cms"
+	dvs="$dvs $ratio"
 done
-(cd "$work/sh" && printf '%s\n' tests/u*.sh > units.txt)
-project "$work/sh"
-sed -i 's/^CORRAL_CMD = true$/CORRAL_CMD = sh "$$CORRAL_UNIT"/' "$work/sh/Makefile"
-sh_xargs() { (cd "$work/sh" && xargs -P2 -n1 sh -c 'sh "$0"' < units.txt); }
-: > "$work/r"
-r=1
-while [ "$r" -le "$rounds" ]; do
-	c=$(ns corral_fresh "$work/sh" -j2)
-	x=$(ns sh_xargs)
-	ratio "$c" "$x" >> "$work/r"
-	r=$((r + 1))
-done
-row "2,000 units of \`sh \"\$CORRAL_UNIT\"\`: \`make -j2 corral-run\` / \`xargs -P2\` (two shells per unit on both sides)" \
-	"$(median < "$work/r")" "<= 0.8" le 0.8
-
-# ---------------------------------------------------------------------
-# 3. Dispatch as the work grows: per-unit time of make -j2 corral-run
-# over N units of 'true' (names, not files), against xargs -P2 -n1
-# sh -c true at the same N.
-seq -f 'unit-%06g' 1 1000 > "$work/n1k"
-seq -f 'unit-%06g' 1 10000 > "$work/n10k"
-seq -f 'unit-%06g' 1 100000 > "$work/n100k"
-for n in 1000 10000; do
-	f=$work/n$((n / 1000))k
-	project "$work/d$n"
-	cp "$f" "$work/d$n/units.txt"
-	x_true() { seq "$n" | xargs -P2 -n1 sh -c true; }
-	: > "$work/r" && : > "$work/c"
-	r=1
-	while [ "$r" -le "$rounds" ]; do
-		c=$(ns corral_fresh "$work/d$n" -j2)
-		x=$(ns x_true)
-		echo "$c" >> "$work/c"
-		ratio "$c" "$x" >> "$work/r"
-		r=$((r + 1))
-	done
-	eval "per$n=\$(awk -v v=\"\$(median < \"\$work/c\")\" -v n=$n 'BEGIN { print v / n / 1e6 }')"
-	eval "vs$n=\$(median < \"\$work/r\")"
-done
-note "dispatch, ms per unit of \`true\` at 1,000 / 10,000 units (\`make -j2 corral-run\`)" \
-	"$(fmt "$per1000" 3) / $(fmt "$per10000" 3); 10k/1k: $(fmt "$(ratio "$per10000" "$per1000")")"
-note "dispatch vs \`xargs -P2 -n1 sh -c true\` at 1,000 / 10,000 units" "$vs1000 / $vs10000"
+set -- $dper
+grow "dispatch, ms per unit of \`true\`, first \`make -j2 corral-run\` at$(echo "$dn" | sed 's/ \([0-9]\)/ \/ \1/2g') units (bench/dispatch.sh)" \
+	"$(echo $dper | sed 's/ / \/ /g')" "$(steps "$@")" "each step <= 1.1 (linear or better)" le 1.1
+grow "dispatch vs \`xargs -P2 -n1 sh -c true\`, same sizes" \
+	"$(echo $dvs | sed 's/ / \/ /g')" - "<= 1.0 (RELIABILITY P1)" le 1.0 "$dvs"
 
 # ---------------------------------------------------------------------
 # 4. No-op re-runs: everything passed, nothing changed.  The headline is
 # 100,000 units over 1,000 slices against starting 1,000 processes;
-# growth is 10,000 units at 10, 100 and 1,000 slices.
-project "$work/noop"
-cp "$work/n100k" "$work/noop/units.txt"
-t100k=$(ns corral_fresh "$work/noop" -j2 CORRAL_AGENTS=1000)
-[ "$big" != 1 ] ||
-	note "dispatch, ms per unit of \`true\` at 100,000 units over 1,000 slices" \
-		"$(awk -v v="$t100k" 'BEGIN { printf "%.3f", v / 100000 / 1e6 }')"
-x_1000() { seq 1000 | xargs -n1 -P2 true; }
-: > "$work/r"
-r=1
-while [ "$r" -le $((rounds + 2)) ]; do
-	c=$(ns corral_run "$work/noop" -j2 CORRAL_AGENTS=1000)
-	x=$(ns x_1000)
-	ratio "$c" "$x" >> "$work/r"
-	r=$((r + 1))
-done
-row "no-op \`corral-run\`, 100,000 units over 1,000 slices, all passed / \`xargs -n1 -P2 true\` over 1,000" \
-	"$(median < "$work/r")" "<= 0.25" le 0.25
-cp "$work/n10k" "$work/d10000/units.txt"
+# growth is 1,000 units at 10, 100 and 1,000 slices.
+p=$work/noop j=2
+project "$p"
+seq -f 'unit-%06g' 1 $((100000 / q)) > "$p/units.txt"
+args=CORRAL_AGENTS=1000
+clean && corral > /dev/null 2>&1
+pair $((rounds + 2)) : corral xargs_1000
+row "no-op \`corral-run\`, $((100000 / q)) units over 1,000 slices, all passed / \`xargs -n1 -P2 true\` over 1,000" \
+	"$ratio" "<= 0.25" le 0.25
+rm -rf "$p"
+p=$work/d$((1000 / q)) noops=''
+project "$p"
+seq -f 'unit-%06g' 1 $((1000 / q)) > "$p/units.txt"
 for k in 10 100 1000; do
-	corral_fresh "$work/d10000" -j2 CORRAL_AGENTS=$k > /dev/null 2>&1
-	: > "$work/c"
-	r=1
-	while [ "$r" -le $((rounds + 2)) ]; do
-		ns corral_run "$work/d10000" -j2 CORRAL_AGENTS=$k >> "$work/c"
-		r=$((r + 1))
-	done
-	eval "noop$k=\$(awk -v v=\"\$(median < \"\$work/c\")\" 'BEGIN { printf \"%.0f\", v / 1e6 }')"
+	args=CORRAL_AGENTS=$k
+	clean && corral > /dev/null 2>&1
+	pair $((rounds + 2)) : corral -
+	noops="$noops $(fmt "$(per "$ta" 1 1e6)" 0)"
 done
-note "no-op \`corral-run\`, ms, 10,000 units at 10 / 100 / 1,000 slices" \
-	"$noop10 / $noop100 / $noop1000"
+args=
+set -- $noops
+grow "no-op \`corral-run\`, ms, $((1000 / q)) units at 10 / 100 / 1,000 slices" \
+	"$(echo $noops | sed 's/ / \/ /g')" "$(steps "$@")" "each 10x slices <= 10 (linear or better)" le 10
 
 # ---------------------------------------------------------------------
 # 5. The merge: 16 agent logs of records shaped as corral-run-slice
@@ -224,58 +252,59 @@ logs() {
 		print i > (dir "/../count")
 	}'
 }
-merge_once() {
-	rm -rf "$1/out" && mkdir "$1/out"
-	corral-merge -q -o "$1/out" "$1/logs"
-}
-cj_once() { "$work/cjparse" "$1"/logs/*.jsonl; }
+m=
+merge_once() { rm -rf "$m/out" && mkdir "$m/out" && corral-merge -q -o "$m/out" "$m/logs"; }
+cj_once() { "$work/cjparse" "$m"/logs/*.jsonl; }
 sizes="10 100"
 [ "$big" != 1 ] || sizes="10 100 1000"
+mper=
 for mb in $sizes; do
-	logs "$work/m$mb" "$mb"
-	recs=$(cat "$work/m$mb/count")
-	: > "$work/r" && : > "$work/c"
-	r=1
-	while [ "$r" -le "$rounds" ]; do
-		m=$(ns merge_once "$work/m$mb")
-		j=$(ns cj_once "$work/m$mb")
-		echo "$m" >> "$work/c"
-		ratio "$j" "$m" >> "$work/r"
-		r=$((r + 1))
-	done
-	eval "mrate$mb=\$(median < \"\$work/r\")"
-	eval "mper$mb=\$(awk -v v=\"\$(median < \"\$work/c\")\" -v n=$recs 'BEGIN { printf \"%.2f\", v / n / 1e3 }')"
-	eval "mrecs$mb=$recs"
-	rm -rf "$work/m$mb/out"
+	m=$work/m$mb
+	logs "$m" $((mb / q))
+	recs=$(cat "$m/count")
+	pair "$rounds" : cj_once merge_once
+	mper="$mper $(per "$tb" "$recs" 1e3)"
+	[ "$mb" != 100 ] || { mrate=$ratio mrecs=$recs; }
+	rm -rf "$m/out"
 	if [ "$mb" = 100 ] && /usr/bin/time -f %M true > /dev/null 2>&1; then
-		/usr/bin/time -f %M -o "$work/rss" corral-merge -q -o "$work/m$mb/out0" \
-			"$work/m$mb/logs" > /dev/null 2>&1 || true
-		mkdir -p "$work/empty/logs"
+		/usr/bin/time -f %M -o "$work/rss" corral-merge -q -o "$m/out0" \
+			"$m/logs" > /dev/null 2>&1 || true
 		/usr/bin/time -f %M -o "$work/rss0" "$work/cjparse" /dev/null > /dev/null
 		perunit=$(awk -v k="$(tail -n 1 "$work/rss")" -v z="$(tail -n 1 "$work/rss0")" \
 			-v n="$recs" 'BEGIN { printf "%.0f", (k - z) * 1024 / n }')
 	fi
-	[ "$mb" = 1000 ] || rm -rf "$work/m$mb"
+	rm -rf "$m"
 done
-row "corral-merge of 16 logs, ~100 MB ($mrecs100 records): throughput / cJSON's own parse rate on the same bytes" \
-	"$mrate100" ">= 0.9" ge 0.9
+row "corral-merge of 16 logs, ~$((100 / q)) MB ($mrecs records): throughput / cJSON's own parse rate on the same bytes" \
+	"$mrate" ">= 0.9" ge 0.9
 [ -z "${perunit:-}" ] ||
-	row "corral-merge memory per unit at ~100 MB (max RSS less a bare cJSON program's, over the records)" \
+	row "corral-merge memory per unit at ~$((100 / q)) MB (max RSS less a bare cJSON program's, over the records)" \
 		"$perunit B" "<= 48 B" le 48
-if [ "$big" = 1 ]; then
-	note "merge, us per record at 10 MB / 100 MB / 1 GB" "$mper10 / $mper100 / $mper1000"
+set -- $mper
+grow "merge, us per record at $(echo "$sizes" | sed 's/ / MB \/ /g') MB" \
+	"$(echo $mper | sed 's/ / \/ /g')" "$(steps "$@")" "each step <= 1.1 (linear or better)" le 1.1
+
+# ---------------------------------------------------------------------
+# 6. A real bats suite (BENCH_SUITE), its first run through corral at -j2
+# against serial bats: bench/suite.sh's measurement, its lines shown here.
+if [ -n "$suite" ]; then
+	BENCH_SUITE=$suite sh "$root/bench/suite.sh" 2 "$suite_rounds" > "$work/suite"
+	cat "$work/suite"
+	echo
+	row "a real bats suite, $(sed -n '1s/^suite: \(.*\), \([0-9]*\) files.*/\1 (\2 files)/p' "$work/suite"), first run: \`make -j2 corral-run\` / serial \`bats\` ($suite_rounds round(s))" \
+		"$(sed -n 's/.*median of [0-9]* rounds: \([0-9.]*\).*/\1/p' "$work/suite")" "<= 0.65" le 0.65
 else
-	note "merge, us per record at 10 MB / 100 MB (1 GB: BENCH_BIG=1)" "$mper10 / $mper100"
+	printf '| a real bats suite at -j2, first run / serial bats | not run (set BENCH_SUITE to a bats project) | <= 0.65 | |\n' >> "$rows"
 fi
 
-echo "corral bench (issue 14): $rounds rounds each, medians of per-round ratios; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "corral bench (issue 14): $rounds rounds each, medians of per-round ratios; $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo
 echo "| what | measured | target | met |"
 echo "|---|---|---|---|"
 cat "$rows"
 echo
-echo "Each extra slice (a clone, an agent) cost $extra ms on the first run: 40 slices against 4 for the same 40 units of \`true\`."
+echo "Each extra slice (a clone, an agent) cost $extra ms on a first run: 40 slices against 4 for the same 40 units of \`true\`."
 echo
-echo "| growth | measured |"
-echo "|---|---|"
-cat "$work/growth"
+echo "| growth | measured | steps | target | met |"
+echo "|---|---|---|---|---|"
+cat "$growth"

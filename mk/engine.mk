@@ -126,8 +126,22 @@ __corral_xgit := $(if $(__corral_auto),-x .git)
 
 # Finish writing $@ from $@.tmp: keep the old file (and its mtime) when the
 # content is the same, else rename the new one into place.
-__corral_filechk = if cmp -s $@.tmp $@; then rm -f $@.tmp; \
+__corral_filechk = if [ -e $@ ] && cmp -s $@.tmp $@; then rm -f $@.tmp; \
 	else mv -f $@.tmp $@; fi
+
+# The same for the small files every run makes again (a few short lines),
+# by the shell alone, without the two processes (cmp, then rm or mv) that
+# each would cost before the first unit starts: $(__corral_put) makes $@
+# hold the shell variable v, rewriting it only when that changed.  A write
+# cut short is deleted by make (.DELETE_ON_ERROR), or found different and
+# written again by the next run.  __corral_nl sets nl to a newline (one
+# fork, no program), for building v; __corral-slurp FILE sets o to FILE's
+# content (empty when there is none).
+__corral_nl = nl=$$(printf '\n.'); nl=$${nl%.}
+__corral-slurp = o=; l=; if [ -f $(1) ]; then while IFS= read -r l; do \
+	o="$$o$$l$$nl"; done < $(1); o="$$o$$l"; fi
+__corral_put = $(call __corral-slurp,$@); [ -f $@ ] && [ "$$o" = "$$v" ] || \
+	printf '%s' "$$v" > $@
 
 # __corral-say: one short line per step, unless every command is shown
 # or make runs silent (-s).
@@ -153,8 +167,7 @@ __corral_force := $(if $(filter undefined,$(origin MAKE_RESTARTS)),FORCE)
 # slices run at once, and a run at another -j (a re-run of the failures
 # without one) must find the same plan.
 agents: $(__corral_force) | .corral-out
-	$(__corral_Q)echo "$${CORRAL_AGENTS:-auto}" > $@.tmp && \
-		$(__corral_filechk)
+	$(__corral_Q)$(__corral_nl); v="$${CORRAL_AGENTS:-auto}$$nl"; $(__corral_put)
 
 # __corral-unlocked: COMMAND run without the run's lock, which this make
 # and its recipes hold: a daemon that a command of the user's leaves
@@ -170,18 +183,23 @@ __corral_list = \
 	if [ -n "$$CORRAL_DISCOVER" ]; then \
 		(cd "$$__corral_src" && \
 		$(call __corral-unlocked,sh -c "$$CORRAL_DISCOVER")); \
-	elif [ -n "$$__corral_units_file" ]; then cat "$$__corral_units_file"; \
 	else set -f; printf '%s\n' $$CORRAL_UNITS; fi
 
+# A units file is read where it is, not copied first.
 units: $(__corral_force) | .corral-out
-	$(__corral_Q)($(__corral_list)) > $@.raw || { \
+	$(__corral_Q)if [ -z "$$CORRAL_DISCOVER" ] && [ -n "$$__corral_units_file" ]; then \
+		set -- "$$__corral_units_file"; \
+	else set -- $@.raw; ($(__corral_list)) > $@.raw || { \
 		echo "corral: listing the units failed (status $$?)" >&2; \
-		rm -f $@.raw; exit 2; }
-	$(__corral_Q)awk 'BEGIN { p = ENVIRON["__corral_outrel"] } \
+		rm -f $@.raw; exit 2; }; fi; \
+	awk 'BEGIN { p = ENVIRON["__corral_outrel"] } \
 		{ sub(/\r$$/, "") } \
 		p == "" || ($$0 != p && $$0 != "./" p && \
 		index($$0, p "/") != 1 && index($$0, "./" p "/") != 1)' \
-		$@.raw > $@.tmp && rm -f $@.raw && $(__corral_shard_cut)$(__corral_filechk)
+		"$$1" > $@.tmp || { \
+		echo "corral: listing the units failed (status $$?)" >&2; \
+		rm -f $@.tmp; exit 2; }; \
+	{ [ "$$1" != $@.raw ] || rm -f $@.raw; } && $(__corral_shard_cut)$(__corral_filechk)
 
 # A shard's units: its part of the population, the same on every host.
 __corral_shard := $(value __corral_shard_k)
@@ -200,18 +218,17 @@ __corral_manifest = $(if $(__corral_shard),; $(__corral_b)corral-shard \
 __corral_agent = $(notdir $*)$(if $(__corral_shard),.s$(__corral_shard))
 
 cmd: FORCE | .corral-out
-	$(__corral_Q){ printf 'src %s\ncmd %s\nshell %s\n' "$$__corral_src" \
-		"$$CORRAL_CMD" "$$__corral_shell"; \
-		[ -z "$$__corral_sandbox" ] || printf 'sandbox %s\n' "$$__corral_sandbox"; \
-		} > $@.tmp && $(__corral_filechk)
+	$(__corral_Q)$(__corral_nl); v="src $$__corral_src$${nl}cmd $$CORRAL_CMD$${nl}shell $$__corral_shell$$nl"; \
+		[ -z "$$__corral_sandbox" ] || v="$${v}sandbox $$__corral_sandbox$$nl"; \
+		$(__corral_put)
 
 # A part that does not exist stops the run here, before any unit, named
 # once (with the nearest path that does, if one is a slip away).
 parts-config: FORCE | .corral-out
 	$(__corral_Q)$(__corral_b)corral-parts -k -C "$$__corral_src" \
-		$(__corral_parts_words) || exit 2
-	$(__corral_Q)printf 'parts %s\nparts-cmd %s\n' "$$CORRAL_PARTS" \
-		"$$CORRAL_PARTS_CMD" > $@.tmp && $(__corral_filechk)
+		$(__corral_parts_words) || exit 2; \
+	$(__corral_nl); v="parts $$CORRAL_PARTS$${nl}parts-cmd $$CORRAL_PARTS_CMD$$nl"; \
+		$(__corral_put)
 
 # __corral-split N: corral-split into N slices with the strategy and the
 # history.
@@ -222,18 +239,18 @@ __corral-split = $(__corral_b)corral-split $(__corral_split_opts) \
 # A new plan starts the slices afresh: corral-split removes the files and
 # logs of slices that no longer exist, and re-run layers go, which
 # answered the old plan.  corral-split numbers the slices longest first
-# (by history, else by count), so listing them in order makes make start
-# the longest first.  plan.mk goes first and comes back last: a plan
-# killed half-way, some slice files new and some old, has no plan.mk and
-# is made again whole.
+# (by history, else by the bytes of their unit files), so listing them in
+# order makes make start the longest first.  plan.mk goes first and comes
+# back last: a plan killed half-way, some slice files new and some old,
+# has no plan.mk and is made again whole.
 # Usage: a recipe of just $(__corral_plan_recipe).
 define __corral_plan_recipe
 $(call __corral-say,PLAN,$(__corral_O)/plan.mk)
-$(__corral_Q)rm -f plan.mk
-$(__corral_Q)$(call __corral-split,$$(cat agents)) -o $(__corral_o)/slices \
-	-l $(__corral_o)/logs $(__corral_o)/units
-$(__corral_Q)rm -rf rerun && \
-	n=$$(ls slices | grep -c '^[0-9]*\.units$$'); \
+$(__corral_Q)[ ! -e plan.mk ] || rm -f plan.mk; read -r a < agents; \
+	$(call __corral-split,"$$a") -o $(__corral_o)/slices \
+	-l $(__corral_o)/logs $(__corral_o)/units || exit; \
+	[ ! -e rerun ] || rm -rf rerun || exit; \
+	n=0; for f in slices/[0-9]*.units; do [ ! -e "$$f" ] || n=$$((n + 1)); done; \
 	printf '__corral_slices :=' > plan.mk.tmp && \
 	i=0; while [ $$i -lt $$n ]; do printf ' %s' $$i; i=$$((i + 1)); done \
 		>> plan.mk.tmp && echo >> plan.mk.tmp && mv -f plan.mk.tmp plan.mk
@@ -291,7 +308,8 @@ __corral_learned_keep = if [ -e "$$m".old ] && [ -e "$$m" ] && \
 # one stat and one awk for all the slices, never a process per slice.
 __corral_phony += __corral-live
 __corral-live: inputs
-	$(__corral_Q)rm -rf live work && mkdir -p live && \
+	$(__corral_Q){ [ ! -e live ] && [ ! -e work ] || rm -rf live work; } && \
+	mkdir -p live && \
 	{ stat -c '%.9Y %n' cmd slices/*.units slices/*.manifest \
 		slices/*.pass 2>/dev/null; } | awk -v all=$(if $(findstring \
 		B,$(firstword -$(MAKEFLAGS))),1,0) -v ks='$(__corral_slices)' ' \
@@ -359,12 +377,14 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 inputs: FORCE cmd
 	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
 		[ ! -e "$$m" ] || cp -p "$$m" "$$m.old"; done)
-	$(__corral_Q){ cat cmd; $(call __corral-manifests,slices) || { \
+	$(__corral_Q)$(__corral_nl); $(call __corral-slurp,cmd); \
+		i=$$({ printf '%s' "$$o"; $(call __corral-manifests,slices) || { \
 		rm -f slices/*.manifest; echo none; }; } | \
-		sha256sum | cut -c1-16 > $@.tmp && $(__corral_filechk)
+		sha256sum) && i=$${i%"$${i#????????????????}"} && v="$$i$$nl" && \
+		$(__corral_put)
 	$(if $(__corral_auto),$(__corral_Q)for m in slices/*.manifest; do \
 		$(__corral_learned_keep); done)
-	$(__corral_Q)cat slices/*.manifest 2>/dev/null | sed -n 's/^- //p' | \
+	$(__corral_Q)sed -n 's/^- //p' slices/*.manifest 2>/dev/null | \
 		LC_ALL=C sort -u | while IFS= read -r p; do \
 		printf "corral: part '%s' not found in '%s'; not cloned\n" \
 			"$$p" "$$__corral_src" >&2; done
@@ -374,29 +394,30 @@ inputs: FORCE cmd
 # only while the make that started the run lives.  -s: the agents seal
 # every log, so a log without a seal is refused too.
 __corral_merge = set -- $(__corral_o)/logs; \
-	for d in $$(ls -d rerun/[0-9]* 2>/dev/null | sort -V); do \
+	[ ! -d rerun ] || for d in $$(ls -d rerun/[0-9]* 2>/dev/null | sort -V); do \
 		set -- "$$@" $(__corral_o)/"$$d"/logs; done; \
 	$(__corral_b)corral-lock $${__corral_guard:+-G "$$__corral_guard"} \
 	$(__corral_o) $(__corral_b)corral-merge -s $(__corral_merge_opts) \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) "$$@"
-# After a merge: the failed and not-run units (what a re-run takes), then
-# the one-screen summary, kept in board (shown after it, and again by a run
-# that merges nothing new), and the JUnit report if one is wanted.
-__corral_summary = $(__corral_b)corral-scoreboard -u $(__corral_o) \
+# After a merge: the failed and not-run units (what a re-run takes), and
+# beside it (both only read the merge's files) the one-screen summary,
+# kept in board (shown after it, and again by a run that merges nothing
+# new), then the JUnit report if one is wanted.
+__corral_summary = { $(__corral_b)corral-scoreboard -u $(__corral_o) \
 	> failed.units.tmp 2>/dev/null; \
-	mv -f failed.units.tmp failed.units; \
+	mv -f failed.units.tmp failed.units; } & \
 	if [ -s units ]; then $(__corral_b)corral-scoreboard -f \
 	$(__corral_score_opts) $(__corral_o); else echo "corral: shard \
 	$$__corral_shard_k/$$__corral_shard_n holds none of the $$(wc -l \
 	< population | tr -d ' ') units: there are more shards than units"; \
-	fi > board.tmp; mv -f board.tmp board$(if \
+	fi > board.tmp; mv -f board.tmp board; wait $$!$(if \
 	$(__corral_report_opts),; $(__corral_b)corral-report \
 	$(__corral_report_opts) $(__corral_o) || st=2)$(__corral_manifest)
 
 # What the merge's result depends on beyond the logs.
 merge-config: FORCE | .corral-out
-	$(__corral_Q)printf '%s\n' "$$__corral_merge_opts" \
-		"$$__corral_report_opts" > $@.tmp && $(__corral_filechk)
+	$(__corral_Q)$(__corral_nl); v="$$__corral_merge_opts$$nl$$__corral_report_opts$$nl"; \
+		$(__corral_put)
 
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
@@ -435,16 +456,16 @@ __corral_phony += __corral-run
 # result stands and its board is shown again.  No process per slice, no
 # log read again: make's own view of the stamps decides.
 merged: units merge-config $(__corral_stamps)
-	$(__corral_Q)rm -f $@; if [ ! -s units ]$(__corral_shard_empty); then \
+	$(__corral_Q)[ ! -e $@ ] || rm -f $@; if [ ! -s units ]$(__corral_shard_empty); then \
 	st=2; $(__corral_nounits); else \
 	$(if $(__corral_shard),[ -s units ] || mkdir -p logs; )\
 	$(if $(__corral_tell),printf '  %-7s %s\n' MERGE $(call \
 		__corral-q,$(__corral_O));) \
-	rm -rf rerun; $(__corral_merge); st=$$?; $(__corral_summary); \
+	{ [ ! -e rerun ] || rm -rf rerun; }; $(__corral_merge); st=$$?; $(__corral_summary); \
 	[ $$st -ne 0 ] || : > $@; fi; echo $$st > merge-status
 
 __corral-run: merged
-	$(__corral_Q)[ ! -f board ] || cat board; st=$$(cat merge-status); \
+	$(__corral_Q)[ ! -f board ] || cat board; read -r st < merge-status; \
 	$(__corral_answer)
 
 __corral_phony += __corral-merge

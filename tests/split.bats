@@ -23,20 +23,15 @@ hist() {
 }
 
 @test "split: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-split -h
-	assert_synopsis "$USAGE"
-	assert_stderr ""
+	assert_help "$USAGE" corral-split -h
 }
 
 @test "split: missing -n prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-split
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-split
 }
 
 @test "split: two operands print usage and exit 2" {
-	run -2 --separate-stderr corral-split -n 2 a b
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-split -n 2 a b
 }
 
 @test "split: a non-numeric -n is named and exits 2" {
@@ -191,8 +186,7 @@ hist() {
 	assert_output "$(printf 'agent-1\nagent-1.jsonl\nagent-x\nagent-x.jsonl\nnotes')"
 	assert_file_exists logs/agent-1/1.out
 	run -0 corral-split -n 1 -o plan -l no-such-dir < <(seq 1 3)
-	run -2 --separate-stderr corral-split -n 1 -l logs < <(seq 1 3)
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-split -n 1 -l logs < <(seq 1 3)
 }
 
 @test "split: an unchanged slice file keeps its mtime, a changed one is replaced" {
@@ -303,6 +297,23 @@ hist() {
 	assert_stderr "corral-split: round-robin plan: 10 units over 3 slices; no history of these units"
 	for k in 0 1 2; do cmp "plain/$k.units" "auto/$k.units" || flunk "slice $k differs"; done
 	assert_json '.strategy == "roundrobin" and .weights == "none"' auto/plan.json
+}
+
+@test "split: -s auto without history numbers round-robin slices by the bytes of their files, largest first, equal ones in round-robin order" {
+	mkdir src
+	printf 'x\n' > src/a
+	head -c 500 /dev/zero > src/b
+	head -c 50 /dev/zero > src/c
+	printf '%s\n' a b c not-a-file > units
+	run -0 corral-split -q -s auto -C src -n 2 -o plan units
+	# round-robin: {a, c} (52 bytes) and {b, not-a-file} (500)
+	run -0 cat plan/0.units
+	assert_output "$(printf '%s\n' b not-a-file)"
+	run -0 cat plan/1.units
+	assert_output "$(printf '%s\n' a c)"
+	run -0 corral-split -q -s auto -C src -n auto -o one units
+	assert_equal "b c a not-a-file" "$(cat one/0.units one/1.units one/2.units one/3.units | tr '\n' ' ' | sed 's/ $//')"
+	assert_json '.strategy == "roundrobin" and .weights == "none"' one/plan.json
 }
 
 @test "split: -s auto with history of a unit is weighted" {

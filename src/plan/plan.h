@@ -49,6 +49,14 @@ int corral_split_roundrobin(const struct corral_strv *units, long nslices,
 int corral_split_weighted(const struct corral_strv *units,
     const long long *w, long nslices, struct corral_strv **slicesp,
     size_t *np, long long **loadsp, struct corral_err *err);
+
+/*
+ * Number the n slices heaviest first by load[k], the weight of slice k
+ * (equal ones keep their order), in place: the order make starts them
+ * in.  -1 with err on ENOMEM, the slices as they were.
+ */
+int corral_split_order(struct corral_strv *slices, size_t n,
+    const long long *load, struct corral_err *err);
 void corral_split_free(struct corral_strv *slices, size_t n);
 
 /* What the weights of a population are measured in. */

@@ -230,6 +230,30 @@ out:
 	return rc;
 }
 
+int
+corral_split_order(struct corral_strv *slices, size_t n,
+    const long long *load, struct corral_err *err)
+{
+	struct corral_strv *was = malloc((n + 1) * sizeof(*was));
+	size_t k, *byload = malloc((n + 1) * sizeof(*byload));
+
+	if (!was || !byload) {
+		free(was);
+		free(byload);
+		return corral_err_set(err, ENOMEM, "splitting");
+	}
+	for (k = 0; k < n; k++)
+		byload[k] = k;
+	sort_load = load;
+	qsort(byload, n, sizeof(*byload), slice_cmp);
+	memcpy(was, slices, n * sizeof(*was));
+	for (k = 0; k < n; k++)
+		slices[k] = was[byload[k]];
+	free(was);
+	free(byload);
+	return 0;
+}
+
 void
 corral_split_free(struct corral_strv *slices, size_t n)
 {

@@ -9,6 +9,7 @@
  * name of what it did.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -39,13 +40,44 @@ cut_weighted(struct corral_plan *p, const char *srcdir, long nslices,
 	    &p->n, NULL, err);
 }
 
+/*
+ * Round-robin by count, numbered largest files first: slices are started
+ * in their order, and the likely longest had better start first.  Units
+ * that are not files, or files of one size, keep the round-robin order.
+ */
+static int
+cut_roundrobin_by_size(struct corral_plan *p, const char *srcdir,
+    long nslices, struct corral_err *err)
+{
+	struct corral_weights wt;
+	long long *load;
+	size_t k, i;
+	int rc = 0;
+
+	if (cut_roundrobin(p, srcdir, nslices, err) < 0)
+		return -1;
+	if (!(load = calloc(p->n + 1, sizeof(*load))))
+		return corral_err_set(err, ENOMEM, "splitting");
+	for (k = 0; k < p->n && rc == 0; k++) {
+		if ((rc = corral_weights_sizes(&wt, &p->slices[k], srcdir,
+		    err)) == 0)
+			for (i = 0; i < wt.n; i++)
+				load[k] += wt.w[i];
+		corral_weights_release(&wt);
+	}
+	if (rc == 0)
+		rc = corral_split_order(p->slices, p->n, load, err);
+	free(load);
+	return rc;
+}
+
 static int
 cut_auto(struct corral_plan *p, const char *srcdir, long nslices,
     struct corral_err *err)
 {
 	if (p->wt.kind == CORRAL_WEIGHTS_MS)
 		return cut_weighted(p, srcdir, nslices, err);
-	return cut_roundrobin(p, srcdir, nslices, err);
+	return cut_roundrobin_by_size(p, srcdir, nslices, err);
 }
 
 const struct corral_strategy corral_strategies[] = {
@@ -53,8 +85,8 @@ const struct corral_strategy corral_strategies[] = {
 	    cut_roundrobin },
 	{ "weighted", "longest first over the durations of -H (file sizes "
 	    "under -C without any)", cut_weighted },
-	{ "auto", "weighted once the history knows a unit, else roundrobin",
-	    cut_auto },
+	{ "auto", "weighted once the history knows a unit, else roundrobin "
+	    "started largest file first", cut_auto },
 	{ NULL, NULL, NULL }
 };
 
