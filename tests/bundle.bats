@@ -59,21 +59,15 @@ onefix() {
 # --- usage ------------------------------------------------------------
 
 @test "bundle: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-bundle -h
-	assert_synopsis "$USAGE"
-	run -0 --separate-stderr corral-bundle apply -h
-	assert_synopsis "$USAGE"
+	assert_help "$USAGE" corral-bundle -h
+	assert_help "$USAGE" corral-bundle apply -h
 }
 
 @test "bundle: no subcommand, an unknown one or wrong operands print usage to stderr and exit 2" {
-	run -2 --separate-stderr corral-bundle
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-bundle frob B
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-bundle describe
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-bundle describe -a B
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-bundle
+	assert_usage_error "$USAGE" corral-bundle frob B
+	assert_usage_error "$USAGE" corral-bundle describe
+	assert_usage_error "$USAGE" corral-bundle describe -a B
 	run -2 --separate-stderr corral-bundle apply -a -n B dst
 	assert_stderr "corral-bundle: -a and -n may not be specified together"
 }

@@ -23,19 +23,15 @@ listing() {
 }
 
 @test "checkout: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-checkout -h
-	assert_synopsis "$USAGE"
+	assert_help "$USAGE" corral-checkout -h
 }
 
 @test "checkout: missing DEST prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-checkout src
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-checkout src
 }
 
 @test "checkout: -d with other operands is a usage error" {
-	run -2 --separate-stderr corral-checkout -d clone src
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-checkout -d clone src
 }
 
 @test "checkout: a directory part copies its subtree and nothing else" {

@@ -8,26 +8,18 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load test_helper
 	_corral_setup
-	mkdir -p proj
-	RAN=$PWD/ran
-	: > "$RAN"
-	export RAN
+	_corral_proj
 }
 
 # project UNIT...: each unit records that it ran, then fails when its
 # name holds FAIL and exits 77 when it holds SKIP.
 project() {
-	printf '%s\n' "$@" > proj/units.txt
-	cat > proj/Makefile <<EOF
-CORRAL_UNITS_FILE = units.txt
+	_corral_project "$@" <<EOF
 CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
 	case "\$\$CORRAL_UNIT" in *FAIL*) echo "bad \$\$CORRAL_UNIT" >&2; exit 1 ;; \
 	*SKIP*) exit 77 ;; esac
-include $CORRAL_ROOT/corral.mk
 EOF
 }
-
-ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 # make_errors TEXT: the lines of make's own errors in TEXT
 make_errors() {

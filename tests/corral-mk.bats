@@ -7,22 +7,18 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load test_helper
 	_corral_setup
-	mkdir -p proj
-	_corral_ran
+	_corral_proj
 }
 
 # project [UNITS...]: a project whose units are listed in units.txt; each
 # unit records that it ran, then fails when its name holds "FAIL" or
 # the file fail/<unit> exists in its clone.
 project() {
-	printf '%s\n' "$@" > proj/units.txt
-	cat > proj/Makefile <<EOF
-CORRAL_UNITS_FILE = units.txt
+	_corral_project "$@" <<EOF
 CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
 	case "\$\$CORRAL_UNIT" in *FAIL*) exit 1 ;; esac; \
 	test ! -e "fail/\$\$CORRAL_UNIT"
 CORRAL_PARTS = fail
-include $CORRAL_ROOT/corral.mk
 EOF
 	mkdir -p proj/fail
 }
@@ -345,24 +341,26 @@ EOF
 	assert_equal 0 "$(ran_count)"
 }
 
+# rerun_fixed UNIT STATUS RAN...: once UNIT no longer fails, make
+# corral-rerun-failed exits STATUS, and the units it ran are RAN...
+rerun_fixed() {
+	rm "proj/fail/$1"
+	: > "$RAN"
+	run "-$2" make -C proj -j3 corral-rerun-failed
+	run -0 sort "$RAN"
+	assert_output "$(printf '%s\n' "${@:3}")"
+}
+
 @test "corral-mk: corral-rerun-failed re-runs only failed units and merges them over the rest" {
 	project u1 u2 u3 u4 u5 u6
 	touch proj/fail/u2 proj/fail/u5
 	run -2 make -C proj -j3 corral-run
 	assert_json '.successes == 4 and .failures == 2' proj/.corral/summary.json
-	rm proj/fail/u2
-	: > "$RAN"
-	run -2 make -C proj -j3 corral-rerun-failed
-	run -0 sort "$RAN"
-	assert_output "$(printf 'u2\nu5')"
+	rerun_fixed u2 2 u2 u5
 	assert_json '.successes == 5 and .failures == 1 and .units == 6 and .missing == 0' proj/.corral/summary.json
 	run -0 jq -r .unit proj/.corral/failures.jsonl
 	assert_output "u5"
-	rm proj/fail/u5
-	: > "$RAN"
-	run -0 make -C proj -j3 corral-rerun-failed
-	run -0 cat "$RAN"
-	assert_output "u5"
+	rerun_fixed u5 0 u5
 	assert_json '.successes == 6 and .failures == 0' proj/.corral/summary.json
 }
 
@@ -527,28 +525,32 @@ EOF
 	assert_contains "$stderr" "corral: CORRAL_OUT '$PWD/proj/.corral' exists and was not made by corral; choose another"
 }
 
-@test "corral-mk: no units setting stops make with a corral: error naming the variables" {
-	printf 'CORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+# stops SETTINGS MESSAGE: with a Makefile of SETTINGS (lines, '\n' after
+# each) and 'include corral.mk', make corral-run exits 2 saying MESSAGE
+stops() {
+	printf '%binclude %s/corral.mk\n' "$1" "$CORRAL_ROOT" > Makefile
 	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or CORRAL_DISCOVER before 'include corral.mk'"
+	assert_contains "$stderr" "$2"
+}
+
+@test "corral-mk: no units setting stops make with a corral: error naming the variables" {
+	stops 'CORRAL_CMD = true\n' \
+		"corral: no units: set one of CORRAL_UNITS, CORRAL_UNITS_FILE or CORRAL_DISCOVER before 'include corral.mk'"
 }
 
 @test "corral-mk: two units settings at once stop make naming both" {
-	printf 'CORRAL_UNITS = a\nCORRAL_DISCOVER = ls\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
-	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral: CORRAL_UNITS CORRAL_DISCOVER are all set; set only one of them"
+	stops 'CORRAL_UNITS = a\nCORRAL_DISCOVER = ls\nCORRAL_CMD = true\n' \
+		"corral: CORRAL_UNITS CORRAL_DISCOVER are all set; set only one of them"
 }
 
 @test "corral-mk: an empty CORRAL_CMD stops make naming it" {
-	printf 'CORRAL_UNITS = a\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
-	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
+	stops 'CORRAL_UNITS = a\n' \
+		"corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
 }
 
 @test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
-	printf 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_AGENTS = four\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
-	run -2 --separate-stderr make corral-run
-	assert_contains "$stderr" "corral: CORRAL_AGENTS is 'four'; it must be a number"
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_AGENTS = four\n' \
+		"corral: CORRAL_AGENTS is 'four'; it must be a number"
 }
 
 @test "corral-mk: including corral.mk defines no variable outside CORRAL_* and __corral_*" {

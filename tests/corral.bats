@@ -85,11 +85,8 @@ stub() {
 }
 
 @test "corral: an unknown option, or help with two commands, prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral -x
-	assert_output ""
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral help split merge
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral -x
+	assert_usage_error "$USAGE" corral help split merge
 }
 
 @test "corral: CMD runs corral-CMD with the remaining arguments, status included" {
@@ -159,8 +156,7 @@ stub() {
 }
 
 @test "corral: scoreboard is corral-scoreboard, COULD NOT TELL and usage errors included" {
-	run -2 --separate-stderr corral scoreboard
-	assert_stderr "usage: corral-scoreboard [-fhju] [-s N] DIR"
+	assert_usage_error "usage: corral-scoreboard [-fhju] [-s N] DIR" corral scoreboard
 	mkdir empty
 	run -2 --separate-stderr corral scoreboard empty
 	assert_contains "$output" "COULD NOT TELL: empty holds neither successes.jsonl nor failures.jsonl"
@@ -180,10 +176,8 @@ stub() {
 # --- corral mk-path -------------------------------------------------------
 
 @test "mk-path: -h prints usage; an operand is a usage error" {
-	run -0 --separate-stderr corral-mk-path -h
-	assert_synopsis "usage: corral-mk-path [-h]"
-	run -2 --separate-stderr corral mk-path x
-	assert_stderr "usage: corral-mk-path [-h]"
+	assert_help "usage: corral-mk-path [-h]" corral-mk-path -h
+	assert_usage_error "usage: corral-mk-path [-h]" corral mk-path x
 }
 
 @test "mk-path: in a checkout it prints the corral.mk of the tree" {

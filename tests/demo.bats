@@ -25,11 +25,8 @@ EOF
 }
 
 @test "demo: -h prints usage; an operand is a usage error" {
-	run -0 --separate-stderr corral-demo -h
-	assert_synopsis "usage: corral-demo [-h]"
-	run -2 --separate-stderr corral demo extra
-	assert_output ""
-	assert_stderr "usage: corral-demo [-h]"
+	assert_help "usage: corral-demo [-h]" corral-demo -h
+	assert_usage_error "usage: corral-demo [-h]" corral demo extra
 }
 
 @test "demo: 12 checks over 4 agents: agents 4, merged 12, successes 9, failures 3, exit 0" {

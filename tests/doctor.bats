@@ -45,11 +45,8 @@ line() {
 }
 
 @test "doctor: -h prints usage; an operand is a usage error" {
-	run -0 --separate-stderr corral-doctor -h
-	assert_synopsis "usage: corral-doctor [-h]"
-	run -2 --separate-stderr corral doctor now
-	assert_output ""
-	assert_stderr "usage: corral-doctor [-h]"
+	assert_help "usage: corral-doctor [-h]" corral-doctor -h
+	assert_usage_error "usage: corral-doctor [-h]" corral doctor now
 }
 
 @test "doctor: in the checkout every check passes, and the temporary directory is removed" {

@@ -55,21 +55,79 @@ no_leftovers() {
 	assert_output ""
 }
 
+# not_applied STATUS DETAIL: corral-fix -a -J with ./patcher on root
+# exits 1, its first result is STATUS with DETAIL, nothing is applied,
+# and root keeps every byte ($output: the JSON report)
+not_applied() {
+	local before got
+	before=$(tree_digest root)
+	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
+	got=$(jq -c '[.results[0].status, .results[0].detail, .applied]' <<<"$output")
+	assert_equal "$(jq -cn --arg s "$1" --arg d "$2" '[$s, $d, []]')" "$got"
+	assert_equal "$before" "$(tree_digest root)"
+}
+
+# pair_finder: ./finder finds the markers, and "pair:a+b" when a.py and
+# b.py are both repaired: two fixes that pass alone but not together
+pair_finder() {
+	script finder <<-'EOF'
+	corral-marker-find "$@" || exit 2
+	if grep -q real_assert a.py && grep -q real_assert b.py; then
+		echo '{"identity":"pair:a+b","location":"a.py","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
+	fi
+	exit 0
+	EOF
+}
+
+# late_finder: ./finder finds the markers, and "late" once root/a.py
+# itself (not a clone's) is repaired: the re-measure after the write
+# disagrees
+late_finder() {
+	script finder <<-EOF
+	corral-marker-find "\$@" || exit 2
+	grep -q DEADCANARY "$PWD/root/a.py" ||
+		echo '{"identity":"late","location":"x","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
+	exit 0
+	EOF
+}
+
+# apply_hang_finder: ./finder finds the markers, but once root/a.py itself
+# is repaired (corral-fix is applying) it writes its pid to finder.pid
+# and hangs
+apply_hang_finder() {
+	script finder <<-EOF
+	if ! grep -q DEADCANARY "$PWD/root/a.py"; then
+		echo \$\$ > "$PWD/finder.pid"
+		sleep 60
+	fi
+	exec corral-marker-find "\$@"
+	EOF
+}
+
+# hang_finder: ./finder writes its pid to hang.pid and hangs
+hang_finder() {
+	script finder <<-EOF
+	echo \$\$ > "$PWD/hang.pid"
+	sleep 60
+	EOF
+}
+
+# kill_group PIDFILE: kill -9 the process group of the pid in PIDFILE (a
+# finder runs in a process group of its own)
+kill_group() {
+	kill -9 -- "-$(ps -o pgid= -p "$(cat "$1")" | tr -d ' ')"
+}
+
 # --- usage ------------------------------------------------------------
 
 @test "fix: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-fix -h
-	assert_synopsis "$USAGE"
-	run -0 --separate-stderr corral-fix --help
-	assert_synopsis "$USAGE"
+	assert_help "$USAGE" corral-fix -h
+	assert_help "$USAGE" corral-fix --help
 }
 
 @test "fix: no ROOT, or two, prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-fix
-	assert_output ""
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-fix root root
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-fix
+	assert_usage_error "$USAGE" corral-fix root root
 }
 
 @test "fix: -a and -n together, or a bad -j, -c or -t, exit 2 and write nothing" {
@@ -168,11 +226,8 @@ print("healthy")'
 	corral-marker-patch "$@" || exit
 	printf '# DEADCANARY: new\n' > new.py
 	EOF
-	before=$(tree_digest root)
-	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
-	assert_json '.rolled_back == ["dc:bad.py"] and .applied == []'
-	assert_json '.results[0].detail == "fix introduced 1 new finding(s): dc:new.py"'
-	assert_equal "$before" "$(tree_digest root)"
+	not_applied rolled-back "fix introduced 1 new finding(s): dc:new.py"
+	assert_json '.rolled_back == ["dc:bad.py"]'
 	assert_no_file root/new.py
 	no_leftovers
 }
@@ -182,11 +237,7 @@ print("healthy")'
 	script patcher <<-'EOF'
 	printf '# looked at it\n' >> bad.py
 	EOF
-	before=$(tree_digest root)
-	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
-	assert_json '.results[0].status == "rolled-back" and .results[0].detail == "fix did not remove the finding"'
-	assert_json '.applied == []'
-	assert_equal "$before" "$(tree_digest root)"
+	not_applied rolled-back "fix did not remove the finding"
 }
 
 @test "fix: a failing patcher is a patch-error, one that exits 1 is no-patch; nothing is applied" {
@@ -377,11 +428,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 	script patcher <<-'EOF'
 	exit 0
 	EOF
-	before=$(tree_digest root)
-	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
-	assert_json '.results[0].status == "no-patch" and .results[0].detail == "the patcher exited 0 but changed nothing"'
-	assert_json '.applied == []'
-	assert_equal "$before" "$(tree_digest root)"
+	not_applied no-patch "the patcher exited 0 but changed nothing"
 }
 
 @test "fix: a stale finding, one the finder no longer sees, is not applied" {
@@ -462,13 +509,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 
 @test "fix: fixes that pass alone but break together are all held back; the root stays byte for byte" {
 	plant a.py b.py
-	script finder <<-'EOF'
-	corral-marker-find "$@" || exit 2
-	if grep -q real_assert a.py && grep -q real_assert b.py; then
-		echo '{"identity":"pair:a+b","location":"a.py","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
-	fi
-	exit 0
-	EOF
+	pair_finder
 	before=$(tree_digest root)
 	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
 	assert_json '.verified == ["dc:a.py","dc:b.py"] and .applied == []'
@@ -485,12 +526,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 @test "fix: a re-measure that disagrees after writing is rolled back from the journal, byte for byte" {
 	plant a.py
 	printf 'keep\n' > root/other.txt
-	script finder <<-EOF
-	corral-marker-find "\$@" || exit 2
-	grep -q DEADCANARY "$PWD/root/a.py" ||
-		echo '{"identity":"late","location":"x","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
-	exit 0
-	EOF
+	late_finder
 	before=$(tree_digest root)
 	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
 	assert_json '.applied == [] and .combined.ok == false and .combined.detail == "1 new finding(s): late"'
@@ -500,22 +536,15 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 
 @test "fix: kill -9 mid-apply leaves a journal that blocks the root until -R restores it byte for byte" {
 	plant a.py pkg/b.py
-	script finder <<-EOF
-	if ! grep -q DEADCANARY "$PWD/root/a.py"; then
-		echo \$\$ > "$PWD/finder.pid"
-		sleep 60
-	fi
-	exec corral-marker-find "\$@"
-	EOF
+	apply_hang_finder
 	before=$(tree_digest root)
 	corral-fix -a -f "$PWD/finder" root > /dev/null 2>&1 &
 	fix=$!
-	for _ in $(seq 100); do [ -s finder.pid ] && break; sleep 0.1; done
-	assert_file_exists finder.pid
+	wait_for test -s finder.pid
 	kill -9 "$fix"
 	wait "$fix" || true
 	# The finder runs in a process group of its own; end it too.
-	kill -9 -- "-$(ps -o pgid= -p "$(cat finder.pid)" | tr -d ' ')"
+	kill_group finder.pid
 	# Mid-apply: the new bytes are in place and the journal is there.
 	run -1 grep -c DEADCANARY root/a.py root/pkg/b.py
 	assert_file_exists root/.corral-fix/journal.json
@@ -531,12 +560,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 
 @test "fix: after a re-measure that disagrees, the report says the files were written to the root and then restored" {
 	plant a.py
-	script finder <<-EOF
-	corral-marker-find "\$@" || exit 2
-	grep -q DEADCANARY "$PWD/root/a.py" ||
-		echo '{"identity":"late","location":"x","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
-	exit 0
-	EOF
+	late_finder
 	before=$(tree_digest root)
 	run -1 --separate-stderr corral-fix -a -f "$PWD/finder" root
 	assert_contains "$output" "together     ROLLED BACK: 1 new finding(s): late; 1 file(s) were written to the root, then restored from the journal: it is byte for byte as it was"
@@ -549,13 +573,7 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 
 @test "fix: a combination that fails before any write still says nothing was applied, and restored is 0" {
 	plant a.py b.py
-	script finder <<-'EOF'
-	corral-marker-find "$@" || exit 2
-	if grep -q real_assert a.py && grep -q real_assert b.py; then
-		echo '{"identity":"pair:a+b","location":"a.py","corroboration":2,"max_confidence":0.9,"trust":"corroborated"}'
-	fi
-	exit 0
-	EOF
+	pair_finder
 	run -1 --separate-stderr corral-fix -a -f "$PWD/finder" root
 	assert_contains "$output" "together     ROLLED BACK: 1 new finding(s): pair:a+b; nothing was applied, the root is as it was"
 	run -1 --separate-stderr corral-fix -a -J -f "$PWD/finder" root
@@ -566,17 +584,13 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 # in hang.pid), kill -9 corral-fix and then the finder's process group;
 # the work directory it left in workdir.
 killed_run() {
-	script finder <<-EOF
-	echo \$\$ > "$PWD/hang.pid"
-	sleep 60
-	EOF
+	hang_finder
 	corral-fix -f "$PWD/finder" root > /dev/null 2>&1 &
 	fix=$!
-	for _ in $(seq 100); do [ -s hang.pid ] && break; sleep 0.1; done
-	assert_file_exists hang.pid
+	wait_for test -s hang.pid
 	kill -9 "$fix"
 	wait "$fix" || true
-	kill -9 -- "-$(ps -o pgid= -p "$(cat hang.pid)" | tr -d ' ')"
+	kill_group hang.pid
 	for _ in $(seq 100); do kill -0 "$(cat hang.pid)" 2>/dev/null || break; sleep 0.1; done
 	run -0 find "$TMPDIR" -maxdepth 1 -name 'corral-fix.*'
 	[ "${#lines[@]}" -eq 1 ] || flunk "work directories after kill -9: $output"
@@ -607,13 +621,10 @@ killed_run() {
 	plant a.py
 	mkdir other
 	printf '%s\n' "$MARK" > other/b.py
-	script finder <<-EOF
-	echo \$\$ > "$PWD/hang.pid"
-	sleep 60
-	EOF
+	hang_finder
 	corral-fix -f "$PWD/finder" root > /dev/null 2>&1 &
 	fix=$!
-	for _ in $(seq 100); do [ -s hang.pid ] && break; sleep 0.1; done
+	wait_for test -s hang.pid
 	run -0 find "$TMPDIR" -maxdepth 1 -name 'corral-fix.*'
 	live=$output
 	[ -n "$live" ] || flunk "no work directory while corral-fix runs"
@@ -673,11 +684,7 @@ killed_run() {
 	script patcher <<-'EOF'
 	corral-marker-patch "$@" && ln -sf bad.py link
 	EOF
-	before=$(tree_digest root)
-	run -1 --separate-stderr corral-fix -a -J -p "$PWD/patcher" root
-	assert_json '.results[0].status == "patch-error"'
-	assert_json '.results[0].detail == "the change to symlink '"'link'"' cannot be carried: only regular files are"'
-	assert_equal "$before" "$(tree_digest root)"
+	not_applied patch-error "the change to symlink 'link' cannot be carried: only regular files are"
 }
 
 @test "fix: -b writes the verified fixes as a bundle whose expected_before is ROOT before applying" {
@@ -742,21 +749,14 @@ killed_run() {
 
 @test "fix: a second apply while one holds the journal is refused; the first, losing its finder, rolls back" {
 	plant a.py
-	script finder <<-EOF
-	if ! grep -q DEADCANARY "$PWD/root/a.py"; then
-		echo \$\$ > "$PWD/finder.pid"
-		sleep 60
-	fi
-	exec corral-marker-find "\$@"
-	EOF
+	apply_hang_finder
 	before=$(tree_digest root)
 	corral-fix -a -f "$PWD/finder" root > first.out 2> first.err &
 	first=$!
-	for _ in $(seq 100); do [ -s finder.pid ] && break; sleep 0.1; done
-	assert_file_exists finder.pid
+	wait_for test -s finder.pid
 	run -2 --separate-stderr corral-fix -a root
 	assert_stderr "corral-fix: another corral-fix or corral-bundle is applying to '$(cd root && pwd -P)'"
-	kill -9 -- "-$(ps -o pgid= -p "$(cat finder.pid)" | tr -d ' ')"
+	kill_group finder.pid
 	status=0
 	wait "$first" || status=$?
 	assert_equal 2 "$status"

@@ -40,12 +40,9 @@ EOF
 project() {
 	local cmd=$1
 	shift
-	printf '%s\n' "$@" > proj/units.txt
-	cat > proj/Makefile <<EOF
-CORRAL_UNITS_FILE = units.txt
+	_corral_project "$@" <<EOF
 CORRAL_CMD = printf '%s %s\\n' "\$\$CORRAL_UNIT" "\$\$STUB_STEP_ID" >> "$PWD/ran"; $cmd
 CORRAL_LAUNCH = $PWD/launch -n1 --exact
-include $CORRAL_ROOT/corral.mk
 EOF
 }
 

@@ -9,8 +9,7 @@ bats_require_minimum_version 1.5.0
 setup() {
 	load test_helper
 	_corral_setup
-	mkdir -p proj
-	_corral_ran
+	_corral_proj
 	unset CORRAL_WAIT NAP
 }
 
@@ -21,12 +20,9 @@ teardown() {
 
 # project UNIT...: each unit writes "RUN UNIT" to $RAN, then sleeps $NAP
 project() {
-	printf '%s\n' "$@" > proj/units.txt
-	cat > proj/Makefile <<EOF
-CORRAL_UNITS_FILE = units.txt
+	_corral_project "$@" <<EOF
 CORRAL_CMD = printf '%s %s\\n' "\$\$CORRAL_RUN" "\$\$CORRAL_UNIT" >> "\$\$RAN"; \
 	echo \$\$\$\$ >> "\$\$RAN.pids"; sleep \$\${NAP:-0}
-include $CORRAL_ROOT/corral.mk
 EOF
 }
 
@@ -49,6 +45,22 @@ finish() {
 }
 
 ran_at_least() { [ "$(ran_count)" -ge "$1" ]; }
+
+# run_a AGENTS NAP READY: run A, make -jAGENTS corral-run of the project
+# with its units sleeping NAP s, in the background; back once READY units
+# ran
+run_a() {
+	NAP=$2 bg A make -C proj -j"$1" corral-run CORRAL_AGENTS="$1"
+	wait_for ran_at_least "$3"
+}
+
+# waited_for_a: the make just run said it waited for run A, which then
+# ended with 0 (its output in $output)
+waited_for_a() {
+	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
+	finish A
+	assert_equal 0 "$status"
+}
 
 # the pid the lock file names: the engine's sub-make
 holder() { cat proj/.corral/.lock; }
@@ -90,15 +102,13 @@ runs_in_blocks() {
 
 @test "lock: a second corral-run on a CORRAL_OUT in use waits, saying so once, and the result is one run's, every unit run once" {
 	project $(seq -f 'u%02g' 1 6)
-	NAP=0.5 bg A make -C proj -j3 corral-run CORRAL_AGENTS=3
-	wait_for ran_at_least 1
+	run_a 3 0.5 1
 	local pid
 	pid=$(holder)
 	run -0 --separate-stderr make -C proj -j3 corral-run CORRAL_AGENTS=3
 	assert_equal 1 "$(grep -c 'waiting for the run' <<<"$stderr")"
 	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid $pid)"
-	finish A
-	assert_equal 0 "$status"
+	waited_for_a
 	# the second run found everything done: each unit ran once, in run A
 	assert_equal 6 "$(ran_count)"
 	one_run_result 6
@@ -106,12 +116,9 @@ runs_in_blocks() {
 
 @test "lock: make -B corral-run during a run waits for it; the result is the second run's alone, each run's units unmixed" {
 	project $(seq -f 'u%02g' 1 6)
-	NAP=0.5 bg A make -C proj -j3 corral-run CORRAL_AGENTS=3
-	wait_for ran_at_least 1
+	run_a 3 0.5 1
 	run -0 --separate-stderr make -C proj -B -j3 corral-run CORRAL_AGENTS=3
-	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
-	finish A
-	assert_equal 0 "$status"
+	waited_for_a
 	assert_equal 12 "$(ran_count)"
 	runs_in_blocks
 	one_run_result 6
@@ -120,23 +127,17 @@ runs_in_blocks() {
 
 @test "lock: corral-merge during a run waits for it, then merges the whole run" {
 	project $(seq -f 'u%02g' 1 4)
-	NAP=0.5 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
-	wait_for ran_at_least 1
+	run_a 2 0.5 1
 	run -0 --separate-stderr make -C proj corral-merge
-	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
-	finish A
-	assert_equal 0 "$status"
+	waited_for_a
 	one_run_result 4
 }
 
 @test "lock: corral-clean during a run waits for it, then removes CORRAL_OUT; the run is unharmed" {
 	project $(seq -f 'u%02g' 1 4)
-	NAP=0.5 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
-	wait_for ran_at_least 1
+	run_a 2 0.5 1
 	run -0 --separate-stderr make -C proj corral-clean
-	assert_contains "$stderr" "corral: waiting for the run holding CORRAL_OUT (pid "
-	finish A
-	assert_equal 0 "$status"
+	waited_for_a
 	assert_contains "$output" "4 passed, 0 failed"
 	assert_no_file proj/.corral
 	run -0 ls proj
@@ -145,8 +146,7 @@ runs_in_blocks() {
 
 @test "lock: with CORRAL_WAIT=0 every corral target refuses at once, exit 2, while a run holds CORRAL_OUT" {
 	project $(seq -f 'u%02g' 1 2)
-	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
-	wait_for ran_at_least 2
+	run_a 2 30 2
 	local pid t goal start
 	pid=$(holder)
 	for goal in corral-run corral-merge corral-rerun-failed corral-plan corral-clean; do
@@ -170,8 +170,7 @@ runs_in_blocks() {
 CORRAL_CMD = ! ls -l /proc/$$$$/fd | grep -q '/\.lock$$' || echo "$$CORRAL_UNIT" >> "$$RAN.held"; \
 	echo $$$$ >> "$$RAN.pids"; echo "$$CORRAL_UNIT" >> "$$RAN"; sleep $${NAP:-0}
 EOF
-	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
-	wait_for ran_at_least 2
+	run_a 2 30 2
 	run -2 --separate-stderr make -C proj corral-run CORRAL_WAIT=0
 	kill -KILL -- "-$BG_PID"
 	# the units (process groups of their own) live on, holding nothing
@@ -237,8 +236,7 @@ listing() {
 
 @test "lock: the clones agents of a killed run left are removed when the next run starts" {
 	project $(seq -f 'u%02g' 1 4)
-	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
-	wait_for ran_at_least 2
+	run_a 2 30 2
 	kill -KILL -- "-$BG_PID"
 	local p
 	for p in $(cat "$RAN.pids"); do kill -KILL -- "-$p" 2>/dev/null || true; done
@@ -255,8 +253,7 @@ listing() {
 
 @test "lock: corral-merge by hand into a CORRAL_OUT in use waits for the run, or with CORRAL_WAIT=0 refuses" {
 	project $(seq -f 'u%02g' 1 2)
-	NAP=30 bg A make -C proj -j2 corral-run CORRAL_AGENTS=2
-	wait_for ran_at_least 2
+	run_a 2 30 2
 	local out=$PWD/proj/.corral
 	CORRAL_WAIT=0 run -2 --separate-stderr corral-merge -u "$out/units" -o "$out" "$out/logs"
 	assert_equal "corral-merge: the run of pid $(holder) holds CORRAL_OUT '$out'; not waiting (CORRAL_WAIT=0)" "$stderr"

@@ -56,14 +56,10 @@ $(line dc:pkg/a.py pkg/a.py)"
 }
 
 @test "marker-find and marker-patch: -h prints usage; two operands exit 2" {
-	run -0 --separate-stderr corral-marker-find -h
-	assert_synopsis "usage: corral-marker-find [DIR]"
-	run -2 --separate-stderr corral-marker-find a b
-	assert_stderr "usage: corral-marker-find [DIR]"
-	run -0 --separate-stderr corral-marker-patch -h
-	assert_synopsis "usage: corral-marker-patch [DIR]"
-	run -2 --separate-stderr corral-marker-patch a b
-	assert_stderr "usage: corral-marker-patch [DIR]"
+	assert_help "usage: corral-marker-find [DIR]" corral-marker-find -h
+	assert_usage_error "usage: corral-marker-find [DIR]" corral-marker-find a b
+	assert_help "usage: corral-marker-patch [DIR]" corral-marker-patch -h
+	assert_usage_error "usage: corral-marker-patch [DIR]" corral-marker-patch a b
 }
 
 @test "marker-patch: replaces every marker in the finding's location and exits 0" {

@@ -53,20 +53,15 @@ no_temps() {
 # --- usage --------------------------------------------------------------
 
 @test "merge: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-merge -h
-	assert_synopsis "$USAGE"
-	assert_stderr ""
+	assert_help "$USAGE" corral-merge -h
 }
 
 @test "merge: missing LOGDIR prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-merge
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-merge
 }
 
 @test "merge: an unknown flag or an empty LOGDIR prints usage and exits 2" {
-	run -2 --separate-stderr corral-merge logs ''
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-merge logs ''
 	run -2 --separate-stderr corral-merge -x logs
 	assert_contains "$stderr" "$USAGE"
 }
@@ -780,6 +775,17 @@ make_set() {
 	done
 }
 
+# ref_sets NA NB: sets A and B of NA and NB units, refA/ and refB/ their
+# merges; BAD, 10 units whose last line is torn, which a merge refuses
+ref_sets() {
+	make_set A A "$1"
+	make_set B B "$2"
+	make_set BAD BAD 10
+	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
+	run -1 corral-merge -q -o refA A
+	run -1 corral-merge -q -o refB B
+}
+
 # which_set DIR: "A" or "B" when the three files of DIR are exactly one
 # of the reference sets in refA/ and refB/, else a description of the mix
 which_set() {
@@ -844,12 +850,7 @@ consistent() {
 }
 
 @test "merge: a commit record left by a killed merge is finished by the next merge, even a refused one" {
-	make_set A A 50
-	make_set B B 40
-	make_set BAD BAD 10
-	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
-	run -1 corral-merge -q -o refA A
-	run -1 corral-merge -q -o refB B
+	ref_sets 50 40
 	run -1 corral-merge -q -o out A
 	# killed after renaming successes.jsonl, before the other two
 	cp refB/successes.jsonl out/successes.jsonl
@@ -867,12 +868,7 @@ consistent() {
 }
 
 @test "merge: SIGSTOP then SIGKILL at 24 points leaves the old or the new set, and the next merge finishes or cleans up" {
-	make_set A A 2000
-	make_set B B 24000
-	make_set BAD BAD 10
-	printf '{"unit":"x","ok":tr' >> BAD/agent-0.jsonl
-	run -1 corral-merge -q -o refA A
-	run -1 corral-merge -q -o refB B
+	ref_sets 2000 24000
 	local t0 t1 dur point got caught=0
 	t0=$(date +%s%N)
 	corral-merge -q -o timing B || true
@@ -907,12 +903,20 @@ consistent() {
 
 # --- layers: re-runs merged over the main result ------------------------
 
-@test "merge: a later layer's attempt wins over the main layer's, every unit still once" {
+# layers STATUS MAIN RERUN: logs/agent-0.jsonl holds the lines MAIN and
+# rerun/agent-0.jsonl, a re-run layer, the lines RERUN (records of rec);
+# corral-merge -o . logs rerun exits STATUS
+layers() {
 	mkdir -p rerun
-	rec a true '"at":"2026-01-01T10:00:00.000Z","status":"pass"' > logs/agent-0.jsonl
-	rec b false '"at":"2026-01-01T10:00:00.000Z","status":"fail"' >> logs/agent-0.jsonl
-	rec b true '"at":"2026-01-01T10:05:00.000Z","status":"pass"' > rerun/agent-0.jsonl
-	run -0 --separate-stderr corral-merge -o . logs rerun
+	printf '%s\n' "$2" > logs/agent-0.jsonl
+	printf '%s\n' "$3" > rerun/agent-0.jsonl
+	run "-$1" --separate-stderr corral-merge -o . logs rerun
+}
+
+@test "merge: a later layer's attempt wins over the main layer's, every unit still once" {
+	layers 0 "$(rec a true '"at":"2026-01-01T10:00:00.000Z","status":"pass"'
+		rec b false '"at":"2026-01-01T10:00:00.000Z","status":"fail"')" \
+		"$(rec b true '"at":"2026-01-01T10:05:00.000Z","status":"pass"')"
 	run -0 jq -r .unit successes.jsonl
 	assert_output "$(printf 'a\nb')"
 	run -0 cat failures.jsonl
@@ -921,46 +925,36 @@ consistent() {
 }
 
 @test "merge: a main-layer attempt newer than the re-run layer's wins" {
-	mkdir -p rerun
-	rec b false '"at":"2026-01-01T11:00:00.000Z"' > logs/agent-0.jsonl
-	rec b true '"at":"2026-01-01T10:05:00.000Z"' > rerun/agent-0.jsonl
-	run -1 --separate-stderr corral-merge -o . logs rerun
+	layers 1 "$(rec b false '"at":"2026-01-01T11:00:00.000Z"')" \
+		"$(rec b true '"at":"2026-01-01T10:05:00.000Z"')"
 	run -0 jq -r .unit failures.jsonl
 	assert_output "b"
 }
 
 @test "merge: equal times go to the later layer, and an old-style 'at' without milliseconds compares by time" {
-	mkdir -p rerun
-	rec b false '"at":"2026-01-01T10:05:00Z"' > logs/agent-0.jsonl
-	rec b true '"at":"2026-01-01T10:05:00.000Z"' > rerun/agent-0.jsonl
-	run -0 --separate-stderr corral-merge -o . logs rerun
-	rec b false '"at":"2026-01-01T10:05:01Z"' > logs/agent-0.jsonl
-	run -1 --separate-stderr corral-merge -o . logs rerun
+	layers 0 "$(rec b false '"at":"2026-01-01T10:05:00Z"')" \
+		"$(rec b true '"at":"2026-01-01T10:05:00.000Z"')"
+	layers 1 "$(rec b false '"at":"2026-01-01T10:05:01Z"')" \
+		"$(rec b true '"at":"2026-01-01T10:05:00.000Z"')"
 }
 
 @test "merge: a pass after a failure on the same inputs is written as flaky" {
-	mkdir -p rerun
-	rec u false '"note":"FAIL: exit 1","at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"' > logs/agent-0.jsonl
-	rec u true '"note":"PASS: exit 0","at":"2026-01-01T10:01:00.000Z","status":"pass","inputs":"d1"' > rerun/agent-0.jsonl
-	run -0 --separate-stderr corral-merge -o . logs rerun
+	layers 0 "$(rec u false '"note":"FAIL: exit 1","at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"')" \
+		"$(rec u true '"note":"PASS: exit 0","at":"2026-01-01T10:01:00.000Z","status":"pass","inputs":"d1"')"
 	run -0 jq -c '[.unit, .ok, .status, .note]' successes.jsonl
 	assert_output '["u",true,"flaky","FLAKY: passed after failing on the same inputs (PASS: exit 0)"]'
 	assert_json '.by_status == {"flaky": 1}' summary.json
 }
 
 @test "merge: a pass after a failure on changed inputs is a plain pass, byte for byte" {
-	mkdir -p rerun
-	rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"' > logs/agent-0.jsonl
-	rec u true '"at":"2026-01-01T10:01:00.000Z","status":"pass","inputs":"d2"' > rerun/agent-0.jsonl
-	run -0 --separate-stderr corral-merge -o . logs rerun
+	layers 0 "$(rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"')" \
+		"$(rec u true '"at":"2026-01-01T10:01:00.000Z","status":"pass","inputs":"d2"')"
 	run -0 cmp successes.jsonl rerun/agent-0.jsonl
 }
 
 @test "merge: an older failure read after a newer pass on the same inputs still makes it flaky" {
-	mkdir -p rerun
-	rec u true '"at":"2026-01-01T10:09:00.000Z","status":"pass","inputs":"d1"' > logs/agent-0.jsonl
-	rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"' > rerun/agent-0.jsonl
-	run -0 --separate-stderr corral-merge -o . logs rerun
+	layers 0 "$(rec u true '"at":"2026-01-01T10:09:00.000Z","status":"pass","inputs":"d1"')" \
+		"$(rec u false '"at":"2026-01-01T10:00:00.000Z","status":"fail","inputs":"d1"')"
 	run -0 jq -r .status successes.jsonl
 	assert_output "flaky"
 }
@@ -1016,10 +1010,8 @@ consistent() {
 }
 
 @test "merge: a later plain pass over a flaky one on the same inputs stays flaky" {
-	mkdir -p rerun
-	rec u true '"note":"FLAKY: x","at":"2026-01-01T10:00:01.000Z","status":"flaky","inputs":"d1"' > logs/agent-0.jsonl
-	rec u true '"note":"PASS: exit 0","at":"2026-01-01T10:05:00.000Z","status":"pass","inputs":"d1"' > rerun/agent-0.jsonl
-	run -0 --separate-stderr corral-merge -o . logs rerun
+	layers 0 "$(rec u true '"note":"FLAKY: x","at":"2026-01-01T10:00:01.000Z","status":"flaky","inputs":"d1"')" \
+		"$(rec u true '"note":"PASS: exit 0","at":"2026-01-01T10:05:00.000Z","status":"pass","inputs":"d1"')"
 	run -0 jq -r .status successes.jsonl
 	assert_output "flaky"
 }

@@ -9,12 +9,8 @@ setup() {
 	load test_helper
 	_corral_setup
 	mkdir -p proj/lib proj/tests
-	RAN=$PWD/ran
-	: > "$RAN"
-	export RAN
+	_corral_ran
 }
-
-ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 # project PARTS [UNITS...]: units tests/U.sh, each recording that it ran
 # and then running itself with sh; CORRAL_PARTS is PARTS.
@@ -24,12 +20,9 @@ project() {
 	for u in "$@"; do
 		[ -e "proj/tests/$u.sh" ] || echo 'exit 0' > "proj/tests/$u.sh"
 	done
-	printf 'tests/%s.sh\n' "$@" > proj/units.txt
-	cat > proj/Makefile <<EOF
-CORRAL_UNITS_FILE = units.txt
+	_corral_project $(printf 'tests/%s.sh ' "$@") <<EOF
 CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; sh "\$\$CORRAL_UNIT"
 CORRAL_PARTS = $parts
-include $CORRAL_ROOT/corral.mk
 EOF
 }
 
@@ -67,6 +60,27 @@ needs() {
 	printf 'cat %s > /dev/null 2>&1 || { echo "no %s"; exit 1; }\n' "$2" "$2" > "proj/tests/$1.sh"
 }
 
+# checked_fails NOTE: unit a, with CORRAL_PARTS = tests and
+# CORRAL_PARTS_CHECK = 1, fails the run with NOTE
+checked_fails() {
+	project 'tests' a
+	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
+	run -2 make -C proj corral-run
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_output "$1"
+}
+
+# relearned PART...: once tests/a.sh changes again, the next run learns
+# it afresh: slice 0's parts are PART..., and it passes plainly
+relearned() {
+	echo >> proj/tests/a.sh
+	run -0 make -C proj corral-run
+	run -0 cat proj/.corral/slices/0.parts
+	assert_output "$(printf '%s\n' "$@")"
+	run -0 jq -r .note proj/.corral/successes.jsonl
+	assert_output "PASS: exit 0"
+}
+
 @test "parts-mk: by default (CORRAL_PARTS_CHECK = 0) a unit missing a part fails as it is, tried once" {
 	echo data > proj/lib/data
 	needs a lib/data
@@ -95,11 +109,7 @@ needs() {
 @test "parts-mk: CORRAL_PARTS_CHECK = 1: a unit that fails with the whole tree too says so, and the whole tree holds no .git" {
 	mkdir proj/.git
 	echo 'test ! -e .git || echo "has .git"; exit 1' > proj/tests/a.sh
-	project 'tests' a
-	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
-	run -2 make -C proj corral-run
-	run -0 jq -r .note proj/.corral/failures.jsonl
-	assert_output "FAIL: exit 1; fails with the whole tree too"
+	checked_fails "FAIL: exit 1; fails with the whole tree too"
 }
 
 @test "parts-mk: a CORRAL_PARTS_CHECK other than 0 or 1 stops make naming it" {
@@ -148,12 +158,7 @@ needs() {
 	run -0 make -C proj corral-run
 	run -0 jq -r '[.note, .attempt, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
 	assert_output "$(printf '%s\t%s\t%s' "PASS: with the whole tree; its learned parts were not enough; its clone lacked 'lib/more'; learned again" 2 'lib/data lib/more tests/a.sh')"
-	echo >> proj/tests/a.sh
-	run -0 make -C proj corral-run
-	run -0 cat proj/.corral/slices/0.parts
-	assert_output "$(printf '%s\n' lib/data lib/more tests/a.sh)"
-	run -0 jq -r .note proj/.corral/successes.jsonl
-	assert_output "PASS: exit 0"
+	relearned lib/data lib/more tests/a.sh
 }
 
 @test "parts-mk: auto: a unit that fails with what it opened, which its clone held, keeps the whole tree" {
@@ -166,12 +171,7 @@ needs() {
 	run -0 make -C proj corral-run
 	run -0 jq -r '[.note, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
 	assert_output "$(printf '%s\t%s' "PASS: with the whole tree; its learned parts were not enough; it opened nothing its clone lacked (what it lists or stats is not seen); it keeps the whole tree" .)"
-	echo >> proj/tests/a.sh
-	run -0 make -C proj corral-run
-	run -0 cat proj/.corral/slices/0.parts
-	assert_output "$(printf '%s\n' . tests/a.sh)"
-	run -0 jq -r .note proj/.corral/successes.jsonl
-	assert_output "PASS: exit 0"
+	relearned . tests/a.sh
 }
 
 @test "parts-mk: auto: a program a unit runs and a directory it lists are learned" {
@@ -208,9 +208,5 @@ needs() {
 @test "parts-mk: CORRAL_PARTS_CHECK = 1 names what the unit opened before what it only listed" {
 	echo data > proj/lib/data
 	printf 'ls . > /dev/null\ncat lib/data > /dev/null\n' > proj/tests/a.sh
-	project 'tests' a
-	echo 'CORRAL_PARTS_CHECK = 1' >> proj/Makefile
-	run -2 make -C proj corral-run
-	run -0 jq -r .note proj/.corral/failures.jsonl
-	assert_output "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/'"
+	checked_fails "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/'"
 }

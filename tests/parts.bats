@@ -29,19 +29,14 @@ JSON
 }
 
 @test "parts: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-parts -h
-	assert_synopsis "$USAGE"
+	assert_help "$USAGE" corral-parts -h
 }
 
 @test "parts: neither -k nor -H, both, or -u with -k print usage to stderr and exit 2" {
-	run -2 --separate-stderr corral-parts
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-parts -k -H h
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-parts -k -u a
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-parts -C src -H h
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-parts
+	assert_usage_error "$USAGE" corral-parts -k -H h
+	assert_usage_error "$USAGE" corral-parts -k -u a
+	assert_usage_error "$USAGE" corral-parts -C src -H h
 }
 
 @test "parts: -k exits 0 and prints nothing when every part exists" {

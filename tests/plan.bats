@@ -20,17 +20,13 @@ units() {
 }
 
 @test "plan: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-plan -h
-	assert_synopsis "$USAGE"
+	assert_help "$USAGE" corral-plan -h
 }
 
 @test "plan: no -n, two files or an unknown option print usage to stderr and exit 2" {
 	units 3
-	run -2 --separate-stderr corral-plan units
-	assert_output ""
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-plan -n 2 units units
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-plan units
+	assert_usage_error "$USAGE" corral-plan -n 2 units units
 	run -2 --separate-stderr corral-plan -x -n 2 units
 	assert_contains "$stderr" "$USAGE"
 }
@@ -81,8 +77,7 @@ units() {
 	units 3
 	run -2 --separate-stderr corral-plan -s fastest -n 2 units
 	assert_stderr "corral-plan: -s 'fastest' is not a strategy (roundrobin, weighted or auto)"
-	run -2 --separate-stderr corral-plan -c -s weighted units
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-plan -c -s weighted units
 }
 
 @test "plan: units are disjoint and complete, and no slice is empty" {
@@ -182,8 +177,7 @@ units() {
 	assert_json '.[0].clone_parts == ["u1", "u2"]'
 	run -0 --separate-stderr corral-plan -c units
 	assert_output ""
-	run -2 --separate-stderr corral-plan -c -n 2 units
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-plan -c -n 2 units
 	run -2 --separate-stderr corral-plan -c -P false units
 	assert_stderr "corral-plan: the parts command failed for unit 'u0' (exit 1)"
 }
@@ -205,8 +199,7 @@ units() {
 	run -0 stat -c %Y out/0.parts
 	assert_output "$(date -d 2001-01-01 +%s)"
 	[ "$(stat -c %Y out/1.parts)" -gt "$(date -d 2001-01-01 +%s)" ]
-	run -2 --separate-stderr corral-plan -c -o out units
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-plan -c -o out units
 	run -2 --separate-stderr corral-plan -c -C tree -P 'exit 3' -o out
 	assert_contains "$stderr" "the parts command failed"
 }

@@ -16,6 +16,19 @@ x() {
 	xmllint --xpath "string($1)" "${2:-junit.xml}"
 }
 
+# junit [OPTION...]: corral-report OPTION... -j junit.xml out succeeds,
+# and xmllint accepts junit.xml
+junit() {
+	run -0 corral-report "$@" -j junit.xml out
+	run -0 xmllint --noout junit.xml
+}
+
+# assert_x XPATH TEXT: the string value of XPATH in junit.xml is TEXT
+assert_x() {
+	run -0 x "$1"
+	assert_output "$2"
+}
+
 # record UNIT OK STATUS [AT DURATION_MS [HOST]]: a record line
 record() {
 	jq -cn --arg u "$1" --argjson ok "$2" --arg s "$3" --arg at "${4:-2026-01-01T00:00:01.000Z}" \
@@ -77,16 +90,12 @@ results() {
 }
 
 @test "report: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-report -h
-	assert_synopsis "$USAGE"
-	assert_stderr ""
+	assert_help "$USAGE" corral-report -h
 }
 
 @test "report: no DIR, or neither -j nor -t, prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-report -t
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-report out
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-report -t
+	assert_usage_error "$USAGE" corral-report out
 }
 
 @test "report: -j - and -t may not both write to standard output" {
@@ -107,40 +116,26 @@ results() {
 	assert_output ""
 	assert_stderr ""
 	run -0 xmllint --noout junit.xml
-	run -0 xmllint --xpath 'name(/*)' junit.xml
-	assert_output "testsuites"
-	run -0 xmllint --xpath 'string(/testsuites/@tests)' junit.xml
-	assert_output "3"
-	run -0 xmllint --xpath 'string(/testsuites/@failures)' junit.xml
-	assert_output "1"
-	run -0 xmllint --xpath 'count(//testcase)' junit.xml
-	assert_output "3"
-	run -0 xmllint --xpath 'string(//testcase[@name="tests/unit/bad.sh"]/@classname)' junit.xml
-	assert_output "tests.unit"
-	run -0 xmllint --xpath 'string(//testcase[@name="top.sh"]/@file)' junit.xml
-	assert_output "top.sh"
-	run -0 xmllint --xpath 'string(//testcase[@name="tests/unit/bad.sh"]/failure/@message)' junit.xml
-	assert_output "FAIL: exit 1: expected 3, got 4"
-	run -0 xmllint --xpath 'string(//testcase[@name="tests/unit/bad.sh"]/failure)' junit.xml
-	assert_output "expected 3, got 4"
-	run -0 xmllint --xpath 'count(//testcase[@name="tests/unit/ok.sh"]/*[not(self::system-out)])' junit.xml
-	assert_output "0"
+	assert_x 'name(/*)' "testsuites"
+	assert_x '/testsuites/@tests' "3"
+	assert_x '/testsuites/@failures' "1"
+	assert_x 'count(//testcase)' "3"
+	assert_x '//testcase[@name="tests/unit/bad.sh"]/@classname' "tests.unit"
+	assert_x '//testcase[@name="top.sh"]/@file' "top.sh"
+	assert_x '//testcase[@name="tests/unit/bad.sh"]/failure/@message' "FAIL: exit 1: expected 3, got 4"
+	assert_x '//testcase[@name="tests/unit/bad.sh"]/failure' "expected 3, got 4"
+	assert_x 'count(//testcase[@name="tests/unit/ok.sh"]/*[not(self::system-out)])' "0"
 }
 
 @test "report: a flaky unit gets a flakyFailure and no failure; a not-run unit is an error with the reason" {
 	results 'if [ "$CORRAL_UNIT" = shaky ] && [ "$CORRAL_ATTEMPT" = 1 ]; then exit 1; fi' shaky fine
 	printf '%s\n' shaky fine ghost > units
 	corral-merge -q -u units -o out out/logs || true
-	run -0 corral-report -j junit.xml out
-	run -0 xmllint --noout junit.xml
-	run -0 xmllint --xpath 'count(//testcase[@name="shaky"]/flakyFailure) + 10 * count(//testcase[@name="shaky"]/failure)' junit.xml
-	assert_output "1"
-	run -0 xmllint --xpath 'string(//testcase[@name="shaky"]/flakyFailure/@message)' junit.xml
-	assert_output "FLAKY: passed on attempt 2; attempt 1: FAIL: exit 1"
-	run -0 xmllint --xpath 'string(//testcase[@name="ghost"]/error/@type)' junit.xml
-	assert_output "not-run"
-	run -0 xmllint --xpath 'string(//testcase[@name="ghost"]/error/@message)' junit.xml
-	assert_output "NOT-RUN: no agent reported it"
+	junit
+	assert_x 'count(//testcase[@name="shaky"]/flakyFailure) + 10 * count(//testcase[@name="shaky"]/failure)' "1"
+	assert_x '//testcase[@name="shaky"]/flakyFailure/@message' "FLAKY: passed on attempt 2; attempt 1: FAIL: exit 1"
+	assert_x '//testcase[@name="ghost"]/error/@type' "not-run"
+	assert_x '//testcase[@name="ghost"]/error/@message' "NOT-RUN: no agent reported it"
 }
 
 @test "report: any unit name and any output bytes still give well-formed XML and TAP" {
@@ -150,16 +145,11 @@ results() {
 	run -0 corral-report -j junit.xml out
 	run -0 --separate-stderr xmllint --noout junit.xml
 	assert_stderr ""
-	run -0 xmllint --xpath 'count(//testcase)' junit.xml
-	assert_output "4"
-	run -0 xmllint --xpath 'string(//testcase[2]/@name)' junit.xml
-	assert_output "a&b<c>\"d\"'e'"
-	run -0 xmllint --xpath 'string(//testcase[1]/@name)' junit.xml
-	assert_output ']]>#x\y'
-	run -0 xmllint --xpath 'string(//testcase[3]/@name)' junit.xml
-	assert_output "$(printf 'bad\357\277\275utf8 \357\277\275ctl')"
-	run -0 xmllint --xpath 'string(//testcase[4]/@name)' junit.xml
-	assert_output "ünï ✓"
+	assert_x 'count(//testcase)' "4"
+	assert_x '//testcase[2]/@name' "a&b<c>\"d\"'e'"
+	assert_x '//testcase[1]/@name' ']]>#x\y'
+	assert_x '//testcase[3]/@name' "$(printf 'bad\357\277\275utf8 \357\277\275ctl')"
+	assert_x '//testcase[4]/@name' "ünï ✓"
 	run -0 iconv -f UTF-8 -t UTF-8 junit.xml
 	run -0 corral-report -t out
 	printf '%s\n' "$output" > out.tap
@@ -195,10 +185,8 @@ results() {
 	results 'sh -c "kill -SEGV \$\$"' seg.sh
 	local note='CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139'
 	run -0 corral-report -j junit.xml out
-	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/error/@type)' junit.xml
-	assert_output "crash"
-	run -0 xmllint --xpath 'string(//testcase[@name="seg.sh"]/error/@message)' junit.xml
-	assert_output "$note"
+	assert_x '//testcase[@name="seg.sh"]/error/@type' "crash"
+	assert_x '//testcase[@name="seg.sh"]/error/@message' "$note"
 	run -0 corral-report -t out
 	assert_equal "not ok 1 - seg.sh" "${lines[2]}"
 	assert_contains "$output" '  status: "crash"'
@@ -232,16 +220,12 @@ results() {
 @test "report: every testcase has system-out with its unit's output, passing ones too, at most -o bytes from a line start" {
 	results 'echo "hello from $CORRAL_UNIT"; if [ "$CORRAL_UNIT" = long ]; then seq 1000; fi' short long
 	run -0 corral-report -j junit.xml out
-	run -0 x '//testcase[@name="short"]/system-out'
-	assert_output "hello from short"
+	assert_x '//testcase[@name="short"]/system-out' "hello from short"
 	run -0 corral-report -o 12 -j junit.xml out
-	run -0 x '//testcase[@name="long"]/system-out'
-	assert_output "$(printf '999\n1000')"
+	assert_x '//testcase[@name="long"]/system-out' "$(printf '999\n1000')"
 	run -0 corral-report -o 0 -j junit.xml out
-	run -0 x '//testcase[@name="long"]/system-out'
-	assert_output "$(echo "hello from long"; seq 1000)"
-	run -0 xmllint --xpath 'count(//testcase[not(system-out)])' junit.xml
-	assert_output "0"
+	assert_x '//testcase[@name="long"]/system-out' "$(echo "hello from long"; seq 1000)"
+	assert_x 'count(//testcase[not(system-out)])' "0"
 }
 
 @test "report: a testsuite's time is the wall time of its units, not the sum, with a timestamp and a hostname; a record's host names its own suite" {
@@ -249,32 +233,22 @@ results() {
 	{ record a true pass 2026-01-01T00:00:10.000Z 10000
 	  record b true pass 2026-01-01T00:00:12.000Z 10000
 	  record c true pass 2026-01-01T00:00:30.500Z 500 node7; } > out/successes.jsonl
-	run -0 corral-report -j junit.xml out
-	run -0 xmllint --noout junit.xml
-	run -0 x '//testsuite[1]/@time'
-	assert_output "12.000"
-	run -0 x '//testsuite[1]/@timestamp'
-	assert_output "2026-01-01T00:00:00"
-	run -0 x '//testsuite[1]/@hostname'
-	assert_output "$(hostname)"
-	run -0 x '//testsuite[@hostname="node7"]/testcase/@name'
-	assert_output "c"
-	run -0 x '//testsuite[@hostname="node7"]/@timestamp'
-	assert_output "2026-01-01T00:00:30"
-	run -0 x '/testsuites/@time'
-	assert_output "12.500"
+	junit
+	assert_x '//testsuite[1]/@time' "12.000"
+	assert_x '//testsuite[1]/@timestamp' "2026-01-01T00:00:00"
+	assert_x '//testsuite[1]/@hostname' "$(hostname)"
+	assert_x '//testsuite[@hostname="node7"]/testcase/@name' "c"
+	assert_x '//testsuite[@hostname="node7"]/@timestamp' "2026-01-01T00:00:30"
+	assert_x '/testsuites/@time' "12.500"
 }
 
 @test "report: -n names the suite and the root, which are 'corral' without it" {
 	results true a
 	run -0 corral-report -j junit.xml out
-	run -0 x '/testsuites/@name'
-	assert_output "corral"
+	assert_x '/testsuites/@name' "corral"
 	run -0 corral-report -n 'my "project"' -j junit.xml out
-	run -0 x '/testsuites/@name'
-	assert_output 'my "project"'
-	run -0 x '//testsuite/@name'
-	assert_output 'my "project"'
+	assert_x '/testsuites/@name' 'my "project"'
+	assert_x '//testsuite/@name' 'my "project"'
 }
 
 @test "report: a crash, a timeout, an error or a not-run unit is an error, a failure a failure, a skip skipped, and the counts say so" {
@@ -282,18 +256,12 @@ results() {
 	{ record p true pass; record s true skip; } > out/successes.jsonl
 	{ record f false fail; record c false crash; record t false timeout
 	  record e false error; record n false not-run; } > out/failures.jsonl
-	run -0 corral-report -j junit.xml out
-	run -0 xmllint --noout junit.xml
-	run -0 xmllint --xpath 'concat(count(//testcase/failure), " ", count(//testcase/error), " ", count(//testcase/skipped))' junit.xml
-	assert_output "1 4 1"
-	run -0 x '//testcase[@name="t"]/error/@type'
-	assert_output "timeout"
-	run -0 x '//testcase[@name="s"]/skipped/@message'
-	assert_output "SKIP: why"
-	run -0 xmllint --xpath 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' junit.xml
-	assert_output "7 1 4 1"
-	run -0 xmllint --xpath 'concat(//testsuite/@tests, " ", //testsuite/@failures, " ", //testsuite/@errors, " ", //testsuite/@skipped)' junit.xml
-	assert_output "7 1 4 1"
+	junit
+	assert_x 'concat(count(//testcase/failure), " ", count(//testcase/error), " ", count(//testcase/skipped))' "1 4 1"
+	assert_x '//testcase[@name="t"]/error/@type' "timeout"
+	assert_x '//testcase[@name="s"]/skipped/@message' "SKIP: why"
+	assert_x 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' "7 1 4 1"
+	assert_x 'concat(//testsuite/@tests, " ", //testsuite/@failures, " ", //testsuite/@errors, " ", //testsuite/@skipped)' "7 1 4 1"
 	run -0 corral-report -t out
 	assert_contains "$output" "ok 6 - s # SKIP SKIP: why"
 }
@@ -301,23 +269,16 @@ results() {
 @test "report: a unit that printed TAP gets a testsuite of its own with a testcase per test; without its output it is one testcase" {
 	bats_file "$PWD/t.bats"
 	results "if [ \"\$CORRAL_UNIT\" = plain ]; then exit 0; fi; '$PWD/bats-tap' \"\$CORRAL_UNIT\"" "$PWD/t.bats" plain
-	run -0 corral-report -n proj -j junit.xml out
-	run -0 xmllint --noout junit.xml
+	junit -n proj
 	local suite="//testsuite[@name='$PWD/t.bats']"
-	run -0 xmllint --xpath "concat($suite/@tests, ' ', $suite/@failures, ' ', $suite/@errors, ' ', $suite/@skipped)" junit.xml
-	assert_output "4 2 0 1"
-	run -0 x "$suite/testcase[2]/@name"
-	assert_output "second fails"
+	assert_x "concat($suite/@tests, ' ', $suite/@failures, ' ', $suite/@errors, ' ', $suite/@skipped)" "4 2 0 1"
+	assert_x "$suite/testcase[2]/@name" "second fails"
 	run -0 x "$suite/testcase[4]/failure"
 	assert_contains "$output" "expected 3, got 4"
-	run -0 x "$suite/testcase[3]/skipped/@message"
-	assert_output "no db"
-	run -0 x "$suite/testcase[1]/@classname"
-	assert_output "$PWD/t.bats"
-	run -0 x "//testsuite[@name='proj']/testcase/@name"
-	assert_output "plain"
-	run -0 x '/testsuites/@tests'
-	assert_output "5"
+	assert_x "$suite/testcase[3]/skipped/@message" "no db"
+	assert_x "$suite/testcase[1]/@classname" "$PWD/t.bats"
+	assert_x "//testsuite[@name='proj']/testcase/@name" "plain"
+	assert_x '/testsuites/@tests' "5"
 	rm -r out/logs
 	run -0 corral-report -n proj -j junit.xml out
 	run -0 xmllint --xpath 'concat(count(//testsuite), " ", count(//testcase), " ", //testcase[@name="'"$PWD"'/t.bats"]/failure/@message)' junit.xml
@@ -346,10 +307,8 @@ total 6 2 3 1 2"
 	corral-run-slice -K 77 -c 'if [ "$CORRAL_UNIT" = gone ]; then echo "no database here" >&2; exit 77; fi' -l out/logs 0 slice || true
 	corral-merge -q -o out out/logs || true
 	run -0 corral-report -j junit.xml out
-	run -0 x '//testcase[@name="gone"]/skipped/@message'
-	assert_output "SKIP: exit 77: no database here"
-	run -0 xmllint --xpath 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' junit.xml
-	assert_output "2 0 0 1"
+	assert_x '//testcase[@name="gone"]/skipped/@message' "SKIP: exit 77: no database here"
+	assert_x 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@errors, " ", /testsuites/@skipped)' "2 0 0 1"
 	run -0 corral-report -t out
 	assert_equal "ok 1 - gone # SKIP SKIP: exit 77: no database here" "${lines[2]}"
 }
@@ -357,6 +316,5 @@ total 6 2 3 1 2"
 @test "report: bats --timing's 'in Nms' is a test's time, not part of its name" {
 	results 'printf "1..2\nok 1 quick one in 1234ms\nok 2 plain\n"' t
 	run -0 corral-report -j junit.xml out
-	run -0 xmllint --xpath 'concat(//testcase[1]/@name, "|", //testcase[1]/@time, "|", //testcase[2]/@name, "|", //testcase[2]/@time)' junit.xml
-	assert_output "quick one|1.234|plain|0.000"
+	assert_x 'concat(//testcase[1]/@name, "|", //testcase[1]/@time, "|", //testcase[2]/@name, "|", //testcase[2]/@time)' "quick one|1.234|plain|0.000"
 }

@@ -25,14 +25,11 @@ units() {
 	printf '%s\n' "$@" > slice
 }
 
-# no_process TAG: within 5 s no live process has TAG in its arguments
-no_process() {
-	local i
-	for i in $(seq 50); do
-		pgrep -f -- "$1" > /dev/null || return 0
-		sleep 0.1
-	done
-	flunk "still running with '$1' in its arguments:" "$(pgrep -af -- "$1")"
+# failed CMD FILTER: the slice, run by agent K with CMD, exits 1; $output
+# is then jq -cr FILTER over its records
+failed() {
+	run -1 corral-run-slice -c "$1" -l logs K slice
+	run -0 jq -cr "$2" <(records logs/agent-K.jsonl)
 }
 
 # lines_at_least N FILE: FILE holds N complete lines or more
@@ -84,33 +81,25 @@ ms_since() {
 }
 
 @test "run-slice: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-run-slice -h
-	assert_synopsis "$USAGE"
-	assert_stderr ""
+	assert_help "$USAGE" corral-run-slice -h
 }
 
 @test "run-slice: missing -c prints usage to stderr and exits 2" {
 	units a
-	run -2 --separate-stderr corral-run-slice -l logs K slice
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-run-slice -l logs K slice
 	assert_no_file logs
 }
 
 @test "run-slice: missing -l prints usage to stderr and exits 2" {
 	units a
-	run -2 --separate-stderr corral-run-slice -c true K slice
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-run-slice -c true K slice
 }
 
 @test "run-slice: a missing or an extra operand prints usage and exits 2" {
 	units a
-	run -2 --separate-stderr corral-run-slice -c true -l logs K
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-run-slice -c true -l logs
-	assert_stderr "$USAGE"
-	run -2 --separate-stderr corral-run-slice -c true -l logs K slice x
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-run-slice -c true -l logs K
+	assert_usage_error "$USAGE" corral-run-slice -c true -l logs
+	assert_usage_error "$USAGE" corral-run-slice -c true -l logs K slice x
 	assert_no_file logs
 }
 
@@ -203,8 +192,7 @@ ms_since() {
 
 @test "run-slice: a failing unit without output has a bare FAIL note" {
 	units u1
-	run -1 corral-run-slice -c 'exit 4' -l logs K slice
-	run -0 jq -r .note <(records logs/agent-K.jsonl)
+	failed 'exit 4' .note
 	assert_output "FAIL: exit 4"
 }
 
@@ -218,8 +206,7 @@ ms_since() {
 
 @test "run-slice: a long last line is cut to 200 bytes on a character boundary" {
 	units u1
-	run -1 corral-run-slice -c 'printf x; i=0; while [ $i -lt 150 ]; do printf "\303\251"; i=$((i+1)); done; exit 1' -l logs K slice
-	run -0 jq -r .note <(records logs/agent-K.jsonl)
+	failed 'printf x; i=0; while [ $i -lt 150 ]; do printf "\303\251"; i=$((i+1)); done; exit 1' .note
 	local e99
 	e99=$(printf 'é%.0s' $(seq 99))
 	assert_output "FAIL: exit 1: x$e99..."
@@ -227,8 +214,7 @@ ms_since() {
 
 @test "run-slice: a failing unit's note quotes the last line of standard error, not a later line of standard output" {
 	units u1
-	run -1 corral-run-slice -c 'echo "error: expected 3, got 4" >&2; echo "see https://example.org/wiki/SC1234"; exit 1' -l logs K slice
-	run -0 jq -r .note <(records logs/agent-K.jsonl)
+	failed 'echo "error: expected 3, got 4" >&2; echo "see https://example.org/wiki/SC1234"; exit 1' .note
 	assert_output "FAIL: exit 1: error: expected 3, got 4"
 	run -0 sort logs/agent-K/1.out
 	assert_output "error: expected 3, got 4
@@ -250,8 +236,7 @@ see https://example.org/wiki/SC1234"
 @test "run-slice: CORRAL_NOTE still wins over a TAP unit's first 'not ok' line" {
 	bats_file "$PWD/t.bats"
 	units "$PWD/t.bats"
-	run -1 corral-run-slice -c "'$PWD/bats-tap' \"\$CORRAL_UNIT\""'; st=$?; echo "MINE: said so" > "$CORRAL_NOTE"; exit $st' -l logs K slice
-	run -0 jq -c '[.note, .tests.failed]' <(records logs/agent-K.jsonl)
+	failed "'$PWD/bats-tap' \"\$CORRAL_UNIT\""'; st=$?; echo "MINE: said so" > "$CORRAL_NOTE"; exit $st' '[.note, .tests.failed]'
 	assert_output '["MINE: said so",2]'
 }
 
@@ -265,15 +250,13 @@ see https://example.org/wiki/SC1234"
 
 @test "run-slice: a unit killed by a signal is recorded as a crash with the signal's name" {
 	units u1
-	run -1 corral-run-slice -c 'echo going; kill -SEGV $$' -l logs K slice
-	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
+	failed 'echo going; kill -SEGV $$' '[.ok, .status, .exit, .signal, .note]'
 	assert_output '[false,"crash",null,"SIGSEGV","CRASH: signal 11 (SIGSEGV)"]'
 }
 
 @test "run-slice: a unit that a shell reports killed by SIGSEGV or SIGABRT (exit 128 + N) is a crash naming the signal; exit 143 after SIGTERM stays a fail" {
 	units SEGV ABRT TERM
-	run -1 corral-run-slice -c 'sh -c "kill -$CORRAL_UNIT \$\$"' -l logs K slice
-	run -0 jq -c '[.ok, .status, .exit, .signal, .note]' <(records logs/agent-K.jsonl)
+	failed 'sh -c "kill -$CORRAL_UNIT \$\$"' '[.ok, .status, .exit, .signal, .note]'
 	assert_equal '[false,"crash",139,"SIGSEGV","CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139"]' "${lines[0]}"
 	assert_equal '[false,"crash",134,"SIGABRT","CRASH: signal 6 (SIGABRT), reported by the shell as exit 134"]' "${lines[1]}"
 	assert_contains "${lines[2]}" '[false,"fail",143,null,"FAIL: exit 143'
@@ -288,8 +271,7 @@ see https://example.org/wiki/SC1234"
 
 @test "run-slice: a missing command is a fail with exit 127 and the shell's complaint" {
 	units u1
-	run -1 corral-run-slice -c 'nosuchcmd' -l logs K slice
-	run -0 jq -c '[.ok, .status, .exit]' <(records logs/agent-K.jsonl)
+	failed 'nosuchcmd' '[.ok, .status, .exit]'
 	assert_output '[false,"fail",127]'
 	run -0 jq -r .note <(records logs/agent-K.jsonl)
 	assert_contains "$output" "FAIL: exit 127: "
@@ -298,8 +280,7 @@ see https://example.org/wiki/SC1234"
 
 @test "run-slice: a unit printing 50 MB is recorded, its output kept whole" {
 	units u1
-	run -1 corral-run-slice -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789ab | head -c 50000000; echo; echo "the end"; exit 1' -l logs K slice
-	run -0 jq -r .note <(records logs/agent-K.jsonl)
+	failed 'yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789ab | head -c 50000000; echo; echo "the end"; exit 1' .note
 	assert_output "FAIL: exit 1: the end"
 	run -0 stat -c %s logs/agent-K/1.out
 	assert_output "50000009"
@@ -484,24 +465,27 @@ see https://example.org/wiki/SC1234"
 	assert_output ""
 }
 
-@test "run-slice: -k keeps the clone and names it on stderr" {
-	units a
-	run -0 --separate-stderr corral-run-slice -k -C src -p a.txt -c pwd -l logs K slice
+# kept_clone FILE: the clone of the slice's one unit, which printed its
+# path, was kept and named on stderr; it holds FILE, and corral-checkout
+# -d removes it
+kept_clone() {
 	local wd
 	wd=$(cat logs/agent-K/1.out)
 	assert_stderr "corral-run-slice: keeping the clone '$wd'"
-	assert_file_exists "$wd/a.txt"
+	assert_file_exists "$wd/$1"
 	run -0 corral-checkout -d "$wd"
+}
+
+@test "run-slice: -k keeps the clone and names it on stderr" {
+	units a
+	run -0 --separate-stderr corral-run-slice -k -C src -p a.txt -c pwd -l logs K slice
+	kept_clone a.txt
 }
 
 @test "run-slice: CORRAL_KEEP=1 keeps the clone like -k" {
 	units a
 	CORRAL_KEEP=1 run -0 --separate-stderr corral-run-slice -c pwd -l logs K slice
-	local wd
-	wd=$(cat logs/agent-K/1.out)
-	assert_stderr "corral-run-slice: keeping the clone '$wd'"
-	assert_file_exists "$wd/.corral-clone"
-	run -0 corral-checkout -d "$wd"
+	kept_clone .corral-clone
 }
 
 @test "run-slice: a unit that removes its clone, replaces it with a file or moves it away does not fail the units after it: the clone is checked out again" {
@@ -675,22 +659,35 @@ see https://example.org/wiki/SC1234"
 	no_process "$TAG"
 }
 
+# b_running: unit b of a b c wrote its clone's path to wd, and its
+# processes (tagged $TAG) run
+b_running() {
+	wait_for test -s wd
+	wait_for pgrep -f -- "$TAG"
+}
+
+# stopped_at_b STATUS: the agent stopped in b died of SIGTERM (STATUS
+# 143); b's processes and clone are gone, and there is no log but the
+# .part, which holds a alone
+stopped_at_b() {
+	assert_equal 143 "$1"
+	no_process "$TAG"
+	assert_no_file "$(cat wd)"
+	assert_no_file logs/agent-K.jsonl
+	run -0 jq -r .unit <(records logs/agent-K.jsonl.part)
+	assert_output "a"
+}
+
 @test "run-slice: SIGTERM mid-unit stops the unit's process group, removes the clone, keeps the .part and dies of SIGTERM" {
 	export TAG="corral-term-$BATS_TEST_NUMBER-$$-$RANDOM"
 	units a b c
 	corral-run-slice -c "case \$CORRAL_UNIT in b) echo \"\$CORRAL_WORKDIR\" > \"\$OUT/wd\"; $BG sleep 1000 ;; esac" \
 		-l logs K slice > bg.out 2> bg.err 3>&- &
 	local pid=$! rc=0
-	wait_for test -s wd
-	wait_for pgrep -f -- "$TAG"
+	b_running
 	kill -TERM "$pid"
 	wait "$pid" || rc=$?
-	assert_equal 143 "$rc"
-	no_process "$TAG"
-	assert_no_file "$(cat wd)"
-	assert_no_file logs/agent-K.jsonl
-	run -0 jq -r .unit <(records logs/agent-K.jsonl.part)
-	assert_output "a"
+	stopped_at_b "$rc"
 	run -0 cat bg.err
 	assert_output ""
 }
@@ -703,16 +700,10 @@ see https://example.org/wiki/SC1234"
 	corral-run-slice -G "$guard" -g 1 -c "case \$CORRAL_UNIT in b) echo \"\$CORRAL_WORKDIR\" > \"\$OUT/wd\"; trap '' TERM; $BG sleep 1000 ;; esac" \
 		-l logs K slice > bg.out 2> bg.err 3>&- &
 	pid=$!
-	wait_for test -s wd
-	wait_for pgrep -f -- "$TAG"
+	b_running
 	kill -KILL "$guard"
 	wait "$pid" || rc=$?
-	assert_equal 143 "$rc"
-	no_process "$TAG"
-	assert_no_file "$(cat wd)"
-	assert_no_file logs/agent-K.jsonl
-	run -0 jq -r .unit <(records logs/agent-K.jsonl.part)
-	assert_output "a"
+	stopped_at_b "$rc"
 	# the last line: valgrind, which lacks pidfd_open, warns before it
 	run -0 tail -n 1 bg.err
 	assert_output "corral-run-slice: process $guard, which the run hangs on, is gone; stopped"
@@ -764,8 +755,7 @@ see https://example.org/wiki/SC1234"
 @test "run-slice: the agent exits 0 when every unit passed and 1 when one failed" {
 	units a b c
 	run -0 corral-run-slice -c true -l logs K slice
-	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice
-	run -0 jq -c '[.unit, .ok]' <(records logs/agent-K.jsonl)
+	failed 'test "$CORRAL_UNIT" != b' '[.unit, .ok]'
 	assert_output "$(printf '["a",true]\n["b",false]\n["c",true]')"
 }
 
@@ -959,8 +949,7 @@ see https://example.org/wiki/SC1234"
 	assert_out1 "g1 g2" -C src -p g1 -p g2 -c 'echo g*'
 	assert_out1 a -c 'echo $CORRAL_UNIT'
 	assert_out1 1 -c 'X=1 printenv X'
-	run -1 corral-run-slice -c 'exit 3' -l logs K slice
-	run -0 jq -r .exit <(records logs/agent-K.jsonl)
+	failed 'exit 3' .exit
 	assert_output 3
 }
 

@@ -142,24 +142,14 @@ DETACH='setsid sh -c "sleep 1000; : $TAG" > /dev/null 2>&1 &
 nohup sh -c "trap \"\" TERM HUP; sleep 1000; : $TAG" > /dev/null 2>&1 &
 sleep 0.2; exit 0'
 
-# gone: within 5 s no process has $TAG in its arguments
-gone() {
-	local i
-	for i in $(seq 50); do
-		pgrep -f -- "$TAG" > /dev/null || return 0
-		sleep 0.1
-	done
-	flunk "still running:" "$(pgrep -af -- "$TAG")"
-}
-
 @test "sandbox: as root and unprivileged, a unit that detaches (setsid, double fork, nohup) leaves no process behind" {
 	slice root bwrap "$DETACH" d1 d2
 	assert_equal 0 "$status"
-	gone
+	no_process "$TAG"
 	[ "$(id -u)" -eq 0 ] || return 0
 	slice nobody bwrap "$DETACH" d3
 	assert_equal 0 "$status"
-	gone
+	no_process "$TAG"
 }
 
 @test "sandbox: an agent killed outright (SIGKILL) leaves nothing of its sandboxed unit running" {
@@ -172,7 +162,7 @@ gone() {
 	assert_equal started "$(cat "$note")"
 	kill -KILL "$agent"
 	wait "$agent" || true
-	gone
+	no_process "$TAG"
 }
 
 # ORDINARY: units that do what units do: build in the clone, use /tmp,

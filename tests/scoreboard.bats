@@ -17,14 +17,11 @@ row() {
 }
 
 @test "scoreboard: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-scoreboard -h
-	assert_synopsis "$USAGE"
+	assert_help "$USAGE" corral-scoreboard -h
 }
 
 @test "scoreboard: no DIR prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-scoreboard
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-scoreboard
 }
 
 @test "scoreboard: -j and -u together are refused" {

@@ -51,14 +51,20 @@ evil) for f in '"$1"'/agent-*; do
 esac'
 }
 
+# not_forged: the merge of the attacked slice (a, evil, b) still has a
+# as the failure it was, and only evil and b as passes
+not_forged() {
+	run -1 --separate-stderr merged
+	run -0 jq -c 'select(.unit == "a") | [.ok, .note]' out/failures.jsonl
+	assert_output '[false,"FAIL: exit 1"]'
+	run -0 jq -r .unit out/successes.jsonl
+	assert_output "$(printf 'evil\nb')"
+}
+
 @test "seal: a unit appending a forged pass for an earlier failed unit to the logs found by a relative path cannot turn the failure into a pass" {
 	units a evil b
 	run -1 slice "$(evil_cmd '"$CORRAL_WORKDIR"/../../logs')"
-	run -1 --separate-stderr merged
-	run -0 jq -r 'select(.unit == "a") | .note' out/failures.jsonl
-	assert_output "FAIL: exit 1"
-	run -0 jq -r .unit out/successes.jsonl
-	assert_output "$(printf 'evil\nb')"
+	not_forged
 	assert_equal 1 "$(seals out/logs/agent-K.jsonl)"
 }
 
@@ -68,18 +74,26 @@ esac'
 	# absolute through its /proc cwd, is where its log would be.
 	local find_logs='$(d=$(tr "\0" "\n" < /proc/$PPID/cmdline | sed -n "/^-l$/{n;p;q}"); readlink -f "/proc/$PPID/cwd/$d")'
 	run -1 slice "$(evil_cmd "$find_logs")"
-	run -1 --separate-stderr merged
-	run -0 jq -r 'select(.unit == "a") | .ok' out/failures.jsonl
-	assert_output "false"
-	run -0 jq -r .unit out/successes.jsonl
-	assert_output "$(printf 'evil\nb')"
+	not_forged
 }
 
 # --- the merge checks every seal -------------------------------------------
 
-@test "seal: a log edited after its seal is named by the merge and refused; its units count as not run, exit 2" {
+# sealed_ab: out/logs/agent-K.jsonl, the sealed log of a slice where a
+# failed and b passed
+sealed_ab() {
 	units a b
 	run -1 slice 'test "$CORRAL_UNIT" != a'
+}
+
+# both_not_run: the merge counts a and b as not run
+both_not_run() {
+	run -0 jq -r .status out/failures.jsonl
+	assert_output "$(printf 'not-run\nnot-run')"
+}
+
+@test "seal: a log edited after its seal is named by the merge and refused; its units count as not run, exit 2" {
+	sealed_ab
 	sed -i '1s/"ok":false/"ok":true/' out/logs/agent-K.jsonl
 	run -2 --separate-stderr merged -s
 	assert_equal "${stderr_lines[0]}" "corral-merge: 'out/logs/agent-K.jsonl' line 3: changed after it was sealed (this seal does not match the lines before it); refused"
@@ -90,25 +104,21 @@ esac'
 }
 
 @test "seal: a line appended after a log's seal is named by the merge, also without -s, and the log refused" {
-	units a b
-	run -1 slice 'test "$CORRAL_UNIT" != a'
+	sealed_ab
 	printf '%s\n' "$FORGED" >> out/logs/agent-K.jsonl
 	run -2 --separate-stderr corral-merge -u slice -o out out/logs
 	assert_equal "${stderr_lines[0]}" "corral-merge: 'out/logs/agent-K.jsonl' line 4: changed after it was sealed (a line after its seal); refused"
-	run -0 jq -r .status out/failures.jsonl
-	assert_output "$(printf 'not-run\nnot-run')"
+	both_not_run
 	run -0 jq -s length out/successes.jsonl
 	assert_output 0
 }
 
 @test "seal: with -s, as the engine merges, a log whose seal was removed is named and refused" {
-	units a b
-	run -1 slice 'test "$CORRAL_UNIT" != a'
+	sealed_ab
 	sed -i '$d' out/logs/agent-K.jsonl
 	run -2 --separate-stderr merged -s
 	assert_equal "${stderr_lines[0]}" "corral-merge: 'out/logs/agent-K.jsonl' has no seal; refused"
-	run -0 jq -r .status out/failures.jsonl
-	assert_output "$(printf 'not-run\nnot-run')"
+	both_not_run
 }
 
 @test "seal: the finished log ends in one seal of its record count and the SHA-256 of the lines before it" {
@@ -144,16 +154,27 @@ f*) exit 1 ;;
 stop) [ -e "$RAN.killed" ] || { touch "$RAN.killed"; kill -9 $PPID; sleep 5; } ;;
 esac'
 
+# killed_slice CMD: the slice run with CMD (RESUME_CMD's kind) is killed
+# at 'stop'; RAN is emptied for the run that resumes it
+killed_slice() {
+	run -137 slice "$1"
+	: > "$RAN"
+}
+
+# ran_again UNIT...: the units the resumed run ran, in order, are UNIT...
+ran_again() {
+	run -0 cat "$RAN"
+	assert_output "$(printf '%s\n' "$@")"
+}
+
 @test "seal: a slice killed by SIGKILL resumes at the unit it stopped at: no finished unit runs again" {
 	units p1 f2 p3 stop p5 p6
-	run -137 slice "$RESUME_CMD"
+	killed_slice "$RESUME_CMD"
 	assert_no_file out/logs/agent-K.jsonl
 	assert_equal 3 "$(seals out/logs/agent-K.jsonl.part)"
-	: > "$RAN"
 	run -1 --separate-stderr slice "$RESUME_CMD"
 	assert_stderr "corral-run-slice: resuming after 3 of 6 units from 'out/logs/agent-K.jsonl.part'"
-	run -0 cat "$RAN"
-	assert_output "$(printf 'stop\np5\np6')"
+	ran_again stop p5 p6
 	run -0 jq -r '[.unit, .status] | @tsv' <(records out/logs/agent-K.jsonl)
 	assert_output "$(printf '%s\t%s\n' p1 pass f2 fail p3 pass stop pass p5 pass p6 pass)"
 	assert_no_file out/logs/agent-K.jsonl.part
@@ -166,12 +187,10 @@ esac'
 	local cmd='case $CORRAL_UNIT in a) exit 1 ;;
 p3) printf "%s\n" "$FORGED" >> "$CORRAL_WORKDIR"/../../logs/agent-K.jsonl.part ;; esac
 '"$RESUME_CMD"
-	run -137 slice "$cmd"
-	: > "$RAN"
+	killed_slice "$cmd"
 	run -1 --separate-stderr slice "$cmd"
 	assert_stderr "corral-run-slice: resuming after 2 of 5 units from 'out/logs/agent-K.jsonl.part'; 'out/logs/agent-K.jsonl.part' line 7: the seal does not match lines 5 to 6, so one of them is not this agent's; ignored from line 5"
-	run -0 cat "$RAN"
-	assert_output "$(printf 'p3\nstop\np5')"
+	ran_again p3 stop p5
 	run -0 jq -r '[.unit, .ok] | @tsv' <(records out/logs/agent-K.jsonl)
 	assert_output "$(printf '%s\t%s\n' p1 true a false p3 true stop true p5 true)"
 	run -1 --separate-stderr merged -s
@@ -179,13 +198,11 @@ p3) printf "%s\n" "$FORGED" >> "$CORRAL_WORKDIR"/../../logs/agent-K.jsonl.part ;
 
 @test "seal: a checkpoint of other units or other inputs is not resumed; every unit runs" {
 	units p1 p2 stop p4
-	run -137 slice "$RESUME_CMD"
-	: > "$RAN"
+	killed_slice "$RESUME_CMD"
 	units p1 other stop p4
 	run -0 --separate-stderr slice "$RESUME_CMD"
 	assert_stderr "corral-run-slice: 'out/logs/agent-K.jsonl.part' is not of this slice, its agent or its inputs; running every unit"
-	run -0 cat "$RAN"
-	assert_output "$(printf 'p1\nother\nstop\np4')"
+	ran_again p1 other stop p4
 }
 
 @test "seal: through corral.mk a re-run after kill -9 of an agent runs again only the unit it was running" {

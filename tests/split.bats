@@ -23,20 +23,15 @@ hist() {
 }
 
 @test "split: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-split -h
-	assert_synopsis "$USAGE"
-	assert_stderr ""
+	assert_help "$USAGE" corral-split -h
 }
 
 @test "split: missing -n prints usage to stderr and exits 2" {
-	run -2 --separate-stderr corral-split
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-split
 }
 
 @test "split: two operands print usage and exit 2" {
-	run -2 --separate-stderr corral-split -n 2 a b
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-split -n 2 a b
 }
 
 @test "split: a non-numeric -n is named and exits 2" {
@@ -191,8 +186,7 @@ hist() {
 	assert_output "$(printf 'agent-1\nagent-1.jsonl\nagent-x\nagent-x.jsonl\nnotes')"
 	assert_file_exists logs/agent-1/1.out
 	run -0 corral-split -n 1 -o plan -l no-such-dir < <(seq 1 3)
-	run -2 --separate-stderr corral-split -n 1 -l logs < <(seq 1 3)
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-split -n 1 -l logs < <(seq 1 3)
 }
 
 @test "split: an unchanged slice file keeps its mtime, a changed one is replaced" {

@@ -39,15 +39,11 @@ killed_mid_slice() {
 }
 
 @test "status: -h prints usage to stdout and exits 0" {
-	run -0 --separate-stderr corral-status -h
-	assert_synopsis "$USAGE"
-	assert_stderr ""
+	assert_help "$USAGE" corral-status -h
 }
 
 @test "status: two operands print usage to stderr and exit 2" {
-	run -2 --separate-stderr corral-status a b
-	assert_output ""
-	assert_stderr "$USAGE"
+	assert_usage_error "$USAGE" corral-status a b
 }
 
 @test "status: a directory without a run to show exits 2 and says so" {

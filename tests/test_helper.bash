@@ -34,6 +34,25 @@ _corral_ran() {
 	: > "$RAN"
 	export RAN
 }
+
+# _corral_proj: proj/, for a test's project, and RAN (_corral_ran)
+_corral_proj() {
+	mkdir -p proj
+	_corral_ran
+}
+
+# _corral_project UNIT... < SETTINGS: the project in proj/: units.txt
+# lists UNIT..., one a line, and the Makefile names it as
+# CORRAL_UNITS_FILE, holds SETTINGS (make lines: CORRAL_CMD...) and
+# includes corral.mk
+_corral_project() {
+	printf '%s\n' "$@" > proj/units.txt
+	{
+		echo 'CORRAL_UNITS_FILE = units.txt'
+		cat
+		echo "include $CORRAL_ROOT/corral.mk"
+	} > proj/Makefile
+}
 ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 # _corral_kill_bg: for teardown: kill -9 what a test left running in the
@@ -57,6 +76,16 @@ wait_for() {
 	flunk "timed out waiting for: $*"
 }
 
+# no_process TAG: within 5 s no live process has TAG in its arguments
+no_process() {
+	local i
+	for i in $(seq 50); do
+		pgrep -f -- "$1" > /dev/null || return 0
+		sleep 0.1
+	done
+	flunk "still running with '$1' in its arguments:" "$(pgrep -af -- "$1")"
+}
+
 # skip_if_wrapped: for a test that copies a program elsewhere, or runs it
 # where PATH cannot find valgrind.  Under CORRAL_TEST_WRAPPER (make test
 # VALGRIND=1) the programs are scripts that run the real one, from its own
@@ -73,16 +102,21 @@ flunk() {
 	return 1
 }
 
+# _corral_same WHAT EXPECTED ACTUAL [SHOWN]: true when ACTUAL is EXPECTED;
+# else the "-- WHAT differs --" block, with SHOWN (default ACTUAL) as actual
+_corral_same() {
+	[ "$2" = "$3" ] && return 0
+	flunk "-- $1 differs --" "expected : $2" "actual   : ${4-$3}" "--"
+}
+
 # assert_equal EXPECTED ACTUAL
 assert_equal() {
-	[ "$1" = "$2" ] && return 0
-	flunk "-- values differ --" "expected : $1" "actual   : $2" "--"
+	_corral_same values "$1" "$2"
 }
 
 # assert_output TEXT: $output is exactly TEXT
 assert_output() {
-	[ "$output" = "$1" ] && return 0
-	flunk "-- output differs --" "expected : $1" "actual   : $output" "--"
+	_corral_same output "$1" "$output"
 }
 
 # assert_synopsis TEXT: the synopsis $output begins with (the "usage: "
@@ -90,14 +124,30 @@ assert_output() {
 assert_synopsis() {
 	local syn
 	syn=$(printf '%s\n' "$output" | sed -n '1{/^usage: /p;d;};/^       /!q;p')
-	[ "$syn" = "$1" ] && return 0
-	flunk "-- synopsis differs --" "expected : $1" "actual   : $output" "--"
+	_corral_same synopsis "$1" "$syn" "$output"
+}
+
+# assert_help SYNOPSIS CMD...: CMD (a -h or --help) exits 0, its synopsis
+# is SYNOPSIS, and it writes nothing on stderr
+assert_help() {
+	local syn=$1
+	shift
+	run -0 --separate-stderr "$@"
+	assert_synopsis "$syn" && assert_stderr ""
+}
+
+# assert_usage_error SYNOPSIS CMD...: CMD exits 2 with SYNOPSIS alone on
+# stderr and nothing on stdout
+assert_usage_error() {
+	local syn=$1
+	shift
+	run -2 --separate-stderr "$@"
+	assert_output "" && assert_stderr "$syn"
 }
 
 # assert_stderr TEXT: $stderr is exactly TEXT (run --separate-stderr)
 assert_stderr() {
-	[ "$stderr" = "$1" ] && return 0
-	flunk "-- stderr differs --" "expected : $1" "actual   : $stderr" "--"
+	_corral_same stderr "$1" "$stderr"
 }
 
 # assert_contains HAYSTACK NEEDLE

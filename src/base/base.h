@@ -347,7 +347,8 @@ int corral_usage_only_h(const struct corral_usage *u, int argc,
 
 /*
  * "a/b" in fresh memory; a when b is empty, b when a is empty, so a
- * relative path joins a root without a stray slash.  NULL on ENOMEM.
+ * relative path joins a root without a stray slash, and no slash doubled
+ * after an a that ends in one ("/" and "x" give "/x").  NULL on ENOMEM.
  */
 char *corral_path_join(const char *a, const char *b);
 /* The directory part of path, malloc'd: "." when none, "/" for "/x". */
