@@ -39,6 +39,7 @@ EOF
 measure() {
 	jq -rs --argjson n "$n" '
 		def ms: (.[0:19] + "Z" | fromdate) * 1000 + (.[20:23] | tonumber);
+		map(select(.unit)) |
 		(map(.at | ms) | max) as $stop |
 		(map((.at | ms) - .duration_ms) | min) as $start |
 		(map(.duration_ms) | add) as $total |

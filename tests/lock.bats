@@ -84,6 +84,22 @@ runs_in_blocks() {
 	assert_equal "$(cut -d' ' -f1 "$RAN" | sort -u | wc -l)" "$blocks"
 }
 
+@test "lock: a CORRAL_OUT that the run makes is marked a top directory (ext4's T), so that its files go to block groups away from the project's; one that was there stays as it was" {
+	command -v lsattr >/dev/null || skip "lsattr is not installed"
+	mkdir probe
+	chattr +T probe 2>/dev/null || skip "this file system has no T attribute"
+	project a
+	run -0 make -C proj corral-run
+	run -0 lsattr -d proj/.corral
+	[[ ${output%% *} == *T* ]] || flunk "not marked: $output"
+	run -0 lsattr -d proj/.corral/work
+	[[ ${output%% *} == *T* ]] || flunk "the work root not marked: $output"
+	mkdir -p mine
+	run -0 make -C proj corral-run CORRAL_OUT="$PWD/mine"
+	run -0 lsattr -d mine
+	[[ ${output%% *} != *T* ]] || flunk "marked: $output"
+}
+
 @test "lock: a second corral-run on a CORRAL_OUT in use waits, saying so once, and the result is one run's, every unit run once" {
 	project $(seq -f 'u%02g' 1 6)
 	run_a 3 0.5 1

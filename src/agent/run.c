@@ -38,9 +38,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <linux/fs.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -303,36 +301,6 @@ corral_run_clone_check(struct corral_run *r, struct corral_err *err)
 }
 
 /*
- * The work root, made if need be.  One this agent made is marked as the
- * top of a hierarchy (ext4's T attribute, chattr(1)), so that ext4 puts
- * each clone made in it in a block group of its own choosing rather than
- * in the work root's.  There, in a project's directory or in /tmp, lie
- * the inodes of every file deleted nearby in the last minutes (the last
- * run's clones and outputs, a test suite's temporary files), and ext4
- * without a journal steps over each of them, one by one, to make a
- * file: up to a millisecond a file, as much as a small unit.  A work
- * root that was there already, or another file system, stays as it was.
- */
-static int
-make_workroot(const char *root, struct corral_err *err)
-{
-	int fd, flags;
-
-	if (mkdir(root, 0777) < 0 && (errno != ENOENT ||
-	    corral_mkdir_parent(root, 0777, err) < 0 || mkdir(root, 0777) < 0))
-		return corral_mkdir_p(root, 0777, err);
-	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
-	    !(flags & FS_TOPDIR_FL)) {
-		flags |= FS_TOPDIR_FL;
-		(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
-	}
-	close(fd);
-	return 0;
-}
-
-/*
  * Check out into a fresh directory WORKROOT/corral-ID.XXXXXX, made by
  * mkdtemp so that no two agents (nor two runs of one) share it, which
  * corral_checkout then replaces with the clone.
@@ -346,7 +314,8 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
 	char *root;
 	int rc;
 
-	if (make_workroot(r->workroot, err) < 0)
+	/* Each clone in a block group of its own (corral_mkdir_top). */
+	if (corral_mkdir_top(r->workroot, 0777, err) < 0)
 		return -1;
 	if (!(root = realpath(r->workroot, NULL)))
 		return corral_err_set(err, errno, "cannot open '%s'",

@@ -349,7 +349,8 @@ int corral_usage_only_h(const struct corral_usage *u, int argc,
 
 /*
  * "a/b" in fresh memory; a when b is empty, b when a is empty, so a
- * relative path joins a root without a stray slash.  NULL on ENOMEM.
+ * relative path joins a root without a stray slash, and no slash doubled
+ * after an a that ends in one ("/" and "x" give "/x").  NULL on ENOMEM.
  */
 char *corral_path_join(const char *a, const char *b);
 /* The directory part of path, malloc'd: "." when none, "/" for "/x". */
@@ -410,6 +411,15 @@ int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
 /* mkdir -p.  0, or -1 with err set. */
 int corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err);
+/*
+ * mkdir -p, and when path itself was made by this call, mark it the top
+ * of a directory hierarchy (ext4's T attribute, chattr(1)): ext4 then
+ * puts each directory made in it in a block group of its own choosing,
+ * not near path.  For corral's own directories of many files made and
+ * deleted (CORRAL_OUT, the clones' work root); one that was there
+ * already, or another file system, stays as it was.  0, or -1 with err.
+ */
+int corral_mkdir_top(const char *path, mode_t mode, struct corral_err *err);
 /* The process's umask (read without changing it for good). */
 mode_t corral_umask(void);
 /* fsync the directory that holds path.  0, or -1 with err set. */

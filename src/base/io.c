@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -210,6 +212,32 @@ fail:
 	corral_err_set(err, errno, "cannot create '%s'", p);
 	free(p);
 	return -1;
+}
+
+/*
+ * Why the T attribute: in a project's directory or in /tmp lie the
+ * inodes of every file deleted nearby in the last minutes (the last
+ * run's clones and outputs, a test suite's temporary files), and ext4
+ * without a journal steps over each of them, one by one, to make a
+ * file there: up to a millisecond a file, as much as a small unit.
+ */
+int
+corral_mkdir_top(const char *path, mode_t mode, struct corral_err *err)
+{
+	int fd, flags;
+
+	if (mkdir(path, mode) < 0 && (errno != ENOENT ||
+	    corral_mkdir_parent(path, mode, err) < 0 || mkdir(path, mode) < 0))
+		return corral_mkdir_p(path, mode, err);
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
+	    !(flags & FS_TOPDIR_FL)) {
+		flags |= FS_TOPDIR_FL;
+		(void)ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	}
+	close(fd);
+	return 0;
 }
 
 int

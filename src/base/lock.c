@@ -270,7 +270,8 @@ try_once(struct corral_lock *l, const char *dir, const char *path,
 	int op = (flags & CORRAL_LOCK_SHARED) ? LOCK_SH : LOCK_EX;
 	int fd, rc;
 
-	if ((flags & CORRAL_LOCK_CREATE) && corral_mkdir_p(dir, 0777, err) < 0)
+	/* CORRAL_OUT's own files away from the project's (io.c). */
+	if ((flags & CORRAL_LOCK_CREATE) && corral_mkdir_top(dir, 0777, err) < 0)
 		return -1;
 	if (check_ours(dir, err) < 0)
 		return -1;

@@ -23,7 +23,7 @@ corral_path_join(const char *a, const char *b)
 		return strdup(b);
 	if (!(p = malloc(strlen(a) + strlen(b) + 2)))
 		return NULL;
-	sprintf(p, "%s/%s", a, b);
+	sprintf(p, "%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b);
 	return p;
 }
 

@@ -97,36 +97,18 @@ trim_slashes(const char *path)
 static char *
 parent_of(const char *dir)
 {
-	const char *slash = strrchr(dir, '/');
-	const char *base = slash ? slash + 1 : dir;
-	struct corral_buf b = CORRAL_BUF_INIT;
+	const char *base = corral_path_base(dir);
 
 	if (!strcmp(base, ".") || !strcmp(base, "..") || !strcmp(dir, "/"))
-		corral_buf_addf(&b, "%s%s..", dir,
-		    dir[strlen(dir) - 1] == '/' ? "" : "/");
-	else if (!slash)
-		corral_buf_addstr(&b, ".");
-	else if (slash == dir)
-		corral_buf_addstr(&b, "/");
-	else
-		corral_buf_add(&b, dir, (size_t)(slash - dir));
-	return b.data;
+		return corral_path_join(dir, "..");
+	return corral_path_dir(dir);
 }
 
 /* dir/name, or just name when dir is ".", malloc'd. */
 char *
 merge_join(const char *dir, const char *name)
 {
-	struct corral_buf b = CORRAL_BUF_INIT;
-
-	if (!strcmp(dir, "."))
-		return strdup(name);
-	if (corral_buf_addf(&b, "%s%s%s", dir,
-	    dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0) {
-		corral_buf_release(&b);
-		return NULL;
-	}
-	return b.data;
+	return strcmp(dir, ".") ? corral_path_join(dir, name) : strdup(name);
 }
 
 /* For qsort of strings, bytewise: statuses and runs. */
