@@ -50,8 +50,8 @@ ns() {
 	echo $((t1 - t0))
 }
 
+# (the last round's outputs are removed before the clock starts)
 merge_once() {
-	rm -rf "$work/out" && mkdir "$work/out"
 	corral-merge -q -o "$work/out" "$work/big/logs"
 }
 
@@ -86,6 +86,7 @@ command -v python3 > /dev/null 2>&1 && py=1
 : > "$work/r6" && : > "$work/r6b" && : > "$work/rcj"
 r=1
 while [ "$r" -le "$rounds" ]; do
+	rm -rf "$work/out" && mkdir "$work/out"
 	m=$(ns merge_once)
 	j=$(ns cj_once)
 	g=$(ns grep_once)
