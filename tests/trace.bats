@@ -129,3 +129,25 @@ EOF2
 	run -2 --separate-stderr make -C proj corral-run 'CORRAL_HTML=a b'
 	assert_contains "$stderr" "CORRAL_HTML is 'a b'"
 }
+
+@test "trace: a re-run's result still shows every attempt: a unit that failed in the run and passed in corral-rerun-failed has both events, and a new whole run after it shows only its own" {
+	mkdir proj
+	_corral_project a b c <<EOF2
+CORRAL_CMD = [ "\$\$CORRAL_UNIT" != b ] || [ -e "$PWD/b.ran" ] || { : > "$PWD/b.ran"; exit 1; }
+EOF2
+	run -2 make -C proj -j2 corral-run CORRAL_AGENTS=3
+	run -0 make -C proj corral-rerun-failed CORRAL_AGENTS=3
+	run -0 --separate-stderr corral-report -T trace.json proj/.corral
+	assert_stderr ""
+	assert_json '[.traceEvents[] | select(.cat == "unit") | [.name, .args.status]] | sort ==
+		[["a","pass"],["b","fail"],["b","flaky"],["c","pass"]]' trace.json
+	assert_json '[.traceEvents[] | select(.name == "b")] | sort_by(.ts) | .[0].ts + .[0].dur <= .[1].ts' trace.json
+	assert_json '[.traceEvents[] | select(.ph == "X") | .ts >= 0] | all' trace.json
+	# the page shows both too
+	run -0 corral-report -H page.html proj/.corral
+	assert_equal 2 "$(grep -c '<title>b\b' page.html)"
+	# the runs before a whole run are not its attempts
+	run -0 make -C proj corral-run CORRAL_AGENTS=3 CORRAL_CMD=true
+	run -0 corral-report -T trace2.json proj/.corral
+	assert_json '[.traceEvents[] | select(.cat == "unit")] | length == 3' trace2.json
+}

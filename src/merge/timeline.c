@@ -7,7 +7,10 @@
  * its "tries" are the attempts before it (the merge keeps a unit's last
  * line only), its "checkout" the agent's clone, its "host" the machine.
  * Every time is made relative to the first span's start, so that no span
- * lies outside [0, end_ms].
+ * lies outside [0, end_ms].  A result of several runs (a run and its
+ * re-runs, each a layer) also shows the attempts a later layer replaced:
+ * history.jsonl, which the merge keeps beside the results, holds every
+ * record of those runs, from the first of them on.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,8 +24,11 @@
 struct reading {
 	struct corral_timeline *t;
 	struct corral_set *lane_ix;	/* "HOST\0AGENT" -> lane */
+	struct corral_set *runs;	/* the runs of the result's records */
+	struct corral_set *kept;	/* "UNIT\0RUN\0AT" of each of them */
 	struct corral_buf key;
 	size_t cap_spans, cap_units, cap_lanes;
+	int replaced;			/* history has reached those runs */
 };
 
 static const char *
@@ -164,12 +170,71 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 	return add_span(rd, &p, report_iso_ms(c.at), c.duration_ms);
 }
 
+/* "UNIT\0RUN\0AT" of r in rd->key: which attempt of which run it is. */
+static int
+attempt_key(struct reading *rd, const struct corral_json_record *r)
+{
+	corral_buf_reset(&rd->key);
+	return corral_buf_add(&rd->key, r->unit, strlen(r->unit) + 1) < 0 ||
+	    corral_buf_addstr(&rd->key, r->run ? r->run : "") < 0 ||
+	    corral_buf_add(&rd->key, "", 1) < 0 ||
+	    corral_buf_addstr(&rd->key, r->at ? r->at : "") < 0 ? -1 : 0;
+}
+
 /* One record of a result file: its unit and its spans. */
 static int
 add_record(void *ctx, const struct corral_json_record *r, int ok)
 {
+	struct reading *rd = ctx;
+
+	if (attempt_key(rd, r) < 0 || corral_set_putn(rd->kept, rd->key.data,
+	    rd->key.len, 1, NULL) < 0 || corral_set_put(rd->runs, r->run ?
+	    r->run : "", 1, NULL) < 0)
+		return -1;
 	return add_unit(ctx, r, ok) < 0 || add_record_spans(ctx, r) < 0 ?
 	    -1 : 0;
+}
+
+/*
+ * A record of history.jsonl: from the first one of the result's runs on,
+ * an attempt the result does not hold is one a later layer replaced.
+ */
+static int
+add_replaced(void *ctx, const struct corral_json_record *r, int ok)
+{
+	struct reading *rd = ctx;
+
+	(void)ok;
+	if (!rd->replaced && !corral_set_get(rd->runs, r->run ? r->run : ""))
+		return 0;
+	rd->replaced = 1;
+	if (attempt_key(rd, r) < 0)
+		return -1;
+	if (corral_set_getn(rd->kept, rd->key.data, rd->key.len))
+		return 0;
+	return add_record_spans(rd, r);
+}
+
+/*
+ * With records of more than one run, the attempts their layers replaced,
+ * from history.jsonl; its commit lines, which are no records, are left.
+ */
+static int
+read_replaced(struct reading *rd, struct corral_err *err)
+{
+	struct corral_strv skipped = CORRAL_STRV_INIT;
+	struct merge_results h;
+	int rc;
+
+	if (corral_set_size(rd->runs) < 2)
+		return 0;
+	h.dir = rd->t->dir;
+	h.row = add_replaced;
+	h.ctx = rd;
+	h.unreadable = &skipped;
+	rc = merge_results_read(&h, "history.jsonl", 0, err);
+	corral_strv_release(&skipped);
+	return rc < 0 ? -1 : 0;
 }
 
 /* merge.json, when there is one: {"at": END, "duration_ms": MS}. */
@@ -319,7 +384,8 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	memset(&rd, 0, sizeof(rd));
 	t->dir = dir;
 	rd.t = t;
-	if (!(rd.lane_ix = corral_set_new())) {
+	if (!(rd.lane_ix = corral_set_new()) || !(rd.runs = corral_set_new()) ||
+	    !(rd.kept = corral_set_new())) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
 		goto out;
 	}
@@ -328,7 +394,8 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	m.ctx = &rd;
 	m.unreadable = &t->unreadable;
 	if (merge_results_read(&m, "successes.jsonl", 1, err) < 0 ||
-	    merge_results_read(&m, "failures.jsonl", 0, err) < 0)
+	    merge_results_read(&m, "failures.jsonl", 0, err) < 0 ||
+	    read_replaced(&rd, err) < 0)
 		goto out;
 	if (read_merge(&rd) < 0 || sort_lanes(t) < 0) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
@@ -338,6 +405,8 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	rc = 0;
 out:
 	corral_set_free(rd.lane_ix);
+	corral_set_free(rd.runs);
+	corral_set_free(rd.kept);
 	corral_buf_release(&rd.key);
 	return rc;
 }
