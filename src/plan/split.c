@@ -234,9 +234,13 @@ int
 corral_split_order(struct corral_strv *slices, size_t n,
     const long long *load, struct corral_err *err)
 {
-	struct corral_strv *was = malloc((n + 1) * sizeof(*was));
-	size_t k, *byload = malloc((n + 1) * sizeof(*byload));
+	struct corral_strv *was;
+	size_t k, *byload;
 
+	if (n < 2)	/* nothing to order, and slices may be NULL */
+		return 0;
+	was = malloc(n * sizeof(*was));
+	byload = malloc(n * sizeof(*byload));
 	if (!was || !byload) {
 		free(was);
 		free(byload);
