@@ -133,7 +133,7 @@ merge_set() {
 	done
 }
 
-@test "faults: SIGKILL at 30 random points of a merge of 24,000 records over 40 logs leaves the complete old or new set, and the next merge completes every unit exactly once" {
+@test "faults: SIGKILL at 30 or more random points of a merge of 24,000 records over 40 logs (until 3 land mid-way) leaves the complete old or new set, and the next merge completes every unit exactly once" {
 	local n=24000 pop=$PWD/pop
 	seq -f 'u%g' 1 "$n" > "$pop"
 	merge_set A A 3 "$n" 40
@@ -142,13 +142,21 @@ merge_set() {
 	run -1 corral-merge -q -u "$pop" -r B -o refB B
 	run -0 check_result refA "$pop" A 3 '["A"]'
 	run -0 check_result refB "$pop" B 5 '["B"]'
-	local t0 t1 dur point at got old=0 new=0 mid=0
-	t0=$(date +%s%N)
-	corral-merge -q -u "$pop" -r B -o timing B || true
-	t1=$(date +%s%N)
-	dur=$(((t1 - t0) / 1000))	# microseconds
+	local t0 t1 dur=0 point=0 at got old=0 new=0 mid=0
+	# the shortest of three, the files cached: a first read can take
+	# twice as long, and the kills then miss the merge
+	for at in 1 2 3; do
+		t0=$(date +%s%N)
+		corral-merge -q -u "$pop" -r B -o "timing$at" B || true
+		t1=$(date +%s%N)
+		[ "$dur" -gt 0 ] && [ "$dur" -le $(((t1 - t0) / 1000)) ] ||
+			dur=$(((t1 - t0) / 1000))	# microseconds
+	done
 	say "a merge takes ${dur}us"
-	for point in $(seq 1 30); do
+	# A kill lands mid-way (temporaries written, no commit yet) in about
+	# half the points; more are drawn, up to 90, until 3 have.
+	while [ "$point" -lt 30 ] || { [ "$mid" -lt 3 ] && [ "$point" -lt 90 ]; }; do
+		point=$((point + 1))
 		rm -rf out
 		run -1 corral-merge -q -u "$pop" -r A -o out A
 		at=$(rand 0 $((dur * 11 / 10)))
@@ -177,8 +185,8 @@ merge_set() {
 		jq -e . out/history.jsonl >/dev/null ||
 			flunk "point $point: history.jsonl is not JSON"
 	done
-	tell "kills that left the old set $old, the new $new, temporaries $mid"
-	[ "$mid" -ge 3 ] || flunk "only $mid of 30 kills caught a merge mid-way"
+	tell "kills that left the old set $old, the new $new, temporaries $mid, of $point"
+	[ "$mid" -ge 3 ] || flunk "only $mid of $point kills caught a merge mid-way"
 }
 
 # --- a project under corral.mk ------------------------------------------------
