@@ -869,11 +869,15 @@ consistent() {
 
 @test "merge: SIGSTOP then SIGKILL at 24 points leaves the old or the new set, and the next merge finishes or cleans up" {
 	ref_sets 2000 24000
-	local t0 t1 dur point got caught=0
-	t0=$(date +%s%N)
-	corral-merge -q -o timing B || true
-	t1=$(date +%s%N)
-	dur=$(( (t1 - t0) / 1000 ))	# microseconds
+	local t0 t1 dur=0 point got caught=0
+	# the shortest of three: a first read can take twice as long
+	for point in 1 2 3; do
+		t0=$(date +%s%N)
+		corral-merge -q -o "timing$point" B || true
+		t1=$(date +%s%N)
+		[ "$dur" -gt 0 ] && [ "$dur" -le $(( (t1 - t0) / 1000 )) ] ||
+			dur=$(( (t1 - t0) / 1000 ))	# microseconds
+	done
 	# not "i": bats' own helpers, run among them, assign a global i
 	for point in $(seq 1 24); do
 		run -1 corral-merge -q -o out A
