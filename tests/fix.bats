@@ -112,6 +112,32 @@ hang_finder() {
 	EOF
 }
 
+# detacher NAME: an executable ./NAME that starts a daemon out of its
+# process group and session (setsid, then a double fork: the grandchild,
+# sleep 1000, is orphaned at once), waits until the daemon has written
+# its pid to a new daemon.* file here, then runs corral-marker-NAME
+detacher() {
+	script "$1" <<-EOF
+	f=\$(mktemp "$PWD/daemon.XXXXXX")
+	setsid sh -c '(exec sleep 1000 </dev/null >/dev/null 2>&1) & echo \$! > "\$1.tmp" && mv "\$1.tmp" "\$1"' sh "\$f" &
+	while [ ! -s "\$f" ]; do sleep 0.01; done
+	exec corral-marker-$2 "\$@"
+	EOF
+}
+
+# daemons_alive: the pids of daemon.* that kill -0 still reaches, each
+# then killed (so a failing test leaves nothing running)
+daemons_alive() {
+	local f p
+	for f in daemon.*; do
+		p=$(cat "$f")
+		if kill -0 "$p" 2>/dev/null; then
+			echo "$p"
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+	done
+}
+
 # kill_group PIDFILE: kill -9 the process group of the pid in PIDFILE (a
 # finder runs in a process group of its own)
 kill_group() {
@@ -636,6 +662,19 @@ killed_run() {
 	st=0
 	wait "$fix" || st=$?
 	assert_equal 2 "$st"
+	no_leftovers
+}
+
+@test "fix: daemons a finder and a patcher detach (setsid and a double fork) are killed before corral-fix returns: no pid they wrote is alive" {
+	plant a.py pkg/b.py
+	detacher finder find
+	detacher patcher patch
+	run -0 --separate-stderr corral-fix -a -J -j2 -f "$PWD/finder" -p "$PWD/patcher" root
+	assert_json '.applied == ["dc:a.py", "dc:pkg/b.py"]'
+	# the first look, two attempts (before, patch, after), the combined
+	# look and the re-measure
+	assert_equal 9 "$(ls daemon.* | wc -l)"
+	assert_equal "" "$(daemons_alive)"
 	no_leftovers
 }
 

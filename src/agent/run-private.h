@@ -31,9 +31,8 @@ struct corral_run_state {
 	struct corral_strv cloned;	/* the parts checked out */
 	dev_t clone_dev;	/* the clone as checked out, to tell when a */
 	ino_t clone_ino;	/* unit removed or replaced it */
-	int reaper;		/* orphans of units come to this process */
-	pid_t *inherited;	/* children it had before any unit ran */
-	size_t ninherited;
+	struct corral_reaper reaper;	/* orphans of units come here; the
+				   children it had before any unit ran */
 	size_t envunit;		/* env.v[envunit..+2]: UNIT, NOTE, ATTEMPT */
 	struct corral_buf line;	/* the record being written */
 	long long slice_end;	/* monotonic ms when time is up, or 0 */

@@ -507,7 +507,7 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		free(st->part);
 		corral_strv_release(&st->env);
 		corral_strv_release(&st->cloned);
-		free(st->inherited);
+		corral_reaper_release(&st->reaper);
 		corral_buf_release(&st->line);
 		free(st);
 	}

@@ -32,12 +32,6 @@
 
 /* How often a guard is looked at where the kernel has no pidfd, in ms. */
 #define GUARD_POLL_MS	250
-/* How many children are killed (and then reaped) at a time. */
-#define STRAY_BATCH	64
-/* The most children the agent may have before any unit runs. */
-#define INHERITED_MAX	1024
-/* The most children looked at in one pass. */
-#define CHILDREN_MAX	(INHERITED_MAX + STRAY_BATCH)
 
 
 /* What the signal handler shares with the loop. */
@@ -270,133 +264,33 @@ corral_run_guard_check(struct corral_run *r)
  * exactly what the unit left running.
  */
 
-/*
- * Up to max children of this process, from the kernel's list of each of
- * its threads.  -1 when /proc cannot tell.
- */
-static long
-read_children(pid_t *out, size_t max)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	FILE *fp;
-	long pid, n = 0;
-
-	if (!(d = opendir("/proc/self/task")))
-		return -1;
-	while ((size_t)n < max && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.20s/children",
-		    de->d_name);
-		if (!(fp = fopen(path, "re")))
-			continue;
-		while ((size_t)n < max && fscanf(fp, "%ld", &pid) == 1)
-			out[n++] = (pid_t)pid;
-		fclose(fp);
-	}
-	closedir(d);
-	return n;
-}
-
-/* Up to max children, from the parent field of every process in /proc. */
-static long
-scan_children(pid_t *out, size_t max)
-{
-	long ppid, pgrp, n = 0;
-	pid_t pid;
-	DIR *d;
-
-	if (!(d = opendir("/proc")))
-		return -1;
-	while ((size_t)n < max && corral_proc_next(d, &pid, &ppid, &pgrp))
-		if (ppid == getpid())
-			out[n++] = pid;
-	closedir(d);
-	return n;
-}
-
-static long
-list_children(const struct corral_run *r, pid_t *out, size_t max)
-{
-	return r->st->reaper == 'c' ? read_children(out, max) :
-	    scan_children(out, max);
-}
-
-/* Whether pid is not a unit's leftover: the unit itself or the agent's. */
-static int
-is_agents(const struct corral_run *r, pid_t pid, pid_t unit)
-{
-	size_t i;
-
-	if (pid == unit || pid == r->st->watchdog)
-		return 1;
-	for (i = 0; i < r->st->ninherited; i++)
-		if (r->st->inherited[i] == pid)
-			return 1;
-	return 0;
-}
-
 /* Become a subreaper, and remember the children that are no unit's. */
 int
 corral_run_become_reaper(struct corral_run *r, struct corral_err *err)
 {
-	char path[64];
-	pid_t kids[INHERITED_MAX];
-	long n;
-
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		return 0;	/* before Linux 3.4: the unit's group only */
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
-	    (long)getpid());
-	r->st->reaper = access(path, R_OK) == 0 ? 'c' : 'p';
-	if ((n = list_children(r, kids, INHERITED_MAX)) <= 0)
-		return 0;
-	if (!(r->st->inherited = malloc((size_t)n * sizeof(*kids))))
-		return corral_err_set(err, ENOMEM, "cannot start");
-	memcpy(r->st->inherited, kids, (size_t)n * sizeof(*kids));
-	r->st->ninherited = (size_t)n;
-	return 0;
+	return corral_reaper_start(&r->st->reaper, err);
 }
 
 /*
- * Kill and reap every process the unit left, over and over, since a
- * dying process's children come back as new orphans and a process can
- * fork until its SIGKILL lands.  Returns how many were still running and
- * died of this SIGKILL: not those of the unit's group when a timeout's
- * SIGKILL reached the group already (group_killed), and none in the
- * sandbox, where the one such child is bwrap's own init, which the
- * kernel already takes down with whatever the unit left in its PID
- * namespace.
+ * Kill and reap every process the unit left (corral_reaper_kill): not
+ * the unit itself, the watchdog or what the agent had before any unit.
+ * Returns how many were still running and died of this SIGKILL: not
+ * those of the unit's group when a timeout's SIGKILL reached the group
+ * already (group_killed), and none in the sandbox, where the one such
+ * child is bwrap's own init, which the kernel already takes down with
+ * whatever the unit left in its PID namespace.
  */
 static long
 kill_strays(const struct corral_run *r, pid_t unit, int group_killed)
 {
-	pid_t kids[CHILDREN_MAX], strays[STRAY_BATCH];
-	int sent[STRAY_BATCH], status;
-	long n, i, k, killed = 0;
+	pid_t keep[2];
+	long killed;
 
-	for (;;) {
-		if ((n = list_children(r, kids, CHILDREN_MAX)) <= 0)
-			break;
-		for (i = k = 0; i < n && k < STRAY_BATCH; i++)
-			if (!is_agents(r, kids[i], unit))
-				strays[k++] = kids[i];
-		if (k == 0)
-			break;
-		for (i = 0; i < k; i++)
-			sent[i] = corral_proc_ended(strays[i]) != 1 &&
-			    kill(strays[i], SIGKILL) == 0 &&
-			    !(group_killed && getpgid(strays[i]) == unit);
-		for (i = 0; i < k; i++) {
-			status = 0;
-			(void)corral_proc_reap(strays[i], &status);
-			killed += sent[i] && WIFSIGNALED(status) &&
-			    WTERMSIG(status) == SIGKILL && !r->sandbox;
-		}
-	}
-	return killed;
+	keep[0] = unit;
+	keep[1] = r->st->watchdog;
+	killed = corral_reaper_kill(&r->st->reaper, keep, 2, unit,
+	    group_killed);
+	return r->sandbox ? 0 : killed;
 }
 
 /* ------------------------------------------------------------------ */
@@ -697,7 +591,7 @@ corral_run_wait_unit(struct corral_run *r, struct waiting *w, struct capture *c,
 	if (ended < 0)
 		return -1;
 	unit_pgid = 0;
-	if (r->st->reaper)
+	if (r->st->reaper.how)
 		w->strays = kill_strays(r, w->pid, w->sent == SIGKILL);
 	kill(-w->pid, SIGKILL);
 	drain_rest(w, c);

@@ -697,6 +697,38 @@ int corral_proc_next(DIR *d, pid_t *pid, long *ppid, long *pgrp);
 int corral_proc_reap(pid_t pid, int *wstatus);
 
 /*
+ * A child subreaper (PR_SET_CHILD_SUBREAPER): every orphan among this
+ * process's descendants becomes its child, so a process a child detached
+ * (setsid, a double fork out of its group, daemon(3)) stays in reach
+ * once its parent ends.  corral_reaper_start makes this process one
+ * (where Linux can: before 3.4, how stays 0 and nothing is in reach
+ * but the child's group) and remembers the children it has already,
+ * which are never strays.  0, or -1 with err set (ENOMEM).  Release
+ * with corral_reaper_release; the process stays a subreaper.
+ */
+struct corral_reaper {
+	int how;		/* 0: none; 'c': /proc/self/task/T/children;
+				   'p': the parent field of all of /proc */
+	pid_t *inherited;	/* children it had when it became one */
+	size_t ninherited;
+};
+
+#define CORRAL_REAPER_INIT { 0, NULL, 0 }
+
+int corral_reaper_start(struct corral_reaper *rp, struct corral_err *err);
+/*
+ * SIGKILL and reap every child of this process but the inherited ones
+ * and keep[0..nkeep), over and over, since a dying process's children
+ * come back as new orphans and a process can fork until its SIGKILL
+ * lands.  Returns how many were still running and died of this SIGKILL,
+ * not counting those of process group group when group_killed (a
+ * SIGKILL reached that group already).  Nothing when rp->how is 0.
+ */
+long corral_reaper_kill(const struct corral_reaper *rp, const pid_t *keep,
+    size_t nkeep, pid_t group, int group_killed);
+void corral_reaper_release(struct corral_reaper *rp);
+
+/*
  * A program to run to its end: argv[0] is looked up on PATH (or is a
  * path); dir is its working directory (NULL: ours); env holds NAME=VALUE
  * settings added to our environment, NULL-ended, or is NULL; stdin is

@@ -9,7 +9,9 @@
  * output goes to files or descriptors (never a pipe nobody drains), its
  * environment is ours with some NAME=VALUE replaced or added.  How a
  * child ended is said one way everywhere: "exit 3", "signal 9
- * (SIGKILL)", and for a shell, the crash behind its exit 128 + N.
+ * (SIGKILL)", and for a shell, the crash behind its exit 128 + N.  A
+ * process that must outlive nothing it started (the agent, corral-fix)
+ * becomes a child subreaper here and kills what its children detached.
  */
 #define _GNU_SOURCE	/* posix_spawn_file_actions_addchdir_np, sigabbrev_np,
 			   execvpe, pipe2, vfork, NSIG */
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,6 +34,12 @@
 
 #include "base/base.h"
 
+/* How many strays are killed (and then reaped) at a time. */
+#define STRAY_BATCH	64
+/* The most children a reaper may have when it starts. */
+#define INHERITED_MAX	1024
+/* The most children looked at in one pass. */
+#define CHILDREN_MAX	(INHERITED_MAX + STRAY_BATCH)
 /* The longest last line quoted, in bytes. */
 #define QUOTE_MAX	200
 /* How much of an output is read to find its last line. */
@@ -369,6 +378,140 @@ corral_proc_next(DIR *d, pid_t *pid, long *ppid, long *pgrp)
 		    pgrp) == 0)
 			return 1;
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A child subreaper and the strays it kills                             */
+
+/*
+ * Up to max children of this process, from the kernel's list of each of
+ * its threads.  -1 when /proc cannot tell.
+ */
+static long
+read_children(pid_t *out, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	FILE *fp;
+	long pid, n = 0;
+
+	if (!(d = opendir("/proc/self/task")))
+		return -1;
+	while ((size_t)n < max && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.20s/children",
+		    de->d_name);
+		if (!(fp = fopen(path, "re")))
+			continue;
+		while ((size_t)n < max && fscanf(fp, "%ld", &pid) == 1)
+			out[n++] = (pid_t)pid;
+		fclose(fp);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Up to max children, from the parent field of every process in /proc. */
+static long
+scan_children(pid_t *out, size_t max)
+{
+	long ppid, pgrp, n = 0;
+	pid_t pid;
+	DIR *d;
+
+	if (!(d = opendir("/proc")))
+		return -1;
+	while ((size_t)n < max && corral_proc_next(d, &pid, &ppid, &pgrp))
+		if (ppid == getpid())
+			out[n++] = pid;
+	closedir(d);
+	return n;
+}
+
+static long
+list_children(const struct corral_reaper *rp, pid_t *out, size_t max)
+{
+	return rp->how == 'c' ? read_children(out, max) :
+	    scan_children(out, max);
+}
+
+int
+corral_reaper_start(struct corral_reaper *rp, struct corral_err *err)
+{
+	char path[64];
+	pid_t kids[INHERITED_MAX];
+	long n;
+
+	memset(rp, 0, sizeof(*rp));
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return 0;	/* before Linux 3.4: the child's group only */
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
+	    (long)getpid());
+	rp->how = access(path, R_OK) == 0 ? 'c' : 'p';
+	if ((n = list_children(rp, kids, INHERITED_MAX)) <= 0)
+		return 0;
+	if (!(rp->inherited = malloc((size_t)n * sizeof(*kids)))) {
+		rp->how = 0;
+		return corral_err_set(err, ENOMEM, "cannot start");
+	}
+	memcpy(rp->inherited, kids, (size_t)n * sizeof(*kids));
+	rp->ninherited = (size_t)n;
+	return 0;
+}
+
+/* Whether pid is no stray: inherited, or one of keep. */
+static int
+kept(const struct corral_reaper *rp, pid_t pid, const pid_t *keep,
+    size_t nkeep)
+{
+	size_t i;
+
+	for (i = 0; i < nkeep; i++)
+		if (keep[i] == pid)
+			return 1;
+	for (i = 0; i < rp->ninherited; i++)
+		if (rp->inherited[i] == pid)
+			return 1;
+	return 0;
+}
+
+long
+corral_reaper_kill(const struct corral_reaper *rp, const pid_t *keep,
+    size_t nkeep, pid_t group, int group_killed)
+{
+	pid_t kids[CHILDREN_MAX], strays[STRAY_BATCH];
+	int sent[STRAY_BATCH], status;
+	long n, i, k, killed = 0;
+
+	while (rp->how) {
+		if ((n = list_children(rp, kids, CHILDREN_MAX)) <= 0)
+			break;
+		for (i = k = 0; i < n && k < STRAY_BATCH; i++)
+			if (!kept(rp, kids[i], keep, nkeep))
+				strays[k++] = kids[i];
+		if (k == 0)
+			break;
+		for (i = 0; i < k; i++)
+			sent[i] = corral_proc_ended(strays[i]) != 1 &&
+			    kill(strays[i], SIGKILL) == 0 &&
+			    !(group_killed && getpgid(strays[i]) == group);
+		for (i = 0; i < k; i++) {
+			status = 0;
+			(void)corral_proc_reap(strays[i], &status);
+			killed += sent[i] && WIFSIGNALED(status) &&
+			    WTERMSIG(status) == SIGKILL;
+		}
+	}
+	return killed;
+}
+
+void
+corral_reaper_release(struct corral_reaper *rp)
+{
+	free(rp->inherited);
+	memset(rp, 0, sizeof(*rp));
 }
 
 /* ------------------------------------------------------------------ */

@@ -3,8 +3,11 @@
  * cmd.c runs a finder or a patcher: /bin/sh -c 'CMD "$@"' CMD DIR, with
  * DIR as its working directory, its output in files (no pipe can fill
  * up), in a process group of its own.  When it ends, or when its time is
- * up, the whole group is killed, so nothing it started outlives it and a
- * hung finder cannot hang corral-fix.
+ * up, the whole group is killed, and so is every process it detached
+ * from that group (setsid, a double fork, daemon(3)): the process that
+ * runs it is a child subreaper (proc.c, as the agent is for its units),
+ * so those come back to it as orphans.  Nothing it started outlives it,
+ * and a hung finder cannot hang corral-fix.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,18 +56,25 @@ corral_cmd_run(const struct corral_cmd *c, struct corral_cmd_status *st,
 {
 	long long deadline = c->timeout_ms > 0 ?
 	    corral_time_ms() + c->timeout_ms : 0;
+	struct corral_reaper rp;
 	pid_t pid;
 	int r;
 
 	memset(st, 0, sizeof(*st));
-	if (spawn(c, &pid, err) < 0)
+	if (corral_reaper_start(&rp, err) < 0)
 		return -1;
+	if (spawn(c, &pid, err) < 0) {
+		corral_reaper_release(&rp);
+		return -1;
+	}
 	st->started = 1;
 	if ((r = corral_proc_await(pid, deadline)) < 0)
 		corral_err_set(err, errno, "cannot wait for '%s'", c->cmd);
 	st->timed_out = r == 0;
 	/* Not reaped yet, so the group id cannot have been reused. */
 	kill(-pid, SIGKILL);
+	(void)corral_reaper_kill(&rp, &pid, 1, pid, 1);
+	corral_reaper_release(&rp);
 	if (corral_proc_reap(pid, &st->wstatus) < 0)
 		return corral_err_set(err, errno, "cannot wait for '%s'",
 		    c->cmd);

@@ -85,7 +85,9 @@ int corral_snap_diff(const struct corral_snap *a, const struct corral_snap *b,
  * A finder or patcher runs as /bin/sh -c 'CMD "$@"' CMD DIR, like a git
  * alias: DIR is its last argument and its working directory.  It runs in
  * a process group of its own, which is killed when it ends or times out,
- * so nothing it started outlives it.
+ * and the process that runs it is a child subreaper (corral_reaper_start)
+ * that then kills and reaps whatever the command detached from its
+ * group, so nothing it started outlives it.
  */
 struct corral_cmd {
 	const char *cmd;
