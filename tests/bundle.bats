@@ -344,3 +344,67 @@ note"
 	run -2 --separate-stderr corral-bundle write B P
 	assert_stderr "corral-bundle: 'P' exists; a bundle is never written over anything"
 }
+
+# --- edits and kills during an apply ---------------------------------------
+
+# many N: dst/ holds f001.txt..fN.txt ("old I") and B a bundle that
+# writes "new I" into each (new/, the tree it makes); expect/ is a copy
+# of dst/
+many() {
+	local i
+	rm -rf dst && mkdir -p dst new
+	for i in $(seq -f '%03g' 1 "$1"); do
+		printf 'old %s\n' "$i" > "dst/f$i.txt"
+		printf 'new %s\n' "$i" > "new/f$i.txt"
+	done
+	bundle_of dst new B
+	cp -a dst expect
+}
+
+# apply_editing AFTER FILE...: corral-bundle apply -a B dst (run), where
+# a user writes "the user typed this" into each FILE (under dst/) once
+# the apply has renamed its new bytes onto dst/AFTER; the same edit is
+# made to expect/
+apply_editing() {
+	local after=$1 f files= root
+	root=$(cd dst && pwd -P)
+	shift
+	for f in "$@"; do
+		files=$files${files:+:}$root/$f
+		printf 'the user typed this\n' > "expect/$f"
+	done
+	fault_lib
+	run --separate-stderr env LD_PRELOAD="$FAULT_LIB" FAULT_ROOT="$root" \
+		FAULT_EDIT_AFTER="$root/$after" FAULT_EDIT_FILES="$files" \
+		FAULT_EDIT_TEXT='the user typed this
+' corral-bundle apply -a B dst
+	for f in "$@"; do touch -r "dst/$f" "expect/$f"; done
+}
+
+@test "bundle: a file a user edits while -a runs (after 100 of 300 files) stops the apply at that file: exit 2 naming it, every file written is put back, and the edit survives byte for byte" {
+	many 300
+	apply_editing f100.txt f200.txt
+	assert_equal 2 "$status"
+	assert_stderr "corral-bundle: 'f200.txt' changed while it was being replaced: it no longer holds what the change was made against; rolled back: nothing was applied, and what changed meanwhile is left as it is: 'f200.txt'"
+	assert_output ""
+	run -0 cat dst/f200.txt
+	assert_output "the user typed this"
+	assert_equal "$(tree_digest expect)" "$(tree_digest dst)"
+}
+
+@test "bundle: rolling back after an edit stopped the apply never overwrites a file the user edited after it was replaced; both edits survive and are named" {
+	many 300
+	apply_editing f100.txt f050.txt f200.txt
+	assert_equal 2 "$status"
+	assert_stderr "corral-bundle: 'f200.txt' changed while it was being replaced: it no longer holds what the change was made against; rolled back: nothing was applied, and what changed meanwhile is left as it is: 'f050.txt', 'f200.txt'"
+	assert_equal "$(tree_digest expect)" "$(tree_digest dst)"
+}
+
+@test "bundle: a file in the way of the temporary an apply writes through is refused by name, and nothing is written" {
+	many 3
+	printf 'mine\n' > dst/.f002.txt.corral-fix.tmp
+	rm -rf expect && cp -a dst expect
+	run -2 --separate-stderr corral-bundle apply -a B dst
+	assert_stderr "corral-bundle: 'dst/.f002.txt.corral-fix.tmp' is in the way: corral writes 'f002.txt' through that name; move it away; rolled back: nothing was applied"
+	assert_equal "$(tree_digest expect)" "$(tree_digest dst)"
+}

@@ -189,6 +189,141 @@ merge_set() {
 	[ "$mid" -ge 3 ] || flunk "only $mid of $point kills caught a merge mid-way"
 }
 
+# --- an apply killed at every change it makes --------------------------------
+
+# apply_trees: old/, a tree of files (one executable, one in a/b/, one
+# kept as it is, one to delete, an empty directory), new/, what a bundle
+# B turns it into (three files changed, one deleted, two added, one in
+# the new directories n/m/), and FROOT, where the apply runs, as a
+# physical path
+apply_trees() {
+	mkdir -p old/a/b old/e
+	printf 'top\n' > old/top.txt
+	printf 'keep\n' > old/keep.txt
+	printf '#!/bin/sh\necho old\n' > old/run.sh && chmod 755 old/run.sh
+	printf 'gone\n' > old/gone.txt
+	printf 'deep\n' > old/a/b/deep.txt
+	printf 'other\n' > old/a/other.txt
+	find old -exec touch -h -d '2001-02-03 04:05:06.789' {} +
+	cp -a old new
+	printf 'top, fixed\n' > new/top.txt
+	printf '#!/bin/sh\necho new\n' > new/run.sh
+	printf 'deep, fixed\n' > new/a/b/deep.txt
+	rm new/gone.txt
+	printf 'added\n' > new/a/added.txt
+	mkdir -p new/n/m && printf 'new\n' > new/n/m/new.txt
+	bundle_of old new B
+	mkdir -p root
+	FROOT=$(cd root && pwd -P)
+	fault_lib
+}
+
+# shape DIR: every path, mode and link under DIR, and every file's bytes
+# (not times)
+shape() {
+	(cd "$1" && find . -printf '%p %M %l\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
+}
+
+# listing DIR: every path, mode and mtime under DIR (to show a difference)
+listing() {
+	(cd "$1" && find . -printf '%p %M %T@\n' | LC_ALL=C sort)
+}
+
+# killed_at K CMD...: CMD under fault.so in FROOT, SIGKILLed just before
+# its Kth change there; fails unless the kill landed
+killed_at() {
+	local k=$1 rc
+	shift
+	# (in a subshell of its own, whose notice "Killed" goes nowhere)
+	rc=$( (env LD_PRELOAD="$FAULT_LIB" FAULT_ROOT="$FROOT" \
+		FAULT_KILL_AT="$k" "$@" > /dev/null 2>&1; echo $?) 2>/dev/null)
+	[ "$rc" -eq 137 ] || { echo "kill point $k: $* exited $rc, not killed"; return 1; }
+}
+
+# changes CMD...: how many changes CMD makes in FROOT, each logged in
+# the file changes.log ("N CALL PATH")
+changes() {
+	rm -f changes.log
+	env LD_PRELOAD="$FAULT_LIB" FAULT_ROOT="$FROOT" FAULT_COUNT="$PWD/count" \
+		FAULT_LOG="$PWD/changes.log" "$@" > /dev/null 2>&1 || return 1
+	cat count
+}
+
+# between_dir_and_time K: whether change K (of changes.log) is the
+# utimensat that gives ROOT back its mtime right after ROOT/.corral-fix
+# was made or removed.  A kill there leaves ROOT's own mtime moved, and
+# nothing can record the old one first: the journal lives in that
+# directory (corral-fix(1) says so).
+between_dir_and_time() {
+	[ "$(sed -n "${1}p" changes.log | cut -d' ' -f2-)" = "utimensat $FROOT" ] &&
+		sed -n "$(($1 - 1))p" changes.log | cut -d' ' -f2- |
+		grep -qxE "(mkdir|rmdir) $FROOT/\.corral-fix"
+}
+
+# as_was DIR K: DIR is old/ in every path, byte, mode and mtime, but for
+# DIR's own mtime when K is between_dir_and_time
+as_was() {
+	if between_dir_and_time "$2"; then
+		[ "$(listing old | sed 1d; shape old)" = "$(listing "$1" | sed 1d; shape "$1")" ]
+	else
+		[ "$(tree_digest "$1")" = "$want" ]
+	fi
+}
+
+@test "faults: SIGKILL before each change corral-bundle apply -a makes under ROOT (writes, syncs, renames, a delete, new directories), then corral-fix -R: ROOT is as it was in every byte, mode and mtime with no file more, or, killed after the commit, as the bundle makes it" {
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] || skip "one run per kill point: too slow under valgrind"
+	apply_trees
+	local k total old=0 new=0 want
+	want=$(tree_digest old)
+	rm -rf root && cp -a old root
+	total=$(changes corral-bundle apply -a B root) || flunk "the apply failed"
+	[ "$(shape root)" = "$(shape new)" ] || flunk "the apply does not make new/"
+	say "the apply makes $total changes"
+	for k in $(seq 1 "$total"); do
+		rm -rf root && cp -a old root
+		killed_at "$k" corral-bundle apply -a B root || flunk "$(killed_at "$k" corral-bundle apply -a B root)"
+		run -0 --separate-stderr corral-fix -R root
+		if as_was root "$k"; then
+			old=$((old + 1))
+		elif [ "$(shape root)" = "$(shape new)" ]; then
+			new=$((new + 1))
+		else
+			flunk "kill point $k of $total: after -R ($output), root is neither old nor new:" \
+				"$(diff <(listing old) <(listing root))"
+		fi
+	done
+	tell "of $total kill points, $old left the old tree after -R, $new the new (killed after the commit)"
+	[ "$old" -gt $((total / 2)) ] || flunk "only $old of $total kill points were rolled back"
+}
+
+@test "faults: SIGKILL before each change corral-fix -R makes while it rolls back an apply killed half way, then -R again: ROOT is as it was in every byte, mode and mtime, with no file more" {
+	[ -z "${CORRAL_TEST_WRAPPER:-}" ] || skip "one run per kill point: too slow under valgrind"
+	apply_trees
+	local k m total want
+	want=$(tree_digest old)
+	rm -rf root && cp -a old root
+	total=$(changes corral-bundle apply -a B root) || flunk "the apply failed"
+	# the last kill point before the commit: every file replaced
+	for k in $(seq "$total" -1 1); do
+		rm -rf root && cp -a old root
+		run killed_at "$k" corral-bundle apply -a B root
+		[ -f root/.corral-fix/journal.json ] && break
+	done
+	rm -rf half && cp -a root half
+	m=$(changes corral-fix -R root) || flunk "-R failed"
+	[ "$(tree_digest root)" = "$want" ] || flunk "-R did not restore root"
+	say "the apply killed at $k of $total; its roll-back makes $m changes"
+	for k in $(seq 1 "$m"); do
+		rm -rf root && cp -a half root
+		killed_at "$k" corral-fix -R root || flunk "$(killed_at "$k" corral-fix -R root)"
+		run -0 --separate-stderr corral-fix -R root
+		as_was root "$k" ||
+			flunk "-R killed at $k of $m, then -R ($output): root is not as it was:" \
+				"$(diff <(listing old) <(listing root))"
+	done
+}
+
 # --- a project under corral.mk ------------------------------------------------
 
 # fproject N [MAKEFILE LINES...]: a project of units u001..uN (in the file

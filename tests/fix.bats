@@ -786,6 +786,24 @@ killed_run() {
 	no_leftovers
 }
 
+@test "fix: a file a user edits while -a writes (after a.py is replaced, before pkg/b.py is) stops the apply at it: exit 2 naming it, a.py is put back, and the edit survives byte for byte" {
+	plant a.py pkg/b.py
+	cp -a root expect
+	printf 'the user typed this\n' > expect/pkg/b.py
+	fault_lib
+	r=$(cd root && pwd -P)
+	run -2 --separate-stderr env LD_PRELOAD="$FAULT_LIB" FAULT_ROOT="$r" \
+		FAULT_EDIT_AFTER="$r/a.py" FAULT_EDIT_FILES="$r/pkg/b.py" \
+		FAULT_EDIT_TEXT='the user typed this
+' corral-fix -a root
+	assert_stderr "corral-fix: 'pkg/b.py' changed while it was being replaced: it no longer holds what the change was made against; rolled back: nothing was applied, and what changed meanwhile is left as it is: 'pkg/b.py'"
+	run -0 cat root/pkg/b.py
+	assert_output "the user typed this"
+	touch -r root/pkg/b.py expect/pkg/b.py
+	assert_equal "$(tree_digest expect)" "$(tree_digest root)"
+	no_leftovers
+}
+
 @test "fix: a second apply while one holds the journal is refused; the first, losing its finder, rolls back" {
 	plant a.py
 	apply_hang_finder
@@ -800,7 +818,7 @@ killed_run() {
 	wait "$first" || status=$?
 	assert_equal 2 "$status"
 	run -0 cat first.err
-	assert_output "corral-fix: could not look: the finder ended with signal 9 (SIGKILL)"
+	assert_output "corral-fix: could not look: the finder ended with signal 9 (SIGKILL); rolled back: nothing was applied"
 	assert_equal "$before" "$(tree_digest root)"
 	no_leftovers
 }

@@ -217,3 +217,43 @@ exec env -i PATH="$PATH" bats --tap "$@"
 EOF
 	chmod +x bats-tap
 }
+
+# fault_lib: FAULT_LIB, tests/preload/fault.c built once per test file:
+# an LD_PRELOAD library that kills the program at, or edits a file after,
+# a chosen change under FAULT_ROOT (see there), so that nothing in corral
+# reads a test-only setting.  ASan is told not to insist on coming first.
+fault_lib() {
+	FAULT_LIB=$BATS_FILE_TMPDIR/fault.so
+	if [ ! -e "$FAULT_LIB" ]; then
+		cc -std=c99 -shared -fPIC -O1 -Wall -Wextra -Werror \
+			-o "$FAULT_LIB.$$" "$CORRAL_ROOT/tests/preload/fault.c" -ldl &&
+			mv "$FAULT_LIB.$$" "$FAULT_LIB" || flunk "cannot build fault.so"
+	fi
+	export FAULT_LIB ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+}
+
+# bundle_of FROM TO DIR: at DIR a bundle of one fix that turns the files
+# of tree FROM into those of TO: a write of each file that is new or
+# differs (expected_before: its digest in FROM, or null), a delete of
+# each that is gone
+bundle_of() {
+	local from=$1 to=$2 dir=$3 p old new
+	mkdir -p "$dir/files"
+	{ (cd "$from" && find . -type f) ; (cd "$to" && find . -type f); } |
+		sed 's|^\./||' | LC_ALL=C sort -u |
+	while IFS= read -r p; do
+		old=null new=
+		[ ! -f "$from/$p" ] || old=\"$(sha256sum < "$from/$p" | cut -d' ' -f1)\"
+		if [ -f "$to/$p" ]; then
+			new=$(sha256sum < "$to/$p" | cut -d' ' -f1)
+			[ "$old" != "\"$new\"" ] || continue
+			cp "$to/$p" "$dir/files/$new"
+			printf '{"path":"%s","action":"write","sha256":"%s","expected_before":%s}\n' "$p" "$new" "$old"
+		else
+			printf '{"path":"%s","action":"delete","expected_before":%s}\n' "$p" "$old"
+		fi
+	done | jq -s '{bundle_version: 1, note: "bundle_of", fixes: [{identity: "bundle_of",
+		repairs: "", trust: "corroborated", confidence: 1, files: .,
+		area: ([.[].path | if test("/") then sub("/.*"; "") else "(root)" end] |
+			unique | join("+"))}]}' > "$dir/manifest.json"
+}

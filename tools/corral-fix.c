@@ -106,15 +106,22 @@ run_demo(void)
 static int
 run_recover(const char *root)
 {
+	struct corral_strv kept = CORRAL_STRV_INIT;
 	struct corral_err err;
-	int rc = corral_journal_recover(root, &err);
+	int rc = corral_journal_recover(root, &kept, &err);
 	const char *base;
 	size_t n;
 
 	if (rc < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	printf(rc ? "rolled back the interrupted apply in '%s'\n" :
+	printf(rc == 1 ? "rolled back the interrupted apply in '%s'\n" :
+	    rc == 2 ? "nothing to roll back in '%s': the interrupted apply "
+	    "had written nothing, or had committed; its journal is removed\n" :
 	    "no interrupted apply in '%s'\n", root);
+	for (n = 0; n < kept.n; n++)
+		printf("left '%s' as it is: it changed after the apply wrote "
+		    "it\n", kept.v[n]);
+	corral_strv_release(&kept);
 	base = corral_fix_work_base(NULL);
 	if ((n = corral_fix_work_sweep(base)))
 		printf("removed %zu work director%s a killed corral-fix left "

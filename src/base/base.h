@@ -463,6 +463,14 @@ enum corral_atomic_flags {
  */
 int corral_atomic_open(struct corral_atomic *a, const char *path,
     struct corral_err *err);
+/*
+ * The same with the temporary at tmp, a name the caller chose and can
+ * find again after a crash (a journal's): created with O_EXCL, so a file
+ * already there is refused ("'tmp' is in the way: ...") and left alone.
+ * The target is not looked at.  0, or -1 with err set.
+ */
+int corral_atomic_open_as(struct corral_atomic *a, const char *path,
+    const char *tmp, struct corral_err *err);
 int corral_atomic_write(struct corral_atomic *a, const void *p, size_t n,
     struct corral_err *err);
 /*

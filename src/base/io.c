@@ -299,6 +299,20 @@ open_in_place(struct corral_atomic *a, const char *path, int flags,
 	return 1;
 }
 
+/* The temporary a->tmp, open as a->fd: close-on-exec, 0666 & ~umask. */
+static int
+tmp_ready(struct corral_atomic *a, struct corral_err *err)
+{
+	/* mkstemp makes 0600; results are for everyone to read. */
+	if (fcntl(a->fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fchmod(a->fd, 0666 & ~corral_umask()) < 0) {
+		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+		corral_atomic_abort(a);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 atomic_open(struct corral_atomic *a, const char *path, int flags,
     struct corral_err *err)
@@ -331,14 +345,7 @@ atomic_open(struct corral_atomic *a, const char *path, int flags,
 		corral_atomic_abort(a);
 		return -1;
 	}
-	/* mkstemp makes 0600; results are for everyone to read. */
-	if (fcntl(a->fd, F_SETFD, FD_CLOEXEC) < 0 ||
-	    fchmod(a->fd, 0666 & ~corral_umask()) < 0) {
-		corral_err_set(err, errno, "cannot write '%s'", a->tmp);
-		corral_atomic_abort(a);
-		return -1;
-	}
-	return 0;
+	return tmp_ready(a, err);
 }
 
 int
@@ -346,6 +353,35 @@ corral_atomic_open(struct corral_atomic *a, const char *path,
     struct corral_err *err)
 {
 	return atomic_open(a, path, 0, err);
+}
+
+int
+corral_atomic_open_as(struct corral_atomic *a, const char *path,
+    const char *tmp, struct corral_err *err)
+{
+	a->fd = -1;
+	a->path = strdup(path);
+	a->tmp = strdup(tmp);
+	if (!a->path || !a->tmp) {
+		free(a->tmp);	/* not created: nothing to remove */
+		a->tmp = NULL;
+		corral_atomic_abort(a);
+		return corral_err_set(err, ENOMEM, "cannot write '%s'", path);
+	}
+	a->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (a->fd < 0) {
+		if (errno == EEXIST)
+			corral_err_set(err, 0, "'%s' is in the way: it is the "
+			    "name of the temporary for '%s'", tmp, path);
+		else
+			corral_err_set(err, errno, "cannot create '%s'", tmp);
+		free(a->tmp);	/* not ours to remove */
+		a->tmp = NULL;
+		corral_atomic_abort(a);
+		return -1;
+	}
+	return tmp_ready(a, err);
 }
 
 int

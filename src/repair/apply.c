@@ -4,9 +4,14 @@
  * checked twice: by its text (relative, canonical, no "..", never into
  * .git or the journal) and on disk (every directory on the way is a real
  * directory, not a symlink, and the file itself is a regular file).
- * Writes are atomic per file (RELIABILITY 4.2).  Blobs are files named by
- * the SHA-256 of their bytes, and are checked against their names
- * whenever they are read or stored.
+ * Writes are atomic per file (RELIABILITY 4.2), and checked at the
+ * moment of their own replacement (RELIABILITY 4.6): the new bytes are
+ * written and synced to a temporary first, then the file is read once
+ * more and must still hold the bytes the change was made against, and
+ * only then is the temporary renamed over it.  The temporary has a fixed
+ * name beside the file (corral_apply_tmp), which a journal can find
+ * after a crash.  Blobs are files named by the SHA-256 of their bytes,
+ * and are checked against their names whenever they are read or stored.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -158,6 +163,57 @@ copy_into(int fd, const char *from, struct corral_atomic *a,
 	return -1;
 }
 
+char *
+corral_apply_tmp(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t dirlen = base ? (size_t)(base - path) + 1 : 0;
+	char *tmp;
+
+	base = base ? base + 1 : path;
+	if (!(tmp = malloc(strlen(path) + sizeof("." CORRAL_APPLY_TMP) + 1)))
+		return NULL;
+	memcpy(tmp, path, dirlen);
+	sprintf(tmp + dirlen, ".%s%s", base, CORRAL_APPLY_TMP);
+	return tmp;
+}
+
+/*
+ * The check at the moment of replacement: root/c->path (parents and the
+ * file itself checked again) holds c->before, "" being absent.  0, or -1
+ * with err set.
+ */
+static int
+still_before(const char *root, const struct corral_change *c,
+    struct corral_err *err)
+{
+	char now[CORRAL_SHA256_HEX];
+
+	if (corral_path_state(root, c->path, now, err) < 0)
+		return -1;
+	if (strcmp(now, c->before))
+		return corral_err_set(err, 0, "'%s' changed while it was "
+		    "being replaced: it no longer holds what the change was "
+		    "made against", c->path);
+	return 0;
+}
+
+/* Copy blob into the temporary a, with mode (0: the umask's default). */
+static int
+fill_tmp(struct corral_atomic *a, const char *blob, mode_t mode,
+    struct corral_err *err)
+{
+	int fd, rc;
+
+	if ((fd = open(blob, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", blob);
+	rc = copy_into(fd, blob, a, err);
+	close(fd);
+	if (rc == 0 && mode && fchmod(a->fd, mode) < 0)
+		rc = corral_err_set(err, errno, "cannot write '%s'", a->tmp);
+	return rc;
+}
+
 /*
  * Put the bytes of the file at from at path, atomically, with mode (or
  * the umask's default when mode is 0).  0, or -1 with err set.
@@ -167,53 +223,73 @@ write_from(const char *path, const char *from, mode_t mode,
     struct corral_err *err)
 {
 	struct corral_atomic a;
-	int fd;
 
-	if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return corral_err_set(err, errno, "cannot open '%s'", from);
-	if (corral_atomic_open(&a, path, err) < 0) {
-		close(fd);
+	if (corral_atomic_open(&a, path, err) < 0)
 		return -1;
-	}
-	if (copy_into(fd, from, &a, err) < 0 ||
-	    (mode && fchmod(a.fd, mode) < 0 &&
-	    corral_err_set(err, errno, "cannot write '%s'", path) < 0)) {
-		close(fd);
+	if (fill_tmp(&a, from, mode, err) < 0) {
 		corral_atomic_abort(&a);
 		return -1;
 	}
-	close(fd);
 	return corral_atomic_commit(&a, 0, err) < 0 ? -1 : 0;
+}
+
+/*
+ * A write: the new bytes go to the temporary of corral_apply_tmp, are
+ * fsynced, and only then is root/path checked (still_before) and the
+ * temporary renamed over it, with no other file between the check and
+ * the rename.
+ */
+static int
+write_checked(const char *root, const struct corral_change *c,
+    const char *full, const char *blobdir, struct corral_err *err)
+{
+	struct corral_atomic a;
+	struct stat st;
+	char *rel = corral_apply_tmp(c->path), *tmp = NULL, *blob = NULL;
+	mode_t mode = 0;
+	int rc = -1;
+
+	if (lstat(full, &st) == 0)
+		mode = st.st_mode & 07777;
+	if (!rel || !(tmp = corral_path_join(root, rel)) ||
+	    !(blob = corral_path_join(blobdir, c->sha256)))
+		corral_err_set(err, ENOMEM, "'%s'", c->path);
+	else if (make_parents(root, c->path, err) == 0 &&
+	    corral_atomic_open_as(&a, full, tmp, err) == 0) {
+		/* prepare and rename release a on success, prepare on failure */
+		if (fill_tmp(&a, blob, mode, err) == 0 &&
+		    corral_atomic_prepare(&a, 0, err) == 1 &&
+		    still_before(root, c, err) == 0 &&
+		    corral_atomic_rename(&a, err) == 0)
+			rc = corral_fsync_parent(full, err);
+		if (a.path)
+			corral_atomic_abort(&a);
+	}
+	free(rel);
+	free(tmp);
+	free(blob);
+	return rc;
 }
 
 static int
 apply_one(const char *root, const struct corral_change *c,
     const char *blobdir, struct corral_err *err)
 {
-	char sha[CORRAL_SHA256_HEX], *full, *blob = NULL;
-	struct stat st;
-	mode_t mode = 0;
+	char *full;
 	int rc;
 
-	if (corral_path_state(root, c->path, sha, err) < 0)
+	if (corral_path_check(c->path, err) < 0 ||
+	    check_parents(root, c->path, err) < 0)
 		return -1;
 	if (!(full = corral_path_join(root, c->path)))
 		return corral_err_set(err, ENOMEM, "'%s'", c->path);
-	if (c->action == CORRAL_ACTION_DELETE) {
-		rc = unlink(full) < 0 && errno != ENOENT ?
-		    corral_err_set(err, errno, "cannot remove '%s'", full) : 0;
-		if (rc == 0)
-			rc = corral_fsync_parent(full, err);
-		goto out;
-	}
-	if (lstat(full, &st) == 0)
-		mode = st.st_mode & 07777;
-	if (!(blob = corral_path_join(blobdir, c->sha256)))
-		rc = corral_err_set(err, ENOMEM, "'%s'", c->path);
-	else if ((rc = make_parents(root, c->path, err)) == 0)
-		rc = write_from(full, blob, mode, err);
-out:
-	free(blob);
+	if (c->action != CORRAL_ACTION_DELETE)
+		rc = write_checked(root, c, full, blobdir, err);
+	else if ((rc = still_before(root, c, err)) == 0 &&
+	    unlink(full) < 0 && errno != ENOENT)
+		rc = corral_err_set(err, errno, "cannot remove '%s'", full);
+	else if (rc == 0)
+		rc = corral_fsync_parent(full, err);
 	free(full);
 	return rc;
 }

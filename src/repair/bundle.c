@@ -516,27 +516,21 @@ write_planned(struct plan *p, struct corral_journal *j,
     struct corral_err *err)
 {
 	struct corral_changes c = CORRAL_CHANGES_INIT;
-	struct corral_err e;
-	char first[sizeof(e.msg)];
 	size_t i;
 	int rc = 0;
 
 	if (changes_to_make(p, &c) < 0)
 		rc = corral_err_set(err, ENOMEM, "apply");
 	if (rc == 0 && !c.n)	/* nothing to write: leave the root alone */
-		return corral_journal_rollback(j, err);
+		return corral_journal_rollback(j, NULL, err);
 	for (i = 0; i < c.n && rc == 0; i++)
-		rc = corral_journal_save(j, c.v[i].path, err);
+		rc = corral_journal_save(j, c.v[i].path, c.v[i].sha256, err);
 	if (rc == 0 && (rc = corral_journal_seal(j, err)) == 0)
 		rc = corral_apply_changes(p->o->root, &c, p->files, err);
 	corral_changes_release(&c);
 	if (rc == 0)
 		return corral_journal_commit(j, err);
-	snprintf(first, sizeof(first), "%s", err ? err->msg : "");
-	if (corral_journal_rollback(j, &e) < 0)
-		corral_err_set(err, 0, "%s; rolling back failed too: %s; run "
-		    "'corral-fix -R %s'", first, e.msg, p->o->root);
-	return -1;
+	return corral_journal_abandon(j, err);
 }
 
 static int
@@ -612,7 +606,7 @@ corral_bundle_apply(const struct corral_bundle_opts *o,
 		goto out;
 	if (plan_all(&p, err) < 0) {
 		if (j)
-			corral_journal_rollback(j, NULL);
+			corral_journal_rollback(j, NULL, NULL);
 		goto out;
 	}
 	if (j && write_planned(&p, j, err) < 0)

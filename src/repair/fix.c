@@ -1150,7 +1150,8 @@ apply_journaled(struct ctx *c, struct corral_journal *j,
 	int rc;
 
 	for (i = 0; i < c->accepted.n; i++)
-		if (corral_journal_save(j, c->accepted.v[i].path, err) < 0)
+		if (corral_journal_save(j, c->accepted.v[i].path,
+		    c->accepted.v[i].sha256, err) < 0)
 			return -1;
 	if (corral_journal_seal(j, err) < 0 ||
 	    corral_apply_changes(c->root, &c->accepted, c->staged, err) < 0)
@@ -1171,10 +1172,10 @@ static int
 apply(struct ctx *c, struct corral_err *err)
 {
 	struct corral_buf why = CORRAL_BUF_INIT;
+	struct corral_strv kept = CORRAL_STRV_INIT;
 	struct corral_journal *j;
 	sigset_t block, old;
 	struct corral_err e;
-	char first[sizeof(e.msg)];
 	int rc;
 
 	if (c->o->dry_run || c->r->combined != 1)
@@ -1192,24 +1193,26 @@ apply(struct ctx *c, struct corral_err *err)
 		rc = apply_journaled(c, j, &why, err);
 	if (rc == 1) {
 		rc = corral_journal_commit(j, err);
+	} else if (rc < 0) {
+		rc = corral_journal_abandon(j, err);
+		corral_strv_release(&c->r->remaining);
 	} else {
-		if (rc == 0) {
-			c->r->combined = 0;
-			free(c->r->combined_detail);
-			c->r->combined_detail = why.data;
-			why.data = NULL;
-		}
-		snprintf(first, sizeof(first), "%s", rc < 0 && err ?
-		    err->msg : "");
-		if (corral_journal_rollback(j, &e) < 0)
-			rc = corral_err_set(err, e.errnum, "%s%s%s; the journal "
-			    "stays: run 'corral-fix -R %s'", first,
-			    *first ? "; rolling back failed: " : "", e.msg,
-			    c->o->root);
-		else if (rc == 0)	/* written, re-measured, restored */
-			c->r->restored = c->accepted.n;
+		c->r->combined = 0;
+		if (corral_journal_rollback(j, &kept, &e) < 0)
+			rc = corral_err_set(err, e.errnum, "%s; the journal stays: "
+			    "run 'corral-fix -R %s'", e.msg, c->o->root);
+		else	/* written, re-measured, restored */
+			c->r->restored = c->accepted.n - kept.n;
+		if (rc == 0 && kept.n && (corral_buf_addstr(&why, "; changed "
+		    "meanwhile and left as it is: ") < 0 ||
+		    corral_journal_kept(&why, &kept) < 0))
+			rc = corral_err_set(err, ENOMEM, "apply");
+		free(c->r->combined_detail);
+		c->r->combined_detail = why.data;
+		why.data = NULL;
 		corral_strv_release(&c->r->remaining);
 	}
+	corral_strv_release(&kept);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	corral_buf_release(&why);
 	return rc;

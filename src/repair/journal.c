@@ -34,6 +34,9 @@ struct corral_saved {
 	char *path;		/* relative to the root; "" for the root */
 	int exists;		/* 0: the path did not exist */
 	char sha256[CORRAL_SHA256_HEX];	/* a file's bytes, in saved/ */
+	int has_after;		/* 0: after is unknown (an older journal) */
+	char after[CORRAL_SHA256_HEX];	/* what the apply writes; "": it
+					   deletes the file */
 	unsigned mode;		/* permission bits */
 	long long sec;		/* mtime */
 	long nsec;
@@ -56,6 +59,9 @@ struct corral_journal {
 };
 
 static int remove_flat(const char *dir, struct corral_err *err);
+static int remove_journal(const char *dir, const char *saved,
+    const char *root, const struct timespec *mtime, struct corral_err *err);
+static int set_mtime(const char *path, const struct timespec *mtime);
 static int read_journal(const char *text, size_t len,
     struct corral_journal_data *d, struct corral_err *err);
 
@@ -166,6 +172,9 @@ format_saved(struct corral_buf *b, const struct corral_saved *v, size_t n)
 	for (i = 0; i < n && rc == 0; i++) {
 		rc |= corral_buf_addstr(b, i ? ",{\"path\":" : "{\"path\":");
 		rc |= corral_buf_addjson(b, v[i].path, strlen(v[i].path));
+		if (v[i].has_after)
+			rc |= corral_buf_addf(b, ",\"after\":\"%s\"",
+			    v[i].after);
 		rc |= corral_buf_addf(b, ",\"exists\":%s,\"sha256\":\"%s\","
 		    "\"mode\":%u,\"sec\":%lld,\"nsec\":%ld}",
 		    v[i].exists ? "true" : "false", v[i].sha256, v[i].mode,
@@ -289,6 +298,11 @@ corral_journal_begin(struct corral_journal **jp, const char *root,
 			    j->dir);
 		goto fail;
 	}
+	/*
+	 * The root's mtime back at once: until journal.json records it, a
+	 * recovery keeps the mtime the root has (keep_root_mtime).
+	 */
+	(void)set_mtime(root, &st.st_mtim);
 	/* The root's mtime from before the journal, so rollback restores it. */
 	if (add_saved(&j->d.dirs, &j->d.ndirs, &j->d.capdirs, "", &st,
 	    NULL) < 0) {
@@ -303,15 +317,44 @@ corral_journal_begin(struct corral_journal **jp, const char *root,
 fail_dir:
 	if (j->lockfd < 0) {
 		remove_flat(j->dir, NULL);
-		rmdir(j->dir);
+		if (rmdir(j->dir) == 0)
+			(void)set_mtime(root, &st.st_mtim);
 		journal_free(j);
 	} else {
-		corral_journal_rollback(j, NULL);
+		corral_journal_rollback(j, NULL, NULL);
 	}
 	return -1;
 fail:
 	journal_free(j);
 	return -1;
+}
+
+/* Give path the mtime *mtime (its atime stays).  0, or -1 with errno. */
+static int
+set_mtime(const char *path, const struct timespec *mtime)
+{
+	struct timespec t[2];
+
+	t[0].tv_sec = 0;
+	t[0].tv_nsec = UTIME_OMIT;
+	t[1] = *mtime;
+	return utimensat(AT_FDCWD, path, t, 0);
+}
+
+/*
+ * Remove a journal without journal.json: the apply never began (or had
+ * committed, and the removal was cut short).  The root keeps the mtime
+ * it has now: journal_begin put the old one back right after making
+ * the directory.
+ */
+static int
+remove_unwritten(struct corral_journal *j, struct corral_err *err)
+{
+	struct stat st;
+
+	if (stat(j->root, &st) < 0)
+		return corral_err_set(err, errno, "cannot stat '%s'", j->root);
+	return remove_journal(j->dir, j->saved, j->root, &st.st_mtim, err);
 }
 
 /* Record the directories above path: existing ones' mtimes, new ones. */
@@ -346,9 +389,42 @@ save_parents(struct corral_journal *j, const char *path,
 	return rc;
 }
 
+/*
+ * The temporary of path (corral_apply_tmp) under root: NULL on ENOMEM.
+ * tmp_free is 0 when nothing is there, else -1 with err set: the name is
+ * the apply's, and what holds it now is nobody's to overwrite or remove.
+ */
+static char *
+tmp_of(const char *root, const char *path)
+{
+	char *rel = corral_apply_tmp(path), *full;
+
+	full = rel ? corral_path_join(root, rel) : NULL;
+	free(rel);
+	return full;
+}
+
+static int
+tmp_free(const char *root, const char *path, struct corral_err *err)
+{
+	char *tmp = tmp_of(root, path);
+	struct stat st;
+	int rc = 0;
+
+	if (!tmp)
+		return corral_err_set(err, ENOMEM, "journal");
+	if (lstat(tmp, &st) == 0)
+		rc = corral_err_set(err, 0, "'%s' is in the way: corral writes "
+		    "'%s' through that name; move it away", tmp, path);
+	else if (errno != ENOENT && errno != ENOTDIR)
+		rc = corral_err_set(err, errno, "cannot stat '%s'", tmp);
+	free(tmp);
+	return rc;
+}
+
 int
 corral_journal_save(struct corral_journal *j, const char *path,
-    struct corral_err *err)
+    const char *after, struct corral_err *err)
 {
 	struct corral_journal_data *d = &j->d;
 	char sha[CORRAL_SHA256_HEX], *full;
@@ -358,6 +434,7 @@ corral_journal_save(struct corral_journal *j, const char *path,
 	if (has_path(d->files, d->nfiles, path))
 		return 0;
 	if ((state = corral_path_state(j->root, path, sha, err)) < 0 ||
+	    tmp_free(j->root, path, err) < 0 ||
 	    save_parents(j, path, err) < 0)
 		return -1;
 	if (!(full = corral_path_join(j->root, path)))
@@ -369,6 +446,11 @@ corral_journal_save(struct corral_journal *j, const char *path,
 	if (rc == 0 && add_saved(&d->files, &d->nfiles, &d->capfiles, path,
 	    state == 1 ? &st : NULL, state == 1 ? sha : NULL) < 0)
 		rc = corral_err_set(err, ENOMEM, "journal");
+	if (rc == 0) {
+		d->files[d->nfiles - 1].has_after = 1;
+		snprintf(d->files[d->nfiles - 1].after, CORRAL_SHA256_HEX,
+		    "%s", after);
+	}
 	free(full);
 	return rc;
 }
@@ -403,26 +485,50 @@ set_meta(const char *root, const struct corral_saved *s, int mode,
 	return rc;
 }
 
-/* Put one saved file back as it was (or remove it if it was absent). */
+/* Remove the apply's temporary of s->path, if a crash left it. */
+static int
+remove_tmp(const char *root, const struct corral_saved *s,
+    struct corral_err *err)
+{
+	char *tmp = tmp_of(root, s->path);
+	int rc = 0;
+
+	if (!tmp)
+		return corral_err_set(err, ENOMEM, "journal");
+	if (unlink(tmp) < 0 && errno != ENOENT && errno != ENOTDIR)
+		rc = corral_err_set(err, errno, "cannot remove '%s'", tmp);
+	free(tmp);
+	return rc;
+}
+
+/*
+ * Put one saved file back as it was (or remove it if it was absent),
+ * when it holds what the apply wrote; one that holds neither that nor
+ * what it held before was changed by someone else since, and is left as
+ * it is (its path added to kept, which may be NULL).
+ */
 static int
 restore_file(const char *root, const char *saved, const struct corral_saved *s,
-    struct corral_err *err)
+    struct corral_strv *kept, struct corral_err *err)
 {
 	struct corral_changes c = CORRAL_CHANGES_INIT;
 	char now[CORRAL_SHA256_HEX];
-	int state, rc = 0;
+	int rc = 0;
 
-	if ((state = corral_path_state(root, s->path, now, err)) < 0)
+	if (corral_path_state(root, s->path, now, err) < 0 ||
+	    remove_tmp(root, s, err) < 0)
 		return -1;
-	if (s->exists && (state == 0 || strcmp(now, s->sha256))) {
-		if (corral_blob_check(saved, s->sha256, err) < 0)
-			return -1;
-		rc = corral_changes_add(&c, s->path, CORRAL_ACTION_WRITE,
-		    s->sha256, NULL);
-	} else if (!s->exists && state == 1) {
-		rc = corral_changes_add(&c, s->path, CORRAL_ACTION_DELETE,
-		    NULL, NULL);
-	}
+	if (!strcmp(now, s->sha256))
+		;	/* as it was: its mode and mtime below */
+	else if (s->has_after && strcmp(now, s->after))
+		return kept && corral_strv_add(kept, s->path) < 0 ?
+		    corral_err_set(err, ENOMEM, "journal") : 0;
+	else if (s->exists && corral_blob_check(saved, s->sha256, err) < 0)
+		return -1;
+	else
+		rc = corral_changes_add(&c, s->path, s->exists ?
+		    CORRAL_ACTION_WRITE : CORRAL_ACTION_DELETE,
+		    s->exists ? s->sha256 : NULL, now);
 	if (rc < 0)
 		rc = corral_err_set(err, ENOMEM, "journal");
 	else
@@ -454,14 +560,15 @@ cmp_saved_depth(const void *a, const void *b)
 /* Undo what d records under root.  0, or -1 with err (first failure). */
 static int
 restore(const char *root, const char *saved, struct corral_journal_data *d,
-    struct corral_err *err)
+    struct corral_strv *kept, struct corral_err *err)
 {
 	char *full;
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; i < d->nfiles; i++)
-		if (restore_file(root, saved, &d->files[i], err) < 0)
+		if (restore_file(root, saved, &d->files[i], kept,
+		    rc ? NULL : err) < 0)
 			rc = -1;
 	if (d->created.n)
 		qsort(d->created.v, d->created.n, sizeof(char *), cmp_depth);
@@ -503,9 +610,14 @@ remove_flat(const char *dir, struct corral_err *err)
 	return rc;
 }
 
-/* Remove the journal: journal.json first (the commit point), then all. */
+/*
+ * Remove the journal: journal.json first (the commit point), then all;
+ * then, when mtime is not NULL, give root that mtime back at once (the
+ * rmdir changed it), and only then sync root.
+ */
 static int
-remove_journal(const char *dir, const char *saved, struct corral_err *err)
+remove_journal(const char *dir, const char *saved, const char *root,
+    const struct timespec *mtime, struct corral_err *err)
 {
 	char *file = corral_path_join(dir, JOURNAL_FILE);
 
@@ -525,45 +637,101 @@ remove_journal(const char *dir, const char *saved, struct corral_err *err)
 	    (rmdir(saved) < 0 && errno != ENOENT) ||
 	    remove_flat(dir, err) < 0 || rmdir(dir) < 0)
 		return corral_err_set(err, errno, "cannot remove '%s'", dir);
+	if (mtime && set_mtime(root, mtime) < 0)
+		return corral_err_set(err, errno, "cannot restore '%s'", root);
 	return corral_fsync_parent(dir, err);
 }
 
 /* Restore, remove the journal, and put the root's own mtime back. */
 static int
 undo(const char *root, const char *dir, const char *saved,
-    struct corral_journal_data *d, struct corral_err *err)
+    struct corral_journal_data *d, struct corral_strv *kept,
+    struct corral_err *err)
 {
+	struct timespec t, *mtime = NULL;
 	size_t i;
 
-	if (restore(root, saved, d, err) < 0 ||
-	    remove_journal(dir, saved, err) < 0)
+	if (restore(root, saved, d, kept, err) < 0)
 		return -1;
-	for (i = 0; i < d->ndirs; i++)
-		if (!*d->dirs[i].path)
-			return set_meta(root, &d->dirs[i], 0, err);
-	return 0;
+	for (i = 0; i < d->ndirs && !mtime; i++)
+		if (!*d->dirs[i].path) {
+			t.tv_sec = (time_t)d->dirs[i].sec;
+			t.tv_nsec = d->dirs[i].nsec;
+			mtime = &t;
+		}
+	return remove_journal(dir, saved, root, mtime, err);
 }
 
 int
-corral_journal_rollback(struct corral_journal *j, struct corral_err *err)
+corral_journal_rollback(struct corral_journal *j, struct corral_strv *kept,
+    struct corral_err *err)
 {
-	int rc = undo(j->root, j->dir, j->saved, &j->d, err);
+	int rc = undo(j->root, j->dir, j->saved, &j->d, kept, err);
 
 	journal_free(j);
 	return rc;
+}
+
+int
+corral_journal_kept(struct corral_buf *b, const struct corral_strv *kept)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < kept->n && i < 3 && rc == 0; i++)
+		rc = corral_buf_addf(b, "%s'%s'", i ? ", " : "", kept->v[i]);
+	if (rc == 0 && kept->n > 3)
+		rc = corral_buf_addf(b, " and %zu more", kept->n - 3);
+	return rc;
+}
+
+int
+corral_journal_abandon(struct corral_journal *j, struct corral_err *err)
+{
+	struct corral_strv kept = CORRAL_STRV_INIT;
+	struct corral_buf b = CORRAL_BUF_INIT;
+	char *root = strdup(j->root);
+	struct corral_err e;
+	int rc;
+
+	if (err && err->errnum)
+		rc = corral_buf_addf(&b, "%s: %s", err->msg,
+		    strerror(err->errnum));
+	else
+		rc = corral_buf_addstr(&b, err ? err->msg : "");
+	if (corral_journal_rollback(j, &kept, &e) < 0)
+		rc |= corral_buf_addf(&b, "; rolling back failed too: %s%s%s; "
+		    "the journal stays: run 'corral-fix -R %s'", e.msg,
+		    e.errnum ? ": " : "", e.errnum ? strerror(e.errnum) : "",
+		    root ? root : "ROOT");
+	else
+		rc |= corral_buf_addstr(&b, "; rolled back: nothing was "
+		    "applied");
+	if (kept.n) {
+		rc |= corral_buf_addstr(&b, ", and what changed meanwhile is "
+		    "left as it is: ");
+		rc |= corral_journal_kept(&b, &kept);
+	}
+	if (rc == 0)
+		corral_err_set(err, 0, "%s", b.data);
+	corral_buf_release(&b);
+	corral_strv_release(&kept);
+	free(root);
+	return -1;
 }
 
 int
 corral_journal_commit(struct corral_journal *j, struct corral_err *err)
 {
-	int rc = remove_journal(j->dir, j->saved, err);
+	int rc = remove_journal(j->dir, j->saved, NULL, NULL, err);
 
 	journal_free(j);
 	return rc;
 }
 
 int
-corral_journal_recover(const char *root, struct corral_err *err)
+corral_journal_recover(const char *root, struct corral_strv *kept,
+    struct corral_err *err)
 {
 	struct corral_buf text = CORRAL_BUF_INIT;
 	struct corral_journal *j;
@@ -584,7 +752,7 @@ corral_journal_recover(const char *root, struct corral_err *err)
 	if (corral_read_file(file, &text, &e) < 0) {
 		/* Never begun: nothing was written. */
 		if (e.errnum == ENOENT)
-			rc = remove_journal(j->dir, j->saved, err) < 0 ? -1 : 1;
+			rc = remove_unwritten(j, err) < 0 ? -1 : 2;
 		else
 			corral_err_set(err, e.errnum, "%s", e.msg);
 		goto out;
@@ -593,7 +761,7 @@ corral_journal_recover(const char *root, struct corral_err *err)
 		corral_err_set(err, 0, "'%s': %s", file, e.msg);
 		goto out;
 	}
-	rc = undo(root, j->dir, j->saved, &j->d, err) < 0 ? -1 : 1;
+	rc = undo(root, j->dir, j->saved, &j->d, kept, err) < 0 ? -1 : 1;
 out:
 	free(file);
 	corral_buf_release(&text);
@@ -607,7 +775,7 @@ out:
 static int
 saved_entry(const cJSON *o, struct corral_saved *s, struct corral_err *err)
 {
-	const cJSON *exists, *mode, *sec, *nsec, *sha;
+	const cJSON *exists, *mode, *sec, *nsec, *sha, *after;
 	long m, ns, sc;
 
 	if (!cJSON_IsObject(o))
@@ -617,15 +785,21 @@ saved_entry(const cJSON *o, struct corral_saved *s, struct corral_err *err)
 	    cj_member(o, "mode", cj_is_number, "a number", 1, &mode, err) < 0 ||
 	    cj_member(o, "sec", cj_is_number, "a number", 1, &sec, err) < 0 ||
 	    cj_member(o, "nsec", cj_is_number, "a number", 1, &nsec, err) < 0 ||
-	    cj_member(o, "sha256", cj_is_string, "a string", 1, &sha, err) < 0)
+	    cj_member(o, "sha256", cj_is_string, "a string", 1, &sha, err) < 0 ||
+	    cj_member(o, "after", cj_is_string, "a string", 0, &after, err) < 0)
 		return -1;
 	if (cj_whole(mode->valuedouble, 0, &m) < 0 || m > 07777 ||
 	    cj_whole(sec->valuedouble, -1000000000000L, &sc) < 0 ||
 	    cj_whole(nsec->valuedouble, 0, &ns) < 0 || ns > 999999999)
 		return corral_err_set(err, 0, "'%s': bad mode or mtime",
 		    s->path);
-	if (*sha->valuestring && !corral_sha256_valid(sha->valuestring))
+	if ((*sha->valuestring && !corral_sha256_valid(sha->valuestring)) ||
+	    (after && *after->valuestring &&
+	    !corral_sha256_valid(after->valuestring)))
 		return corral_err_set(err, 0, "'%s': bad digest", s->path);
+	if ((s->has_after = after != NULL))
+		memcpy(s->after, after->valuestring,
+		    strlen(after->valuestring) + 1);
 	s->exists = cJSON_IsTrue(exists);
 	s->mode = (unsigned)m;
 	s->sec = sc;

@@ -152,12 +152,27 @@ int corral_path_state(const char *root, const char *path,
  * Make each change under root, in order: a write puts the bytes of
  * blobdir/SHA256 at path atomically (RELIABILITY 4.2; parents created; an
  * existing file keeps its mode, a new one gets 0666 & ~umask), a delete
- * removes the file.  Each path is checked with corral_path_state just
- * before it is changed.  0, or -1 with err set; changes made before the
- * failure stay (a journal undoes them).
+ * removes the file.  Each change is checked at the moment it is made:
+ * a write's bytes go to the temporary corral_apply_tmp(path) and are
+ * fsynced, then path is read (corral_path_state) and must hold the
+ * change's before ("" = absent), and the temporary is renamed over it
+ * right away; a delete is read, compared and unlinked.  A file that no
+ * longer holds before stops the apply there, untouched ("'x' changed
+ * while it was being replaced: ...").  A write that lands between that
+ * last read and the rename (no other file is touched in between) is
+ * still lost: no rename can tell.  0, or -1 with err set; changes made
+ * before the failure stay (a journal undoes them).
  */
 int corral_apply_changes(const char *root, const struct corral_changes *c,
     const char *blobdir, struct corral_err *err);
+
+/*
+ * The temporary through which a write of path (relative) goes: ".NAME"
+ * CORRAL_APPLY_TMP beside it, always the same, so that a journal knows
+ * it (malloc'd; NULL on ENOMEM).
+ */
+#define CORRAL_APPLY_TMP ".corral-fix.tmp"
+char *corral_apply_tmp(const char *path);
 
 /*
  * Copy the file at from to blobdir/SHA256 (created) unless it is there,
@@ -180,9 +195,11 @@ int corral_blob_check(const char *blobdir, const char *sha256,
  * While corral-fix or corral-bundle writes into a root, ROOT/.corral-fix/
  * holds the journal: "lock" (flocked by the writer), "saved/SHA256" (the
  * original bytes of every file about to change) and "journal.json" (for
- * every path: its digest, mode and mtime, or its absence; the directories
- * the apply creates; the mtimes of the directories it touches).  Rolling
- * back restores all of it, so the root is as it was, mtimes included.
+ * every path: its digest, mode and mtime, or its absence, and the digest
+ * the apply writes; the directories the apply creates; the mtimes of the
+ * directories it touches).  Rolling back restores all of it and removes
+ * the temporaries the apply writes through (corral_apply_tmp, one fixed
+ * name per path), so the root is as it was, mtimes included.
  * Clones and diffs never include the directory.
  */
 #define CORRAL_JOURNAL_DIR ".corral-fix"
@@ -198,20 +215,37 @@ struct corral_journal;
 int corral_journal_begin(struct corral_journal **jp, const char *root,
     struct corral_err *err);
 /*
- * Save how root/path is now, before it changes.  Call for every path,
- * then seal.  0, or -1 with err set (the path goes through a symlink, is
- * not a regular file, I/O).
+ * Save how root/path is now, before it changes, and after, the digest
+ * the apply writes there ("": it deletes the file).  Call for every
+ * path, then seal.  0, or -1 with err set (the path goes through a
+ * symlink, is not a regular file, its temporary's name,
+ * corral_apply_tmp, is taken, I/O).
  */
 int corral_journal_save(struct corral_journal *j, const char *path,
-    struct corral_err *err);
+    const char *after, struct corral_err *err);
 /* Write the journal durably; only then may the root change.  0 or -1. */
 int corral_journal_seal(struct corral_journal *j, struct corral_err *err);
 /*
- * Undo every change to the saved paths, remove the directories the
- * apply created, put back directory mtimes, remove the journal and free
- * j.  0, or -1 with err set (the journal then stays for a recovery).
+ * Undo every change to the saved paths, remove the apply's temporaries
+ * and the directories it created, put back directory mtimes, remove the
+ * journal and free j.  A saved path is put back only when it holds what
+ * the apply wrote there: one that holds neither that nor what it held
+ * before was changed by someone else meanwhile, and is left as it is,
+ * its path added to kept (may be NULL).  0, or -1 with err set (the
+ * journal then stays for a recovery).
  */
-int corral_journal_rollback(struct corral_journal *j, struct corral_err *err);
+int corral_journal_rollback(struct corral_journal *j, struct corral_strv *kept,
+    struct corral_err *err);
+/*
+ * The apply failed with err: roll back (corral_journal_rollback) and free
+ * j, and say in err what became of the root: "ERR; rolled back: nothing
+ * was applied", then ", and what changed meanwhile is left as it is:
+ * 'a', 'b'" for the files kept, or "ERR; rolling back failed too: ...;
+ * the journal stays: run 'corral-fix -R ROOT'".  Always -1.
+ */
+int corral_journal_abandon(struct corral_journal *j, struct corral_err *err);
+/* "'a', 'b', 'c' and N more": the paths in kept, appended to b.  0, -1. */
+int corral_journal_kept(struct corral_buf *b, const struct corral_strv *kept);
 /* Keep the changes: remove the journal and free j.  0 or -1. */
 int corral_journal_commit(struct corral_journal *j, struct corral_err *err);
 /*
@@ -220,11 +254,16 @@ int corral_journal_commit(struct corral_journal *j, struct corral_err *err);
  */
 int corral_journal_check(const char *root, struct corral_err *err);
 /*
- * After a crash: roll back what ROOT/.corral-fix records and remove it.
- * Returns 1 when there was a journal, 0 when there was none, -1 with err
- * set (refused while another process holds the lock; the journal stays).
+ * After a crash: roll back what ROOT/.corral-fix records and remove it,
+ * as corral_journal_rollback does (kept: the same, may be NULL).
+ * Returns 1 when there was a journal, 2 when there was its directory but
+ * no journal.json (the apply had not begun writing, or had committed and
+ * was cut short removing it: nothing to roll back, the directory is
+ * removed), 0 when there was none, -1 with err set (refused while
+ * another process holds the lock; the journal stays).
  */
-int corral_journal_recover(const char *root, struct corral_err *err);
+int corral_journal_recover(const char *root, struct corral_strv *kept,
+    struct corral_err *err);
 
 /*
  * Whether text[0..len) is a journal.json a recovery can trust (the reader
