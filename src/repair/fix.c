@@ -1189,9 +1189,11 @@ apply(struct ctx *c, struct corral_err *err)
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	if ((rc = check_before(c, c->root, err)) == 0)
-		rc = apply_journaled(c, j, &why, err);
-	if (rc == 1) {
+	if ((rc = check_before(c, c->root, err)) < 0) {
+		/* nothing written yet; err says "nothing was applied" */
+		corral_journal_rollback(j, NULL, NULL);
+		corral_strv_release(&c->r->remaining);
+	} else if ((rc = apply_journaled(c, j, &why, err)) == 1) {
 		rc = corral_journal_commit(j, err);
 	} else if (rc < 0) {
 		rc = corral_journal_abandon(j, err);
