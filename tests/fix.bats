@@ -584,6 +584,36 @@ DRY RUN: 1 verified fix(es) staged, not applied. Re-run with --apply to merge."
 	assert_output "no interrupted apply in 'root'"
 }
 
+@test "fix: -R after kill -9 mid-apply leaves a file the user edited since the apply wrote it, says so, and puts back the rest" {
+	plant a.py pkg/b.py
+	cp -a root expect
+	apply_hang_finder
+	corral-fix -a -f "$PWD/finder" root > /dev/null 2>&1 &
+	fix=$!
+	wait_for test -s finder.pid
+	kill -9 "$fix"
+	wait "$fix" || true
+	kill_group finder.pid
+	printf 'the user typed this\n' > root/a.py
+	printf 'the user typed this\n' > expect/a.py
+	run -0 --separate-stderr corral-fix -R root
+	assert_equal "rolled back the interrupted apply in 'root'" "${lines[0]}"
+	assert_equal "left 'a.py' as it is: it changed after the apply wrote it" "${lines[1]}"
+	touch -r root/a.py expect/a.py
+	assert_equal "$(tree_digest expect)" "$(tree_digest root)"
+}
+
+@test "fix: -R over a journal directory without journal.json says there was nothing to roll back, and keeps ROOT's mtime" {
+	plant a.py
+	mkdir root/.corral-fix
+	: > root/.corral-fix/lock
+	touch -d '2001-02-03 04:05:06' root
+	run -0 --separate-stderr corral-fix -R root
+	assert_equal "nothing to roll back in 'root': the interrupted apply had written nothing, or had committed; its journal is removed" "${lines[0]}"
+	assert_no_file root/.corral-fix
+	assert_equal "2001-02-03 04:05:06.000000000" "$(date -r root '+%F %T.%N')"
+}
+
 @test "fix: after a re-measure that disagrees, the report says the files were written to the root and then restored" {
 	plant a.py
 	late_finder
