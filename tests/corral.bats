@@ -64,9 +64,10 @@ stub() {
 	local version
 	version=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h")
 	run -0 --separate-stderr corral --version
-	assert_output "corral $version"
+	[ "${lines[0]}" = "corral $version" ] || flunk "${lines[0]}"
+	[ "${lines[1]}" = "Copyright (C) 2026 the corral authors." ] || flunk "${lines[1]}"
 	run -0 --separate-stderr corral -V
-	assert_output "corral $version"
+	[ "${lines[0]}" = "corral $version" ] || flunk "${lines[0]}"
 }
 
 @test "corral: an unknown command is named and exits 2" {
