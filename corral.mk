@@ -37,7 +37,7 @@
 #   CORRAL_AGENTS     ?=         number of agents (slices); empty: as many
 #                                as the population calls for, never -j
 #   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
-#                                this file, else PREFIX/bin of an install, else
+#                                this file, else the bindir of an install, else
 #                                empty (found on PATH)
 #   CORRAL_SHELL      ?= /bin/sh the shell that runs CORRAL_CMD (make's
 #                                SHELL does not apply)
@@ -196,9 +196,13 @@ CORRAL_HISTORY    ?=
 CORRAL_HOST       ?=
 CORRAL_SHARDS     ?=
 CORRAL_LAUNCH     ?=
+# 'make install' writes the bindir it installs the programs into here, for
+# an install whose bindir is not DATADIR/../../bin.
+__corral_install_bindir :=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
-	$(__corral_dir)../../bin/corral-run-slice))))
+	$(__corral_dir)../../bin/corral-run-slice \
+	$(if $(__corral_install_bindir),$(__corral_install_bindir)/corral-run-slice)))))
 
 # Every message corral.mk stops with starts 'corral:' and names the
 # variable to fix.
