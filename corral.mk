@@ -61,6 +61,12 @@
 #                                sanitizer), separated by commas or spaces
 #   CORRAL_SKIP_CODES ?= 77      exit codes that mean the unit skipped
 #                                itself: status skip, never a failure
+#   CORRAL_ERROR_CODES ?= 99     exit codes that mean a hard error (the unit
+#                                could not even tell): status error
+#   CORRAL_VERDICT    ?= tap     tap: a unit that prints TAP and exits 0
+#                                fails on a "not ok", "Bail out!" or a plan
+#                                it fell short of, as prove judges; exit: the
+#                                exit status alone decides
 #   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
 #   CORRAL_HALT       ?=         once this many units failed, agents start
 #                                no unit: the rest are not-run, noted as
@@ -174,6 +180,8 @@ CORRAL_GRACE      ?= 5
 CORRAL_RETRIES    ?= 0
 CORRAL_NO_RETRY   ?=
 CORRAL_SKIP_CODES ?= 77
+CORRAL_ERROR_CODES ?= 99
+CORRAL_VERDICT    ?= tap
 CORRAL_FAIL_ON_FLAKY ?= 0
 CORRAL_HALT       ?=
 CORRAL_OUTPUT_MAX ?= 1M
@@ -258,6 +266,10 @@ __corral-codes = $(if $(filter-out $(__corral_comma),$(call \
 	$(subst $(__corral_comma), ,$($(1))))))
 __corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
 __corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
+__corral_error_codes := $(call __corral-codes,CORRAL_ERROR_CODES)
+ifneq ($(filter-out tap exit,$(CORRAL_VERDICT))$(words $(CORRAL_VERDICT)),1)
+$(error corral: CORRAL_VERDICT is '$(CORRAL_VERDICT)'; it must be tap or exit)
+endif
 ifneq ($(filter-out none bwrap,$(CORRAL_SANDBOX))$(word 2,$(CORRAL_SANDBOX)),)
 $(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or bwrap)
 endif
@@ -347,6 +359,8 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
 	$(call __corral-opt,-N,$(__corral_no_retry)) \
 	$(call __corral-opt,-K,$(__corral_skip_codes)) \
+	$(call __corral-opt,-E,$(__corral_error_codes)) \
+	$(if $(filter exit,$(CORRAL_VERDICT)),'-F') \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \

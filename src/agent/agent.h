@@ -260,6 +260,12 @@ struct corral_run {
 	const unsigned char *skip;	/* [256]: exit codes that mean the unit
 					   skipped itself ("skip", ok), or
 					   NULL: none */
+	const unsigned char *hard;	/* [256]: exit codes that mean a hard
+					   error ("error", automake's 99), or
+					   NULL: none */
+	int exit_only;		/* a unit that exits 0 passes whatever TAP
+				   it printed; 0: its TAP's not ok lines,
+				   Bail out! or a short plan fail it */
 	long long output_max;	/* bytes of a unit's output kept (head+tail) */
 	struct corral_limits limits;
 	const long long *expect;	/* expected ms per unit, or NULL */
