@@ -321,6 +321,13 @@ __corral_shard_top = $(if $(and $(__corral_shard),$(if \
 	$(__corral_out_set),,1)),$(abspath $(CORRAL_SRC)/.corral))
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
+# corral run (corral-run(1)) asks where the result goes, to read its
+# verdict once make is done; the recipes never see the name (a unit's own
+# corral.mk project would answer in its place).
+ifneq ($(__corral_where),)
+$(file >$(__corral_where),$(__corral_outdir))
+endif
+unexport __corral_where
 ifeq ($(__corral_outdir),$(__corral_srcdir))
 $(error corral: CORRAL_OUT is CORRAL_SRC; results need a directory of \
 	their own)
