@@ -196,3 +196,18 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 	grep -q '^8/8 done (7 pass, 0 fail, 1 skip, 0 flaky, 0 timeout), ' lines ||
 		flunk "no last line: $(cat lines)"
 }
+
+@test "status: on a terminal the agents' status line is cleared before make's step lines, never run into them" {
+	mkdir proj
+	printf '%s\n' a b c d e f > proj/units.txt
+	printf '%s\n' 'CORRAL_UNITS_FILE = units.txt' 'CORRAL_CMD = sleep 0.2' \
+		"include $CORRAL_ROOT/corral.mk" > proj/Makefile
+	run -0 script -qec 'make --no-print-directory -C proj -j2 corral-run' /dev/null
+	printf '%s' "$output" > raw
+	grep -aq 'SLICE' raw || flunk "no step lines: $output"
+	grep -aq 'ETA' raw || flunk "no status line: $output"
+	# each step line starts its line, or follows the clear that ends one
+	tr '\r' '\n' < raw | sed 's/\x1b\[K//g' | grep -a '[^ ]  *\(SLICE\|MERGE\) ' &&
+		flunk "a step line run into the status line"
+	true
+}
