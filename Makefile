@@ -5,9 +5,12 @@
 ################################################################################
 #
 # Inputs (set on the command line):
-#   PREFIX    ?= /usr/local   installation prefix
-#   MANDIR    ?= PREFIX/share/man   where the manual pages go
+#   PREFIX    ?= /usr/local   installation prefix (GNU's prefix too)
+#   bindir, datadir, mandir   GNU's installation directories, from prefix
+#                             as GNU's coding standards say (MANDIR too)
 #   DESTDIR   ?=              staging root for packagers
+#   CPPFLAGS, CFLAGS, LDFLAGS added to the build's own (dpkg-buildflags)
+#   INSTALL   ?= install      the install program
 #   SANITIZE  ?=              1: build under build/asan with ASan+UBSan
 #   COVERAGE  ?=              1: build under build/cov with gcov
 #   WERROR    ?=              1: warnings are errors (always, for 'test')
@@ -28,8 +31,19 @@ MAKEFLAGS += -rR
 .SECONDARY:
 
 PREFIX  ?= /usr/local
-MANDIR  ?= $(PREFIX)/share/man
+prefix  ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir  ?= $(exec_prefix)/bin
+datarootdir ?= $(prefix)/share
+datadir ?= $(datarootdir)
+MANDIR  ?= $(datarootdir)/man
+mandir  ?= $(MANDIR)
+man1dir ?= $(mandir)/man1
+man7dir ?= $(mandir)/man7
 DESTDIR ?=
+INSTALL ?= install
+INSTALL_PROGRAM ?= $(INSTALL)
+INSTALL_DATA ?= $(INSTALL) -m 644
 V       ?= 0
 # CC comes from the command line or the environment (CC=clang works);
 # make's own default, and none at all under -R, mean cc.
@@ -68,7 +82,7 @@ CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CRYPTO_LIBS  = $(shell pkg-config --libs libcrypto)
 
-ALL_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
+ALL_CFLAGS := $(CPPFLAGS) -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
 	-Wshadow -Wstrict-prototypes -Wmissing-prototypes -g $(FLAVOR) $(CFLAGS)
 # -Werror changes no object, only whether a warning stops the build, so it
 # stays out of the flags that decide a rebuild.
@@ -99,13 +113,14 @@ SELFTEST_PROGS := $(addprefix $(BIN)/,corral corral-demo corral-doctor \
 .PHONY: all
 all: $(PROGS)
 
-# The packages are checked once, when this stamp is missing (after a
-# clean) or build-aux/deps changed: a plain make with everything present
-# never runs it.  'make deps' always does.
+# The build's packages (build-aux/packages, group build) are checked once,
+# when this stamp is missing (after a clean) or the table changed: a plain
+# make with everything present never runs it, and never asks for what
+# only the tests need.  'make deps' checks every group at once.
 DEPS_OK := build/deps.ok
 
-$(DEPS_OK): build-aux/deps | build/
-	$(Q)build-aux/deps && touch $@
+$(DEPS_OK): build-aux/deps build-aux/packages | build/
+	$(Q)build-aux/deps build && touch $@
 
 # The compiler flags are a prerequisite of every object: when they change
 # (WERROR, CFLAGS), everything is rebuilt.  The file is only rewritten when
@@ -155,10 +170,18 @@ $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 %/:
 	$(Q)mkdir -p $@
 
-# Installs what is missing on Debian (as root), or names the exact command.
+# Installs what is missing on Debian (as root), or names the exact command:
+# what the build, the demo and the suite need, at once.
 .PHONY: deps
 deps:
-	$(Q)build-aux/deps && mkdir -p build && touch $(DEPS_OK)
+	$(Q)build-aux/deps build demo test browser && mkdir -p build && \
+		touch $(DEPS_OK)
+
+# What the suite needs beyond the build (and tests/html.bats a headless
+# browser, about 20 s to install).
+.PHONY: deps-test
+deps-test:
+	$(Q)build-aux/deps test browser
 
 # The npm JUnit consumer that tests/report.bats parses reports with,
 # installed from the registry into build/npm (never committed).  When it
@@ -169,7 +192,7 @@ NPM_DIR       := build/npm
 .PHONY: npm-consumers
 npm-consumers: $(NPM_DIR)/ok
 
-$(NPM_DIR)/ok: | $(DEPS_OK)
+$(NPM_DIR)/ok: | deps-test
 	$(Q)mkdir -p $(NPM_DIR) && if timeout 300 npm install --silent \
 		--no-audit --no-fund --no-save --prefix $(NPM_DIR) \
 		$(NPM_CONSUMERS) >$(NPM_DIR)/log 2>&1; then touch $@; else \
@@ -177,12 +200,15 @@ $(NPM_DIR)/ok: | $(DEPS_OK)
 
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
-.PHONY: test deps-browser
-test: all deps-browser $(NPM_DIR)/ok
+.PHONY: test check
+test: all deps-test $(NPM_DIR)/ok
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
 		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
 		build-aux/run-tests $(TESTS)
+
+# GNU's name for the suite, the one a packager reaches for.
+check: test
 
 # Measurements, printed as ratios measured side by side, never timed
 # assertions (RELIABILITY 6.1): first the table of bench/table.sh (every
@@ -194,7 +220,7 @@ test: all deps-browser $(NPM_DIR)/ok
 # against round-robin and the lower bound, checkout, the merge and the
 # sandbox.
 .PHONY: bench
-bench: all
+bench: all deps-test
 	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \
 		bench/dispatch.sh bench/suite.sh,\
 		$(wildcard bench/*.sh)); do \
@@ -206,7 +232,7 @@ bench: all
 # shellcheck's own repairs, REPAIR.md), then the catch and quiet rates over
 # generated systems.
 .PHONY: proving-ground
-proving-ground: all
+proving-ground: all deps-test
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/run
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 	$(Q)proving-ground/scale
@@ -230,26 +256,48 @@ coverage:
 	$(Q)$(MAKE) --no-print-directory COVERAGE=1 test
 	$(Q)build-aux/coverage build/cov/src src
 
-# corral.mk finds its programs at ../../bin from share/corral.
+# corral.mk finds its programs at ../../bin from datadir/corral, else at
+# the bindir written into it here; the programs find it at
+# bindir/../share/corral (so an install whose datadir is not there has
+# no 'corral mk-path': nothing about the install is compiled in, and
+# 'make install PREFIX=...' rebuilds nothing).
 MAN1 := $(sort $(wildcard man/*.1))
 MAN7 := $(sort $(wildcard man/*.7))
 
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/corral/mk \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
-	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 corral.mk $(DESTDIR)$(PREFIX)/share/corral/
-	install -m 644 mk/common.mk mk/engine.mk $(DESTDIR)$(PREFIX)/share/corral/mk/
-	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(datadir)/corral/mk \
+		$(DESTDIR)$(man1dir) $(DESTDIR)$(man7dir)
+	$(INSTALL_PROGRAM) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
+	sed 's|^__corral_install_bindir :=$$|& $(bindir)|' corral.mk > \
+		$(BUILD)/corral.mk.installed
+	$(INSTALL_DATA) $(BUILD)/corral.mk.installed \
+		$(DESTDIR)$(datadir)/corral/corral.mk
+	$(INSTALL_DATA) mk/common.mk mk/engine.mk $(DESTDIR)$(datadir)/corral/mk/
+	$(INSTALL_DATA) $(MAN1) $(DESTDIR)$(man1dir)/
+	$(INSTALL_DATA) $(MAN7) $(DESTDIR)$(man7dir)/
 
 .PHONY: uninstall
 uninstall:
-	rm -f $(PROGS:$(BIN)/%=$(DESTDIR)$(PREFIX)/bin/%)
-	rm -rf $(DESTDIR)$(PREFIX)/share/corral
-	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
-		$(MAN7:man/%=$(DESTDIR)$(MANDIR)/man7/%)
+	rm -f $(PROGS:$(BIN)/%=$(DESTDIR)$(bindir)/%)
+	rm -rf $(DESTDIR)$(datadir)/corral
+	rm -f $(MAN1:man/%=$(DESTDIR)$(man1dir)/%) \
+		$(MAN7:man/%=$(DESTDIR)$(man7dir)/%)
+
+# A release tarball of what git tracks, and the check that it builds,
+# installs into a DESTDIR and passes corral doctor from there.
+DIST := corral-$(VERSION)
+
+.PHONY: dist distcheck
+dist: $(DIST).tar.gz
+
+$(DIST).tar.gz: FORCE
+	$(Q)git ls-files -z | grep -zv '^\.ci/' | \
+		tar --null -T - --transform 's|^|$(DIST)/|' -czf $@.tmp && \
+		mv -f $@.tmp $@ && echo "  DIST    $@"
+
+distcheck: $(DIST).tar.gz
+	$(Q)build-aux/distcheck $(DIST)
 
 # The bundled example, from scratch: 12 tests over 4 agents, two failing
 # on purpose.  It succeeds when the run is complete and as expected; the
@@ -257,6 +305,7 @@ uninstall:
 # demo wants, is left out of its standard error.
 .PHONY: demo
 demo: all
+	$(Q)build-aux/deps demo
 	$(Q)$(MAKE) --no-print-directory -C examples/textkit corral-clean
 	$(Q){ $(MAKE) --no-print-directory -C examples/textkit -j4 corral-run \
 		2>&1 >&3 3>&- | grep --line-buffered -v \
@@ -292,10 +341,6 @@ build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
 		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS)
-
-# tests/html.bats needs a headless browser (chromium, about 20 s to install).
-deps-browser:
-	$(Q)build-aux/deps browser
 
 .PHONY: fuzz deps-fuzz
 fuzz: $(FUZZERS)

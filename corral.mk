@@ -37,7 +37,7 @@
 #   CORRAL_AGENTS     ?=         number of agents (slices); empty: as many
 #                                as the population calls for, never -j
 #   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
-#                                this file, else PREFIX/bin of an install, else
+#                                this file, else the bindir of an install, else
 #                                empty (found on PATH)
 #   CORRAL_SHELL      ?= /bin/sh the shell that runs CORRAL_CMD (make's
 #                                SHELL does not apply)
@@ -61,6 +61,12 @@
 #                                sanitizer), separated by commas or spaces
 #   CORRAL_SKIP_CODES ?= 77      exit codes that mean the unit skipped
 #                                itself: status skip, never a failure
+#   CORRAL_ERROR_CODES ?= 99     exit codes that mean a hard error (the unit
+#                                could not even tell): status error
+#   CORRAL_VERDICT    ?= tap     tap: a unit that prints TAP and exits 0
+#                                fails on a "not ok", "Bail out!" or a plan
+#                                it fell short of, as prove judges; exit: the
+#                                exit status alone decides
 #   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
 #   CORRAL_HALT       ?=         once this many units failed, agents start
 #                                no unit: the rest are not-run, noted as
@@ -174,6 +180,8 @@ CORRAL_GRACE      ?= 5
 CORRAL_RETRIES    ?= 0
 CORRAL_NO_RETRY   ?=
 CORRAL_SKIP_CODES ?= 77
+CORRAL_ERROR_CODES ?= 99
+CORRAL_VERDICT    ?= tap
 CORRAL_FAIL_ON_FLAKY ?= 0
 CORRAL_HALT       ?=
 CORRAL_OUTPUT_MAX ?= 1M
@@ -196,9 +204,13 @@ CORRAL_HISTORY    ?=
 CORRAL_HOST       ?=
 CORRAL_SHARDS     ?=
 CORRAL_LAUNCH     ?=
+# 'make install' writes the bindir it installs the programs into here, for
+# an install whose bindir is not DATADIR/../../bin.
+__corral_install_bindir :=
 CORRAL_BIN        ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(__corral_dir)bin/corral-run-slice \
-	$(__corral_dir)../../bin/corral-run-slice))))
+	$(__corral_dir)../../bin/corral-run-slice \
+	$(if $(__corral_install_bindir),$(__corral_install_bindir)/corral-run-slice)))))
 
 # Every message corral.mk stops with starts 'corral:' and names the
 # variable to fix.
@@ -254,6 +266,10 @@ __corral-codes = $(if $(filter-out $(__corral_comma),$(call \
 	$(subst $(__corral_comma), ,$($(1))))))
 __corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
 __corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
+__corral_error_codes := $(call __corral-codes,CORRAL_ERROR_CODES)
+ifneq ($(filter-out tap exit,$(CORRAL_VERDICT))$(words $(CORRAL_VERDICT)),1)
+$(error corral: CORRAL_VERDICT is '$(CORRAL_VERDICT)'; it must be tap or exit)
+endif
 ifneq ($(filter-out none bwrap,$(CORRAL_SANDBOX))$(word 2,$(CORRAL_SANDBOX)),)
 $(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or bwrap)
 endif
@@ -305,6 +321,13 @@ __corral_shard_top = $(if $(and $(__corral_shard),$(if \
 	$(__corral_out_set),,1)),$(abspath $(CORRAL_SRC)/.corral))
 __corral_srcdir = $(abspath $(CORRAL_SRC))
 __corral_outdir = $(abspath $(CORRAL_OUT))
+# corral run (corral-run(1)) asks where the result goes, to read its
+# verdict once make is done; the recipes never see the name (a unit's own
+# corral.mk project would answer in its place).
+ifneq ($(__corral_where),)
+$(file >$(__corral_where),$(__corral_outdir))
+endif
+unexport __corral_where
 ifeq ($(__corral_outdir),$(__corral_srcdir))
 $(error corral: CORRAL_OUT is CORRAL_SRC; results need a directory of \
 	their own)
@@ -343,6 +366,8 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
 	$(call __corral-opt,-N,$(__corral_no_retry)) \
 	$(call __corral-opt,-K,$(__corral_skip_codes)) \
+	$(call __corral-opt,-E,$(__corral_error_codes)) \
+	$(if $(filter exit,$(CORRAL_VERDICT)),'-F') \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \

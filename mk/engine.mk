@@ -148,8 +148,13 @@ __corral_put = $(call __corral-slurp,$@); [ -f $@ ] && [ "$$o" = "$$v" ] || \
 # __corral_tell: non-empty when step lines are printed.
 __corral_silent := $(value __corral_silent)
 __corral_tell := $(if $(__corral_Q),$(if $(__corral_silent),,1))
-__corral-say = $(if $(__corral_tell),@printf '  %-7s %s\n' $(1) $(call \
-	__corral-q,$(2)))
+# __corral-step WHAT,WHO: the step line "  WHAT    WHO"; on a terminal the
+# agents' status line (stderr, redrawn in place) is cleared first, as
+# ninja and cargo clear theirs before any other line.  Builtins only.
+__corral-step = { [ ! -t 1 ] || [ ! -t 2 ] || printf '\r\033[K'; \
+	printf '  %-7s %s\n' $(1) $(2); }
+__corral-say = $(if $(__corral_tell),@$(call __corral-step,$(1),$(call \
+	__corral-q,$(2))))
 
 __corral_phony :=
 
@@ -344,7 +349,7 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # agent makes the stamp (-D), the digest is read by the shell, and the
 # guard is asked about only when the agent did not finish.
 %.pass: %.units %.manifest cmd
-	$(__corral_Q)$(if $(__corral_tell),printf '  %-7s %s\n' SLICE '$*'; )\
+	$(__corral_Q)$(if $(__corral_tell),$(call __corral-step,SLICE,'$*'); )\
 	$(if $(__corral_shard),rm -f shard.json; )\
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
 	i=; { read -r i < inputs; } 2>/dev/null; \
@@ -459,8 +464,8 @@ merged: units merge-config $(__corral_stamps)
 	$(__corral_Q)[ ! -e $@ ] || rm -f $@; if [ ! -s units ]$(__corral_shard_empty); then \
 	st=2; $(__corral_nounits); else \
 	$(if $(__corral_shard),[ -s units ] || mkdir -p logs; )\
-	$(if $(__corral_tell),printf '  %-7s %s\n' MERGE $(call \
-		__corral-q,$(__corral_O));) \
+	$(if $(__corral_tell),$(call __corral-step,MERGE,$(call \
+		__corral-q,$(__corral_O)));) \
 	{ [ ! -e rerun ] || rm -rf rerun; }; $(__corral_merge); st=$$?; $(__corral_summary); \
 	[ $$st -ne 0 ] || : > $@; fi; echo $$st > merge-status
 

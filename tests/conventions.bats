@@ -157,6 +157,51 @@ EOF
 	assert_contains "$stderr" "corral: CORRAL_SKIP_CODES is 'x'; it must be exit codes separated by commas or spaces"
 }
 
+@test "conventions: exit 99 is a hard error, as automake's: status error in failures.jsonl and an <error> in JUnit; CORRAL_ERROR_CODES changes which" {
+	_corral_project ok-1 ERR-2 <<'EOF'
+CORRAL_CMD = case "$$CORRAL_UNIT" in ERR*) echo "no database" >&2; exit 99 ;; esac
+CORRAL_JUNIT = junit.xml
+EOF
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	run -0 jq -c 'select(.unit == "ERR-2") | [.status, .ok, .exit, .note]' proj/.corral/failures.jsonl
+	assert_output '["error",false,99,"ERROR: exit 99: no database"]'
+	run -0 xmllint --xpath 'count(//testcase[@name="ERR-2"]/error)' proj/junit.xml
+	assert_output 1
+	run -2 --separate-stderr make -C proj -B -j2 corral-run CORRAL_ERROR_CODES=
+	run -0 jq -r 'select(.unit == "ERR-2") | .status' proj/.corral/failures.jsonl
+	assert_output fail
+	run -2 --separate-stderr make -C proj corral-run CORRAL_ERROR_CODES=x
+	assert_contains "$stderr" "corral: CORRAL_ERROR_CODES is 'x'; it must be exit codes separated by commas or spaces"
+}
+
+@test "conventions: TAP is taken at its word, as prove takes it: a unit that exits 0 after not ok, a short plan or Bail out! fails, the note naming why; CORRAL_VERDICT=exit trusts the exit status alone" {
+	_corral_project notok short bail fine <<'EOF'
+CORRAL_CMD = case "$$CORRAL_UNIT" in \
+	notok) printf '1..2\nok 1 - shown\nnot ok 2 - hidden\n' ;; \
+	short) printf '1..3\nok 1 - one\n' ;; \
+	bail) printf '1..2\nok 1 - one\nBail out! no database\n' ;; \
+	fine) printf '1..1\nok 1\n' ;; esac
+CORRAL_JUNIT = junit.xml
+EOF
+	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run
+	run -0 jq -r '[.unit, .status, .note] | join("|")' proj/.corral/failures.jsonl
+	assert_equal "bail|fail|FAIL: TAP: Bail out! no database
+notok|fail|FAIL: TAP: not ok 2 - hidden
+short|fail|FAIL: TAP: planned 3, ran 1" "$(sort <<<"$output")"
+	run -0 jq -r '.unit' proj/.corral/successes.jsonl
+	assert_output fine
+	assert_json '.failures == 3 and .successes == 1' proj/.corral/summary.json
+	# the JUnit agrees with the record, and a bare "ok 1" has a name
+	run -0 xmllint --xpath 'count(//testsuite[@name="notok"]//failure)' proj/junit.xml
+	[ "$output" -ge 1 ] || flunk "no failure for notok"
+	run -0 xmllint --xpath 'string(//testcase[@classname="fine"]/@name)' proj/junit.xml
+	assert_output "test 1"
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_VERDICT=exit
+	assert_json '.failures == 0 and .successes == 4' proj/.corral/summary.json
+	run -2 --separate-stderr make -C proj corral-run CORRAL_VERDICT=prove
+	assert_contains "$stderr" "corral: CORRAL_VERDICT is 'prove'; it must be tap or exit"
+}
+
 @test "conventions: CORRAL_ONLY runs only the units matching its shell patterns, over the result so far, and plans nothing again" {
 	project a1 a2 b1 'c d' FAIL-x
 	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run

@@ -37,7 +37,7 @@ stub() {
 		printf '%s\n' "$output" | grep -qE "^   $name +[a-z].{20,}$" ||
 			flunk "corral -h does not list '$name' with a summary" "$output"
 	done
-	assert_contains "$output" "With no command, corral runs the demo."
+	assert_contains "$output" 'Start with "corral demo", then "corral doctor".'
 }
 
 @test "corral: --help and help print the same as -h" {
@@ -64,9 +64,10 @@ stub() {
 	local version
 	version=$(sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h")
 	run -0 --separate-stderr corral --version
-	assert_output "corral $version"
+	[ "${lines[0]}" = "corral $version" ] || flunk "${lines[0]}"
+	[ "${lines[1]}" = "Copyright (C) 2026 the corral authors." ] || flunk "${lines[1]}"
 	run -0 --separate-stderr corral -V
-	assert_output "corral $version"
+	[ "${lines[0]}" = "corral $version" ] || flunk "${lines[0]}"
 }
 
 @test "corral: an unknown command is named and exits 2" {
@@ -148,11 +149,14 @@ stub() {
 	assert_stderr "corral: cannot run '$PWD/bin/corral-noexec': Permission denied"
 }
 
-@test "corral: with no arguments it runs the demo" {
-	export TMPDIR=$BATS_TEST_TMPDIR
-	run -0 --separate-stderr corral
-	assert_equal "corral demo -- 12 checks fanned out across 4 isolated agents" "${lines[0]}"
-	assert_contains "$output" "agents: 4   merged: 12   successes: 9   failures: 3"
+@test "corral: with no arguments it prints its usage on stderr and exits 2, running nothing, as every other tool does" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir "$TMPDIR"
+	run -2 --separate-stderr corral
+	assert_output ""
+	assert_stderr "$USAGE"
+	run -0 ls -A "$TMPDIR"
+	assert_output ""
 }
 
 @test "corral: scoreboard is corral-scoreboard, COULD NOT TELL and usage errors included" {

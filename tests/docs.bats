@@ -26,3 +26,25 @@ setup() {
 			flunk "HACKING.md's row for $area/ lacks $(basename "$f")"
 	done
 }
+
+@test "docs: README's table of packages lists, for each target, exactly the packages of its group in build-aux/packages" {
+	local group head row want got
+	while IFS='|' read -r group head; do
+		row=$(grep -F "| $head" "$CORRAL_ROOT/README.md") ||
+			flunk "README.md has no row '$head' (group $group)"
+		got=$(printf '%s\n' "$row" | awk -F'|' '{ print $3 }' |
+			grep -o '`[^`]*`' | tr -d '`' | tr '\n' ' ')
+		want=$(awk -F'\t' -v g="$group" '$1 == g { print $2 }' \
+			"$CORRAL_ROOT/build-aux/packages" | tr '\n' ' ')
+		[ -n "$want" ] || flunk "build-aux/packages has no group $group"
+		[ "$got" = "$want" ] ||
+			flunk "README's row for $group lists '$got', build-aux/packages '$want'"
+	done <<'ROWS'
+build|`make` (the programs
+demo|`make demo` |
+test|`make test` (or
+browser|`make test`, the page
+fuzz|`make fuzz` |
+slurm|`make slurm-test` |
+ROWS
+}

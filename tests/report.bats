@@ -181,6 +181,22 @@ results() {
 	assert_contains "$output" "All tests successful."
 }
 
+@test "report: a YAML diagnostic with a double quote and a backslash reads back, through TAP::Parser, as the very note and output" {
+	results 'printf "%s\\n" "say \"hi\" back\\slash"; exit 1' 'q"u\b'
+	run -0 --separate-stderr corral-report -t out
+	assert_contains "$output" '  message: "FAIL: exit 1: say \"hi\" back\\slash"'
+	printf '%s\n' "$output" > out.tap
+	run -0 --separate-stderr perl -MTAP::Parser -e '
+		my $p = TAP::Parser->new({ source => $ARGV[0] });
+		while (my $r = $p->next) {
+			print $r->description, "\n" if $r->is_test;
+			print $r->data->{message}, "|", $r->data->{tail} if $r->is_yaml;
+		}' out.tap
+	# a TAP description keeps its escapes; TAP::Parser leaves them
+	assert_equal '- q"u\\b' "${lines[0]}"
+	assert_equal 'FAIL: exit 1: say "hi" back\slash|say "hi" back\slash' "${lines[1]}"
+}
+
 @test "report: a segfault behind the shell is a crash error in JUnit and a crash in TAP, the signal named" {
 	results 'sh -c "kill -SEGV \$\$"' seg.sh
 	local note='CRASH: signal 11 (SIGSEGV), reported by the shell as exit 139'

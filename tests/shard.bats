@@ -128,7 +128,7 @@ EOF
 
 @test "shard: the manifest names K, N, the population's count and digest, the plan, the host, the run and the version" {
 	run -0 corral-shard -k 2 -n 3 -m m.json -r R1 -s h2 pop
-	version=$(corral-shard --version | cut -d' ' -f2)
+	version=$(corral-shard --version | sed -n '1s/.* //p')
 	assert_json '.shard == 2 and .of == 3 and .population_units == 30 and .units == 10 and (.population | test("^[0-9a-f]{64}$")) and (.plan | test("^[0-9a-f]{64}$")) and .host == "h2" and .run == "R1" and .version == "'"$version"'"' m.json
 	run -0 corral-shard -k 2 -n 3 -m m2.json pop
 	assert_json ".host == \"$(hostname)\" and .run == \"none\"" m2.json

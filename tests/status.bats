@@ -64,7 +64,7 @@ killed_mid_slice() {
 	assert_json '.agents[0].for_ms >= .agents[1].for_ms'
 	run -0 corral-status out
 	assert_equal "corral status  out  run R1" "${lines[0]}"
-	assert_contains "${lines[1]}" "1/4 done (1 pass, 0 fail, 0 flaky, 0 timeout)"
+	assert_contains "${lines[1]}" "1/4 done (1 pass, 0 fail, 0 skip, 0 flaky, 0 timeout)"
 	[[ ${lines[3]} =~ ^\ \ 0\ +[0-9.ms]+\ +\?\ \ stuck\ \(2\ of\ 3\)$ ]] || flunk "${lines[3]}"
 	[[ ${lines[4]} =~ ^\ \ 1\ +[0-9.ms]+\ +\?\ \ later\ unit\ \(1\ of\ 1\)$ ]] || flunk "${lines[4]}"
 	assert_equal "  2 running, 0 finished" "${lines[5]}"
@@ -116,7 +116,7 @@ killed_mid_slice() {
 	wait $AGENTS || true
 	AGENTS=
 	run -1 corral-status out
-	assert_contains "${lines[1]}" "2/2 done (2 pass, 0 fail, 0 flaky, 0 timeout), took "
+	assert_contains "${lines[1]}" "2/2 done (2 pass, 0 fail, 0 skip, 0 flaky, 0 timeout), took "
 	assert_contains "${lines[1]}" "; the run is over"
 	refute_contains "$output" "ETA"
 	run -1 corral-status -j out
@@ -127,4 +127,87 @@ killed_mid_slice() {
 	assert_contains "${lines[1]}" "0/2 done"
 	assert_contains "${lines[1]}" "; the run is over"
 	refute_contains "$output" "ETA"
+}
+
+# live_state NOW_MS TICK... < UNITS: out/live as a run leaves it, written by
+# hand: the ticks given, and per line "AGENT UNIT RAN_MS EXPECT_MS" (-1:
+# no estimate) an agent of this shell's pid on UNIT for RAN_MS
+live_state() {
+	local now=$1 agent unit ran expect
+	shift
+	mkdir -p out/live
+	printf '%s\n' "$@" > out/live/ticks
+	while read -r agent unit ran expect; do
+		printf '{"agent":"%s","pid":%d,"run":"R1","units":1,"at_ms":%d}\n' \
+			"$agent" "$$" "$((now - ran))" > "out/live/agent-$agent.status"
+		if [ "$expect" -ge 0 ]; then
+			printf '{"unit":"%s","i":1,"attempt":1,"at_ms":%d,"expect_ms":%d}\n' \
+				"$unit" "$((now - ran))" "$expect"
+		else
+			printf '{"unit":"%s","i":1,"attempt":1,"at_ms":%d}\n' \
+				"$unit" "$((now - ran))"
+		fi >> "out/live/agent-$agent.status"
+	done
+}
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+@test "status: the ETA of units with known durations: two 6-second units 2.3 s in have 3.7 s left, not what the finished units' share says" {
+	local now
+	now=$(now_ms)
+	live_state "$now" "T 4" "S 2 2 $((now - 4000))" "S 2 2 $((now - 4000))" \
+		"p 1 1000" "p 1 1000" <<-EOF
+	0 six-a 2300 6000
+	1 six-b 2300 6000
+	EOF
+	run -0 corral-status -j out
+	# it only falls as time goes: 3.7 s at most, and not much less
+	assert_json '.eta_ms <= 3700 and .eta_ms >= 3000 and .done == 2 and .total == 4'
+	run -0 corral-status out
+	[[ ${lines[1]} =~ ETA\ 3\.[0-7]s$ ]] || flunk "${lines[1]}"
+}
+
+@test "status: the ETA without estimates comes from the run so far: 4 units done at 0.5 s each, 6 to go over 2 agents, about 1.5 s" {
+	local now
+	now=$(now_ms)
+	live_state "$now" "T 10" "S 5 5 $((now - 2000))" "S 5 5 $((now - 2000))" \
+		"p 1 500" "p 1 500" "f 1 500" "s 1 500" <<-EOF
+	0 u5 0 -1
+	1 u6 0 -1
+	EOF
+	run -0 corral-status -j out
+	assert_json '.eta_ms <= 1500 and .eta_ms >= 1000 and .skip == 1 and .fail == 1'
+	run -0 corral-status out
+	assert_contains "${lines[1]}" "4/10 done (2 pass, 1 fail, 1 skip, 0 flaky, 0 timeout), "
+}
+
+@test "status: the progress line of a run of one agent a unit, on a terminal, counts skips and gives an ETA from the run so far, never 0.0s while units are left" {
+	mkdir proj
+	printf '%s\n' a b c d e f g h > proj/units.txt
+	printf '%s\n' 'CORRAL_UNITS_FILE = units.txt' \
+		'CORRAL_CMD = sleep 0.3; test "$$CORRAL_UNIT" != c || exit 77' \
+		"include $CORRAL_ROOT/corral.mk" > proj/Makefile
+	# script(1): the agents' standard error is a terminal, so they redraw
+	run -0 script -qec 'make -C proj -j2 corral-run' /dev/null
+	printf '%s' "$output" | tr '\r' '\n' | grep -o '[0-9]*/8 done (.*ETA [0-9.ms]*' > lines
+	[ "$(wc -l < lines)" -ge 7 ] || flunk "$(cat lines)"
+	# every line with units left has an ETA above 0
+	grep -v '^8/8' lines | grep 'ETA 0\.0s' && flunk "an ETA of 0.0s with units left: $(cat lines)"
+	grep -q '^8/8 done (7 pass, 0 fail, 1 skip, 0 flaky, 0 timeout), ' lines ||
+		flunk "no last line: $(cat lines)"
+}
+
+@test "status: on a terminal the agents' status line is cleared before make's step lines, never run into them" {
+	mkdir proj
+	printf '%s\n' a b c d e f > proj/units.txt
+	printf '%s\n' 'CORRAL_UNITS_FILE = units.txt' 'CORRAL_CMD = sleep 0.2' \
+		"include $CORRAL_ROOT/corral.mk" > proj/Makefile
+	run -0 script -qec 'make --no-print-directory -C proj -j2 corral-run' /dev/null
+	printf '%s' "$output" > raw
+	grep -aq 'SLICE' raw || flunk "no step lines: $output"
+	grep -aq 'ETA' raw || flunk "no status line: $output"
+	# each step line starts its line, or follows the clear that ends one
+	tr '\r' '\n' < raw | sed 's/\x1b\[K//g' | grep -a '[^ ]  *\(SLICE\|MERGE\) ' &&
+		flunk "a step line run into the status line"
+	true
 }

@@ -13,6 +13,15 @@ version() {
 	sed -n 's/^#define CORRAL_VERSION "\(.*\)"$/\1/p' "$CORRAL_ROOT/src/base/base.h"
 }
 
+# What --version prints for program $1: its name and version, then the
+# copyright and licence lines GNU programs print.
+version_text() {
+	printf '%s %s\n%s' "$1" "$(version)" "Copyright (C) 2026 the corral authors.
+License MIT: <https://opensource.org/licenses/MIT>.
+This is free software: you are free to change and redistribute it.
+There is NO WARRANTY, to the extent permitted by law."
+}
+
 @test "usage: every program answers -h and --help with its synopsis on stdout, exit 0 and nothing on stderr" {
 	local prog name opt n=0
 	for prog in "$CORRAL_TEST_BIN"/corral*; do
@@ -45,12 +54,12 @@ version() {
 	done
 }
 
-@test "usage: every program prints its name and version for --version, exit 0" {
+@test "usage: every program prints its name and version, then the copyright and licence, for --version, exit 0" {
 	local prog name
 	for prog in "$CORRAL_TEST_BIN"/corral*; do
 		name=$(basename "$prog")
 		run -0 --separate-stderr "$prog" --version
-		[ "$output" = "$name $(version)" ] ||
+		[ "$output" = "$(version_text "$name")" ] ||
 			flunk "$name --version printed '$output'"
 		[ -z "$stderr" ] || flunk "$name --version wrote to stderr"
 	done
@@ -82,12 +91,13 @@ version() {
 	for prog in "$CORRAL_TEST_BIN"/corral*; do
 		name=$(basename "$prog")
 		# their first operand starts a command, whose arguments are its own
-		case $name in corral | corral-lock) continue ;; esac
+		# (corral-run's are all make's)
+		case $name in corral | corral-lock | corral-run) continue ;; esac
 		run -0 --separate-stderr "$prog" operand --help
 		[[ ${lines[0]} == "usage: $name"* ]] ||
 			flunk "$name operand --help: first line is '${lines[0]}'"
 		run -0 --separate-stderr "$prog" operand --version
-		[ "$output" = "$name $(version)" ] ||
+		[ "$output" = "$(version_text "$name")" ] ||
 			flunk "$name operand --version printed '$output'"
 		n=$((n + 1))
 	done
@@ -95,7 +105,7 @@ version() {
 	run -0 --separate-stderr corral-split -n 2 --help
 	[[ ${lines[0]} == "usage: corral-split"* ]] || flunk "${lines[0]}"
 	run -0 --separate-stderr corral-report --junit=x --version
-	assert_output "corral-report $(version)"
+	assert_output "$(version_text corral-report)"
 	run -2 --separate-stderr corral-split -n 2 -- --help
 	assert_stderr "corral-split: cannot open '--help': No such file or directory"
 	run -2 --separate-stderr corral-split -s --help -n 2
@@ -107,4 +117,22 @@ version() {
 	# a command's --help is the command's
 	run -0 --separate-stderr corral split --help
 	[[ ${lines[0]} == "usage: corral-split"* ]] || flunk "${lines[0]}"
+}
+
+@test "usage: the programs in sh name themselves and the option for an unknown option or a missing value, then print the synopsis, exit 2" {
+	local prog name n=0
+	for prog in "$CORRAL_TEST_BIN"/corral*; do
+		head -c 2 "$prog" | grep -q '#!' || continue
+		name=$(basename "$prog")
+		run -2 --separate-stderr "$prog" -V
+		[ "${stderr_lines[0]}" = "$name: unknown option -V" ] ||
+			flunk "$name -V: '${stderr_lines[0]}'"
+		[[ ${stderr_lines[1]} == "usage: $name"* ]] ||
+			flunk "$name -V: no synopsis: '${stderr_lines[1]}'"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 3 ] || flunk "only $n programs in sh"
+	run -2 --separate-stderr corral-find-suite -j
+	[ "${stderr_lines[0]}" = "corral-find-suite: option -j needs a value" ] ||
+		flunk "${stderr_lines[0]}"
 }

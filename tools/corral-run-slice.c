@@ -34,6 +34,7 @@ struct opts {
 	const char *history;	/* -A */
 	unsigned char no_retry[256];
 	unsigned char skip[256];
+	unsigned char hard[256];
 	int sep;
 	int sandbox;		/* -X bwrap */
 	int check;		/* -n: check the sandbox, run nothing */
@@ -41,8 +42,8 @@ struct opts {
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e "
-	"ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
+	"corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-E "
+	"CODES] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -54,7 +55,9 @@ static const struct corral_usage use = {
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-D STAMP\tmade when every unit passed, removed until then\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
+	"-E CODES\texit codes that mean a hard error, comma-separated\n"
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
+	"-F\tthe exit status alone decides: TAP a unit prints cannot fail it\n"
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
@@ -317,7 +320,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:C:c:D:d:e:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:C:c:D:d:E:e:FG:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -336,6 +339,11 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 			parse_codes(o->skip, optarg, "-K");
 			r->skip = o->skip;
 			break;
+		case 'E':
+			parse_codes(o->hard, optarg, "-E");
+			r->hard = o->hard;
+			break;
+		case 'F': r->exit_only = 1; break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;

@@ -62,21 +62,47 @@ elapsed_ms(const struct corral_tally *t, long long end_ms)
 	return (end_ms > 0 ? end_ms : now) - t->start_ms;
 }
 
+/*
+ * The ETA of the run: the units in flight by their estimates (what they
+ * usually take less what they have run), the rest at the run's mean, over
+ * the agents running now; -1 when nothing tells yet.
+ */
+static long long
+run_eta(const struct corral_agent_status *a, size_t n,
+    const struct corral_tally *t)
+{
+	long long now = corral_time_epoch_ms(), *left, *ran, eta;
+	size_t i, k = 0;
+
+	if (!(left = calloc(n + 1, sizeof(*left))) ||
+	    !(ran = calloc(n + 1, sizeof(*ran))))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	for (i = 0; i < n; i++) {
+		if (a[i].state != CORRAL_AGENT_RUNNING)
+			continue;
+		ran[k] = a[i].since_ms >= 0 ? now - a[i].since_ms : 0;
+		left[k] = a[i].expect_ms < 0 ? -1 : a[i].expect_ms > ran[k] ?
+		    a[i].expect_ms - ran[k] : 0;
+		k++;
+	}
+	eta = corral_tally_eta(t, left, ran, k);
+	free(left);
+	free(ran);
+	return eta;
+}
+
 /* end_ms > 0: the run is over, then. */
 static void
-print_tally(const struct corral_tally *t, long long end_ms)
+print_tally(const struct corral_tally *t, long long end_ms, long long eta)
 {
-	long long el = elapsed_ms(t, end_ms), eta = -1;
+	long long el = elapsed_ms(t, end_ms);
 	char took[32], left[32];
 
-	if (t->wdone > 0 && t->weight >= t->wdone)
-		eta = (long long)((double)el * (double)(t->weight - t->wdone) /
-		    (double)t->wdone);
 	corral_duration_format(el, took);
 	corral_duration_format(eta, left);
-	printf("  %zu/%zu done (%zu pass, %zu fail, %zu flaky, %zu timeout), ",
-	    t->done, corral_tally_total(t), t->pass, t->fail, t->flaky,
-	    t->timeout);
+	printf("  %zu/%zu done (%zu pass, %zu fail, %zu skip, %zu flaky, "
+	    "%zu timeout), ", t->done, corral_tally_total(t), t->pass, t->fail,
+	    t->skip, t->flaky, t->timeout);
 	if (end_ms > 0)
 		printf("took %s; the run is over\n", took);
 	else
@@ -155,7 +181,7 @@ print_text(const char *out, const struct corral_agent_status *a, size_t n,
 	if (n && a[0].run)
 		printf("  run %s", a[0].run);
 	putchar('\n');
-	print_tally(t, run_end(a, n, t));
+	print_tally(t, run_end(a, n, t), run_eta(a, n, t));
 	for (i = 0; i < n; i++) {
 		running += a[i].state == CORRAL_AGENT_RUNNING;
 		done += a[i].state == CORRAL_AGENT_DONE;
@@ -218,10 +244,11 @@ print_json(const char *out, const struct corral_agent_status *a, size_t n,
 	else
 		rc |= corral_buf_addstr(&b, "null");
 	rc |= corral_buf_addf(&b, ",\"total\":%zu,\"done\":%zu,\"pass\":%zu,"
-	    "\"fail\":%zu,\"flaky\":%zu,\"timeout\":%zu,\"elapsed_ms\":%lld,"
-	    "\"over\":%s,\"agents\":[", corral_tally_total(t), t->done,
-	    t->pass, t->fail, t->flaky, t->timeout, elapsed_ms(t, run_end(a,
-	    n, t)), run_end(a, n, t) > 0 ? "true" : "false");
+	    "\"fail\":%zu,\"skip\":%zu,\"flaky\":%zu,\"timeout\":%zu,"
+	    "\"elapsed_ms\":%lld,\"eta_ms\":%lld,\"over\":%s,\"agents\":[",
+	    corral_tally_total(t), t->done, t->pass, t->fail, t->skip, t->flaky,
+	    t->timeout, elapsed_ms(t, run_end(a, n, t)), run_end(a, n, t) > 0 ?
+	    0 : run_eta(a, n, t), run_end(a, n, t) > 0 ? "true" : "false");
 	for (i = 0; i < n; i++) {
 		rc |= corral_buf_addstr(&b, i ? "," : "");
 		rc |= add_agent_json(&b, &a[i], now);

@@ -5,7 +5,8 @@
  * exit status and signals are the helper's own.  If the exec fails, the
  * status is 127 when there is no such program and 126 otherwise, as in
  * the shell; a name that is no command and no program is a usage error.
- * With no argument it runs the demo.  The list -h prints is the table in
+ * With no argument it prints its usage on stderr and exits 2, as every
+ * other tool does ("corral demo" is the demo).  The list -h prints is the table in
  * install.c; "corral help CMD" is "corral-CMD -h".
  */
 #include <errno.h>
@@ -33,7 +34,7 @@ commands(FILE *fp)
 	    "usage):\n");
 	for (c = corral_commands; c->name; c++)
 		fprintf(fp, "   %-*s %s\n", w + 1, c->name, c->summary);
-	fprintf(fp, "\nWith no command, corral runs the demo.\n");
+	fprintf(fp, "\nStart with \"corral demo\", then \"corral doctor\".\n");
 }
 
 static const struct corral_usage use = {
@@ -73,13 +74,13 @@ run(const char *name, char **args)
 int
 main(int argc, char *argv[])
 {
-	static char demo[] = "demo", dash_h[] = "-h";
-	char *none[] = { demo, NULL }, *help[] = { NULL, dash_h, NULL };
+	static char dash_h[] = "-h";
+	char *help[] = { NULL, dash_h, NULL };
 
 	corral_setprogname(argv[0]);
 	argv0 = argv[0];
 	if (argc < 2)
-		run("demo", none);
+		corral_usage(&use, CORRAL_EXIT_ERR);
 	corral_usage_check_command(&use, argc, argv);
 	if (!strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2))
 		corral_usage(&use, CORRAL_EXIT_OK);

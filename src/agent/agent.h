@@ -90,6 +90,9 @@ struct corral_tally {
 	long long weight;	/* their expected work (ms, or 1 a unit) */
 	long long wdone;	/* the expected work of the finished units */
 	long long start_ms;	/* when the first agent started (Epoch ms) */
+	long long msdone;	/* the time the timed units took, in all */
+	size_t timed;		/* finished units that ran (not not-run) */
+	size_t agents, agents_done;	/* "S" lines, "E" lines */
 };
 
 /*
@@ -101,6 +104,17 @@ typedef void corral_progress_fn(void *arg, const char *line, size_t len);
 
 /* The run's total: what it planned, or more once more agents started. */
 size_t corral_tally_total(const struct corral_tally *t);
+/*
+ * The ms until the run's units are done, or -1 while nothing tells (no
+ * unit ended, none in flight with an estimate).  left[0..n) is what each
+ * unit in flight still needs by its own estimate (-1: none; it then gets
+ * the run's mean less ran[i], the ms it has run); the units not yet
+ * started take the run's mean each.  The work is spread over the agents
+ * running now (n when n > 0, else those of the ticks), and the ETA is
+ * never less than the longest unit in flight still needs.
+ */
+long long corral_tally_eta(const struct corral_tally *t,
+    const long long *left, const long long *ran, size_t n);
 /* The tally of STATEDIR/ticks into t (zero when there is none).  0 or -1. */
 int corral_live_tally(const char *statedir, struct corral_tally *t,
     struct corral_err *err);
@@ -260,6 +274,12 @@ struct corral_run {
 	const unsigned char *skip;	/* [256]: exit codes that mean the unit
 					   skipped itself ("skip", ok), or
 					   NULL: none */
+	const unsigned char *hard;	/* [256]: exit codes that mean a hard
+					   error ("error", automake's 99), or
+					   NULL: none */
+	int exit_only;		/* a unit that exits 0 passes whatever TAP
+				   it printed; 0: its TAP's not ok lines,
+				   Bail out! or a short plan fail it */
 	long long output_max;	/* bytes of a unit's output kept (head+tail) */
 	struct corral_limits limits;
 	const long long *expect;	/* expected ms per unit, or NULL */

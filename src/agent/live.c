@@ -148,10 +148,14 @@ tick_letter(const char *status)
 }
 
 static void
-tally_tick(struct corral_tally *t, int letter, long long w)
+tally_tick(struct corral_tally *t, int letter, long long w, long long ms)
 {
 	t->done++;
 	t->wdone += w;
+	if (ms >= 0) {
+		t->msdone += ms;
+		t->timed++;
+	}
 	switch (letter) {
 	case 'p': t->pass++; break;
 	case 'k': t->flaky++; break;
@@ -163,14 +167,15 @@ tally_tick(struct corral_tally *t, int letter, long long w)
 
 /*
  * "T UNITS": the run will run that many (written before any agent
- * starts); "S UNITS WEIGHT START_MS": an agent began; "L WEIGHT": a unit
- * ended.
+ * starts); "S UNITS WEIGHT START_MS": an agent began; "E": it ended;
+ * "L WEIGHT MS": a unit ended with status letter L after MS (-1: it did
+ * not run).
  */
 static void
 tally_line(struct corral_tally *t, const char *s)
 {
 	size_t units = 0;
-	long long w = 0, start = 0;
+	long long w = 0, start = 0, ms = -1;
 
 	if (s[0] == 'T' && sscanf(s + 1, "%zu", &units) == 1) {
 		if (units > t->planned)
@@ -181,12 +186,17 @@ tally_line(struct corral_tally *t, const char *s)
 	    &start) == 3) {
 		t->total += units;
 		t->weight += w;
+		t->agents++;
 		if (!t->start_ms || start < t->start_ms)
 			t->start_ms = start;
 		return;
 	}
-	if (s[0] && s[1] == ' ' && sscanf(s + 2, "%lld", &w) == 1)
-		tally_tick(t, s[0], w);
+	if (s[0] == 'E' && !s[1]) {
+		t->agents_done++;
+		return;
+	}
+	if (s[0] && s[1] == ' ' && sscanf(s + 2, "%lld %lld", &w, &ms) >= 1)
+		tally_tick(t, s[0], w, ms);
 }
 
 /* Fold the ticks written since the last read into t: whole lines only. */
@@ -220,6 +230,39 @@ size_t
 corral_tally_total(const struct corral_tally *t)
 {
 	return t->planned > t->total ? t->planned : t->total;
+}
+
+long long
+corral_tally_eta(const struct corral_tally *t, const long long *left,
+    const long long *ran, size_t n)
+{
+	size_t total = corral_tally_total(t), pending, i, known = 0;
+	size_t agents = t->agents > t->agents_done ?
+	    t->agents - t->agents_done : 1;
+	double mean = t->timed ? (double)t->msdone / (double)t->timed : -1;
+	double work = 0, longest = 0, need;
+
+	pending = total > t->done + n ? total - t->done - n : 0;
+	for (i = 0; i < n; i++) {
+		if (left[i] >= 0)
+			need = (double)left[i];
+		else if (mean >= 0)
+			need = mean > (double)ran[i] ? mean - (double)ran[i] : 0;
+		else
+			continue;
+		known++;
+		work += need;
+		if (need > longest)
+			longest = need;
+	}
+	if (mean < 0 && (known < n || !n))
+		return t->done >= total && !n ? 0 : -1;
+	if (mean >= 0)
+		work += (double)pending * mean;
+	if (n)
+		agents = n;
+	return (long long)(work / (double)agents > longest ?
+	    work / (double)agents : longest);
 }
 
 size_t
@@ -259,23 +302,23 @@ add_name(struct corral_buf *b, const char *unit)
 	return 0;
 }
 
-/* "12/40 done (10 pass, 1 fail, 1 flaky, 0 timeout), 3.2s, ETA 9.0s" */
+/*
+ * "12/40 done (10 pass, 1 fail, 0 skip, 1 flaky, 0 timeout), 3.2s
+ * elapsed, ETA 9.0s"
+ */
 static int
 add_tally(struct corral_buf *b, const struct corral_tally *t)
 {
-	long long now = corral_time_epoch_ms(), el, eta = -1;
+	long long now = corral_time_epoch_ms(), el;
 	char elapsed[32], left[32];
 
 	el = t->start_ms ? now - t->start_ms : 0;
-	if (t->wdone > 0 && t->weight >= t->wdone)
-		eta = (long long)((double)el * (double)(t->weight - t->wdone) /
-		    (double)t->wdone);
 	corral_duration_format(el, elapsed);
-	corral_duration_format(eta, left);
+	corral_duration_format(corral_tally_eta(t, NULL, NULL, 0), left);
 	return corral_buf_addf(b, "%zu/%zu done (%zu pass, %zu fail, %zu "
-	    "flaky, %zu timeout), %s elapsed, ETA %s", t->done,
-	    corral_tally_total(t),
-	    t->pass, t->fail, t->flaky, t->timeout, elapsed, left);
+	    "skip, %zu flaky, %zu timeout), %s elapsed, ETA %s", t->done,
+	    corral_tally_total(t), t->pass, t->fail, t->skip, t->flaky,
+	    t->timeout, elapsed, left);
 }
 
 static int
@@ -330,13 +373,15 @@ void
 corral_live_end(struct corral_live *l, const char *unit, const char *status,
     long long ms, int attempt, int final, long long weight)
 {
+	long long took = strcmp(status, "not-run") ? ms : -1;
+
 	if (final && l->tickfd >= 0) {
 		corral_buf_reset(&l->b);
-		if (corral_buf_addf(&l->b, "%c %lld\n", tick_letter(status),
-		    weight) == 0)
+		if (corral_buf_addf(&l->b, "%c %lld %lld\n",
+		    tick_letter(status), weight, took) == 0)
 			put(l->tickfd, &l->b);
 	} else if (final) {
-		tally_tick(&l->t, tick_letter(status), weight);
+		tally_tick(&l->t, tick_letter(status), weight, took);
 	}
 	if (l->tickfd >= 0)
 		tally_read(l->tickfd, &l->tickoff, &l->t);
@@ -366,6 +411,11 @@ corral_live_interrupted(struct corral_live *l)
 void
 corral_live_close(struct corral_live *l, int finished)
 {
+	if (l->tickfd >= 0) {
+		corral_buf_reset(&l->b);
+		if (corral_buf_addstr(&l->b, "E\n") == 0)
+			put(l->tickfd, &l->b);
+	}
 	if (finished && l->statusfd >= 0) {
 		corral_buf_reset(&l->b);
 		if (corral_buf_addf(&l->b, "{\"state\":\"done\",\"at_ms\":%lld}\n",

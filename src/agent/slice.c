@@ -168,6 +168,32 @@ describe_limit(struct corral_run *r, struct outcome *o, int status)
 	return 0;
 }
 
+/*
+ * A unit that exited 0 as its TAP judges it, as prove does: 1 with o a
+ * failure when the TAP says one (a "not ok", "Bail out!", fewer or more
+ * tests than planned), 0 when it passes or printed no TAP, -1: ENOMEM.
+ */
+static int
+describe_tap(struct outcome *o, const struct corral_tap *t)
+{
+	int rc;
+
+	if (!corral_tap_found(t) || (!t->failed && !t->bailed &&
+	    (long long)t->tests == t->plan))
+		return 0;
+	o->status = "fail";
+	rc = corral_buf_addstr(&o->note, "FAIL: TAP: ");
+	if (t->failed)
+		rc |= corral_buf_add(&o->note, t->first_fail.data,
+		    t->first_fail.len);
+	else if (t->bailed)
+		rc |= corral_buf_add(&o->note, t->bail.data, t->bail.len);
+	else
+		rc |= corral_buf_addf(&o->note, "planned %lld, ran %zu",
+		    t->plan, t->tests);
+	return rc < 0 ? -1 : 1;
+}
+
 /* Fill o from how the unit ended; spawn_err != 0: it never started. */
 static int
 describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
@@ -196,6 +222,9 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 		    corral_proc_describe(&o->note, status, 1);
 	}
 	o->exit_code = WEXITSTATUS(status);
+	if (o->exit_code == 0 && !r->exit_only &&
+	    (rc = describe_tap(o, &c->tap)) != 0)
+		return rc < 0 ? -1 : 0;
 	if (o->exit_code == 0) {
 		o->ok = 1;
 		o->status = "pass";
@@ -206,6 +235,12 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 		o->ok = 1;
 		o->status = "skip";
 		return corral_buf_addf(&o->note, "SKIP: exit %d",
+		    o->exit_code) | corral_run_capture_detail(c, &o->note);
+	}
+	if (r->hard && r->hard[o->exit_code]) {
+		/* automake's 99: the unit could not even tell */
+		o->status = "error";
+		return corral_buf_addf(&o->note, "ERROR: exit %d",
 		    o->exit_code) | corral_run_capture_detail(c, &o->note);
 	}
 	o->status = "fail";

@@ -21,6 +21,15 @@
 #include <sys/types.h>
 
 #define CORRAL_VERSION "0.1.0"
+/*
+ * What --version prints after "PROGRAM VERSION", as GNU programs do; the
+ * programs in sh get the same lines from build-aux/mkscript.
+ */
+#define CORRAL_VERSION_NOTICE \
+	"Copyright (C) 2026 the corral authors.\n" \
+	"License MIT: <https://opensource.org/licenses/MIT>.\n" \
+	"This is free software: you are free to change and redistribute it.\n" \
+	"There is NO WARRANTY, to the extent permitted by law.\n"
 
 /* Exit statuses, the contract of every program (README "Exit status"). */
 enum {

@@ -2,8 +2,8 @@
 /*
  * usage.c is what every program says about itself: the synopsis and one
  * line per option for -h and --help (on stdout, exit 0), the synopsis
- * alone for a usage error (on stderr, exit 2), and "PROGRAM VERSION" for
- * --version.  --help and --version count anywhere among the options, as
+ * alone for a usage error (on stderr, exit 2), and "PROGRAM VERSION" with
+ * the copyright and licence lines for --version.  --help and --version count anywhere among the options, as
  * with GNU's getopt_long, and the option lines say which options take a
  * value, so that "-t --help" stays a value.  Like err.c it prints, for the tools; the library never
  * calls it.
@@ -73,8 +73,8 @@ void
 corral_usage_version(const struct corral_usage *u)
 {
 	/* the synopsis's first word: corral-lock names itself corral */
-	printf("%.*s %s\n", (int)strcspn(u->synopsis, " \n"), u->synopsis,
-	    CORRAL_VERSION);
+	printf("%.*s %s\n%s", (int)strcspn(u->synopsis, " \n"), u->synopsis,
+	    CORRAL_VERSION, CORRAL_VERSION_NOTICE);
 	finish(CORRAL_EXIT_OK);
 }
 

@@ -303,19 +303,22 @@ read_unit_tests(const struct corral_report *rep,
 	return rc;
 }
 
+/* Test number n (from 1) t of the unit r; a bare "ok 1" is "test 1". */
 static int
 add_test_case(struct suite *su, const struct corral_report_row *r,
-    const struct corral_tap_test *t)
+    const struct corral_tap_test *t, size_t n)
 {
+	char number[32];
 	struct tcase c;
 
 	memset(&c, 0, sizeof(c));
-	c.name = t->name;
+	snprintf(number, sizeof(number), "test %zu", n);
+	c.name = *t->name ? t->name : number;
 	c.classname = c.file = r->unit;
 	c.ms = t->ms;
 	c.kind = t->status == CORRAL_TAP_FAIL ? 'f' :
 	    t->status == CORRAL_TAP_SKIP ? 's' : 0;
-	c.message = c.kind == 's' ? (t->reason ? t->reason : "") : t->name;
+	c.message = c.kind == 's' ? (t->reason ? t->reason : "") : c.name;
 	c.type = "fail";
 	c.body = c.out = t->text.data ? t->text.data : "";
 	c.nbody = c.nout = t->text.len;
@@ -337,7 +340,7 @@ add_unit_suite(struct junit *j, const struct corral_report_row *r,
 
 	memset(&su, 0, sizeof(su));
 	for (i = 0; i < tap->n && rc == 0; i++)
-		rc = add_test_case(&su, r, &tap->v[i]);
+		rc = add_test_case(&su, r, &tap->v[i], i + 1);
 	if (rc == 0 && (kind == 'e' || (kind == 'f' && !tap->failed)))
 		rc = add_unit_case(j, &su, r, r->unit);
 	if (rc == 0)

@@ -178,6 +178,16 @@ long corral_score_count(const struct corral_score *s, const char *verdict);
 int corral_score_order(const struct corral_score *s, const char ***orderp);
 void corral_score_release(struct corral_score *s);
 
+/*
+ * The verdict of the result in dir, for an exit status: 0 when its
+ * summary.json says every unit passed, each exactly once, 1 when units
+ * failed or the result is incomplete (missing or duplicated units), -1
+ * with err set when there is no summary.json written at since_ms (Epoch
+ * ms) or later, or it cannot be read: no run of now wrote a result.
+ */
+int corral_summary_verdict(const char *dir, long long since_ms,
+    struct corral_err *err);
+
 /* ------------------------------------------------------------------ */
 /* slowest.c: the slowest units of the last run                         */
 

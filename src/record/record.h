@@ -35,6 +35,7 @@ struct corral_tap {
 	size_t tests, failed, skipped;
 	long long plan;			/* N of "1..N", or -1: not TAP */
 	int bailed;			/* a "Bail out!" line was read */
+	struct corral_buf bail;		/* the first such line, or "" */
 	struct corral_buf first_fail;	/* the first "not ok" line, or "" */
 	struct corral_strv failures;	/* the first CORRAL_TAP_NAMES names */
 	struct corral_tap_test *v;	/* every test, when keep */

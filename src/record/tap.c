@@ -43,6 +43,7 @@ corral_tap_release(struct corral_tap *t)
 	}
 	free(t->v);
 	corral_buf_release(&t->first_fail);
+	corral_buf_release(&t->bail);
 	corral_strv_release(&t->failures);
 	corral_buf_release(&t->line);
 	memset(t, 0, sizeof(*t));
@@ -289,8 +290,12 @@ read_line(struct corral_tap *t, const char *s, size_t n)
 		t->plan = plan;
 		return 0;
 	}
-	if (n >= 9 && !memcmp(s, "Bail out!", 9))
+	if (n >= 9 && !memcmp(s, "Bail out!", 9)) {
+		if (!t->bailed && corral_add_excerpt(&t->bail, s, n,
+		    TAP_LINE_MAX) < 0)
+			return -1;
 		t->bailed = 1;
+	}
 	return read_text(t, s, n);
 }
 

@@ -40,6 +40,7 @@ const struct corral_command corral_commands[] = {
 	{ "patch-shellcheck", "apply shellcheck's own repair for a finding" },
 	{ "plan", "one brief per agent, as JSON, for a subagent fan-out" },
 	{ "report", "a run's merged results as JUnit XML or TAP" },
+	{ "run", "make corral-run, exit 0 passed, 1 units failed, 2 could not run" },
 	{ "run-slice", "run one agent's slice in a private clone, log it" },
 	{ "scoreboard", "tally a run's merged results by verdict" },
 	{ "shard", "this host's shard of the units, the same cut on every host" },

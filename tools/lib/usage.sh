@@ -12,7 +12,8 @@
 #   parse_options OPTSTRING HANDLER "$@"
 #                       --help and --version anywhere (finder_start), then
 #                       getopts OPTSTRING (which holds h): -h is usage 0,
-#                       an unknown option or a missing value usage 2, any
+#                       an unknown option or a missing value, named on a
+#                       line "prog: ...", usage 2, any
 #                       other option is handed to 'HANDLER LETTER VALUE';
 #                       nopts is how many arguments the options took, for
 #                       the script's 'shift "$nopts"'
@@ -24,6 +25,13 @@
 # @(#)corral @VERSION@
 set -u
 version=@VERSION@
+
+# What --version prints after the version (src/base/base.h's notice).
+version_notice() {
+	cat <<'EOF'
+@VERSION_NOTICE@
+EOF
+}
 
 die() {
 	printf '%s: %s\n' "$prog" "$*" >&2
@@ -57,7 +65,7 @@ finder_start() {
 		case $1 in
 		--help) usage 0 ;;
 		--version)
-			printf '%s %s\n' "$prog" "$version" ||
+			printf '%s %s\n' "$prog" "$version" && version_notice ||
 				die "cannot write standard output"
 			exit 0 ;;
 		--*) ;;
@@ -80,10 +88,13 @@ parse_options() {
 	shift 2
 	finder_start "$@"
 	OPTIND=1
-	while getopts "$spec" opt; do
+	# getopts's silent mode (the leading colon): the messages are ours,
+	# naming the program, as the C programs' getopt names theirs.
+	while getopts ":$spec" opt; do
 		case $opt in
 		h) usage 0 ;;
-		\?) usage 2 ;;
+		\?) printf '%s: unknown option -%s\n' "$prog" "$OPTARG" >&2; usage 2 ;;
+		:) printf '%s: option -%s needs a value\n' "$prog" "$OPTARG" >&2; usage 2 ;;
 		*) "$handler" "$opt" "${OPTARG-}" ;;
 		esac
 	done
