@@ -84,7 +84,7 @@ browse() {
 	slices "$CMD" ok bad -- flaky
 	run -0 corral-report -H page.html out
 	run -0 grep -o '<h2 id="[a-z]*">' page.html
-	assert_output "$(printf '<h2 id="%s">\n' timeline failures slowest flaky balance)"
+	assert_output "$(printf '<h2 id="%s">\n' timeline failures slowest flaky skipped balance)"
 	run -0 xq 'string(//h2[@id="failures"]/following-sibling::table[1]//tr[2]/td[1])' page.html
 	assert_contains "$output" "bad"
 	run -0 xq 'string(//h2[@id="failures"]/following-sibling::table[1]//tr[2]/td[5])' page.html
@@ -94,6 +94,18 @@ browse() {
 	assert_contains "$output" "FLAKY: passed on attempt 2"
 	run -0 xq 'count(//h2[@id="slowest"]/following-sibling::table[1]//tr)' page.html
 	assert_output 4
+}
+
+@test "html: the skipped units are listed with their reasons, after the flaky ones" {
+	printf '%s\n' ok skip-net skip-db > s0
+	corral-run-slice -K 77 -c 'case $CORRAL_UNIT in skip*) echo "no network here" >&2; exit 77 ;; esac' -l out/logs 0 s0
+	corral-merge -q -o out out/logs
+	run -0 corral-report -H page.html out
+	run -0 grep -o '<h2 id="skipped">Skipped units (2)</h2>' page.html
+	run -0 xq 'string(//h2[@id="skipped"]/following-sibling::table[1])' page.html
+	assert_contains "$output" "skip-net"
+	assert_contains "$output" "skip-db"
+	assert_contains "$output" "SKIP: exit 77: no network here"
 }
 
 @test "html: the balance is the makespan against max(total / agents, longest unit)" {

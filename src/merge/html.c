@@ -493,18 +493,23 @@ add_failures(const struct corral_timeline *t, struct corral_buf *b)
 	return rc | end_table(b, n);
 }
 
+/*
+ * The units of one class (flaky, skip) as a section id titled title:
+ * each with its attempts and its note (a skip's reason).
+ */
 static int
-add_flaky(const struct corral_timeline *t, struct corral_buf *b)
+add_class(const struct corral_timeline *t, struct corral_buf *b,
+    const char *cls, const char *id, const char *title)
 {
 	static const char head[] = "<tr><th>unit</th><th>attempts</th>"
 	    "<th>note</th></tr>\n";
-	size_t i, k = 0, n = count_status(t, "flaky");
+	size_t i, k = 0, n = count_status(t, cls);
 	int rc;
 
-	if ((rc = table_head(b, "flaky", "Flaky units", n, head)) || !n)
+	if ((rc = table_head(b, id, title, n, head)) || !n)
 		return rc;
 	for (i = 0; i < t->nunits && rc == 0; i++) {
-		if (strcmp(status_class(t->units[i].status), "flaky"))
+		if (strcmp(status_class(t->units[i].status), cls))
 			continue;
 		rc |= fold(b, k++, n, head);
 		rc |= corral_buf_addstr(b, "<tr><td>");
@@ -671,7 +676,8 @@ corral_html_format(const struct corral_timeline *t, struct corral_buf *b)
 	rc |= add_timeline(t, b);
 	rc |= add_failures(t, b);
 	rc |= add_slowest(t, b);
-	rc |= add_flaky(t, b);
+	rc |= add_class(t, b, "flaky", "flaky", "Flaky units");
+	rc |= add_class(t, b, "skip", "skipped", "Skipped units");
 	rc |= add_balance(t, b);
 	rc |= corral_buf_addstr(b, "</body></html>\n");
 	return rc ? -1 : 0;
