@@ -63,6 +63,11 @@
 #                                itself: status skip, never a failure
 #   CORRAL_ERROR_CODES ?= 99     exit codes that mean a hard error (the unit
 #                                could not even tell): status error
+#   CORRAL_NOTE_PATTERN ?=       an extended regular expression: a failed
+#                                unit's note quotes the first line of its
+#                                output that matches (before pytest's,
+#                                go test's, a compiler's, a traceback's and
+#                                make's own failure lines, then the last line)
 #   CORRAL_VERDICT    ?= tap     tap: a unit that prints TAP and exits 0
 #                                fails on a "not ok", "Bail out!" or a plan
 #                                it fell short of, as prove judges; exit: the
@@ -182,6 +187,7 @@ CORRAL_NO_RETRY   ?=
 CORRAL_SKIP_CODES ?= 77
 CORRAL_ERROR_CODES ?= 99
 CORRAL_VERDICT    ?= tap
+CORRAL_NOTE_PATTERN ?=
 CORRAL_FAIL_ON_FLAKY ?= 0
 CORRAL_HALT       ?=
 CORRAL_OUTPUT_MAX ?= 1M
@@ -368,6 +374,7 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-K,$(__corral_skip_codes)) \
 	$(call __corral-opt,-E,$(__corral_error_codes)) \
 	$(if $(filter exit,$(CORRAL_VERDICT)),'-F') \
+	$(call __corral-opt,-f,$(CORRAL_NOTE_PATTERN)) \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
 	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0hkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-E CODES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -219,6 +219,31 @@ ms_since() {
 	run -0 sort logs/agent-K/1.out
 	assert_output "error: expected 3, got 4
 see https://example.org/wiki/SC1234"
+}
+
+@test "run-slice: a failing unit's note names the failure as the tool printed it: pytest's FAILED line, a compiler's first error, a traceback's exception, go test's --- FAIL, make's ***, not the last line" {
+	units pytest gcc py go mk
+	failed 'case $CORRAL_UNIT in
+	pytest) printf "tests/test_a.py F.\nFAILED tests/test_a.py::test_one - assert 1 == 2\n1 failed, 6 passed in 0.02s\n" ;;
+	gcc) printf "x.c: In function f:\nx.c:3:5: error: expected ; before }\nx.c:9:1: error: later\n    3 | }\n      |     ^~~~\n" >&2 ;;
+	py) printf "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    raise KeyError(1)\nKeyError: 1\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"x.py\", line 3\nValueError: bad input\n" >&2 ;;
+	go) printf "=== RUN   TestX\n--- FAIL: TestX (0.00s)\n    x_test.go:5: wrong\nFAIL\nFAIL\tpkg\t0.1s\n" ;;
+	mk) printf "cc -c x.c\nmake: *** [Makefile:2: x.o] Error 1\n" >&2; printf "done\n" ;;
+	esac; exit 1' .note
+	assert_output "FAIL: exit 1: FAILED tests/test_a.py::test_one - assert 1 == 2
+FAIL: exit 1: x.c:3:5: error: expected ; before }
+FAIL: exit 1: ValueError: bad input
+FAIL: exit 1: --- FAIL: TestX (0.00s)
+FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
+}
+
+@test "run-slice: -f PATTERN: the note quotes the first line that matches, before a TAP not ok line; a bad pattern is refused by name" {
+	units u
+	run -1 corral-run-slice -f '^BOOM [0-9]+' -c 'printf "1..1\nnot ok 1 - x\nBOOM 12 the cause\nBOOM 13 later\nlast\n"; exit 1' -l logs K slice
+	run -0 jq -r .note <(records logs/agent-K.jsonl)
+	assert_output "FAIL: exit 1: BOOM 12 the cause"
+	run -2 --separate-stderr corral-run-slice -f 'a(' -c true -l logs2 K slice
+	assert_contains "$stderr" "corral-run-slice: the note pattern 'a(' is no extended regular expression: "
 }
 
 @test "run-slice: a unit that prints TAP is noted with its first 'not ok' line, and its record counts the tests and names the failed ones; output without a plan is no TAP" {

@@ -35,6 +35,7 @@ struct opts {
 	unsigned char no_retry[256];
 	unsigned char skip[256];
 	unsigned char hard[256];
+	regex_t note_pattern;
 	int sep;
 	int sandbox;		/* -X bwrap */
 	int check;		/* -n: check the sandbox, run nothing */
@@ -43,7 +44,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-E "
-	"CODES] [-e ESTIMATES] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
+	"CODES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -58,6 +59,7 @@ static const struct corral_usage use = {
 	"-E CODES\texit codes that mean a hard error, comma-separated\n"
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-F\tthe exit status alone decides: TAP a unit prints cannot fail it\n"
+	"-f PATTERN\ta failure's note quotes the first line matching PATTERN\n"
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
@@ -317,10 +319,11 @@ elsewhere(void)
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
+	struct corral_err err;
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:C:c:D:d:E:e:FG:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -344,6 +347,14 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 			r->hard = o->hard;
 			break;
 		case 'F': r->exit_only = 1; break;
+		case 'f':
+			if (r->note_pattern)
+				corral_usage(&use, CORRAL_EXIT_ERR);
+			if (corral_note_pattern_compile(&o->note_pattern,
+			    optarg, &err) < 0)
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			r->note_pattern = &o->note_pattern;
+			break;
 		case 'k': r->keep = 1; break;
 		case 'L': parse_limit(&r->limits, optarg); break;
 		case 'l': r->logdir = optarg; break;

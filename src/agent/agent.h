@@ -6,6 +6,7 @@
 #ifndef CORRAL_AGENT_H
 #define CORRAL_AGENT_H
 
+#include <regex.h>
 #include "base/base.h"
 
 /* ------------------------------------------------------------------ */
@@ -104,6 +105,12 @@ typedef void corral_progress_fn(void *arg, const char *line, size_t len);
 
 /* The run's total: what it planned, or more once more agents started. */
 size_t corral_tally_total(const struct corral_tally *t);
+/*
+ * Compile pattern, an extended regular expression, for note_pattern
+ * (note.c).  0, or -1 with err set naming it and what is wrong.
+ */
+int corral_note_pattern_compile(regex_t *re, const char *pattern,
+    struct corral_err *err);
 /*
  * The ms until the run's units are done, or -1 while nothing tells (no
  * unit ended, none in flight with an estimate).  left[0..n) is what each
@@ -277,6 +284,8 @@ struct corral_run {
 	const unsigned char *hard;	/* [256]: exit codes that mean a hard
 					   error ("error", automake's 99), or
 					   NULL: none */
+	const regex_t *note_pattern;	/* a failure's note quotes the first
+					   line that matches, or NULL */
 	int exit_only;		/* a unit that exits 0 passes whatever TAP
 				   it printed; 0: its TAP's not ok lines,
 				   Bail out! or a short plan fail it */

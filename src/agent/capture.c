@@ -117,6 +117,16 @@ corral_run_capture_add(struct capture *c, const char *p, size_t n)
 		c->err = errno ? errno : EIO;
 }
 
+static int
+blank(const char *s, size_t n)
+{
+	for (; n > 0; s++, n--)
+		if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\f' &&
+		    *s != '\v')
+			return 0;
+	return 1;
+}
+
 /* Put the kept tail after the marker, and cut the file there. */
 void
 corral_run_capture_finish(struct capture *c)
@@ -125,7 +135,14 @@ corral_run_capture_finish(struct capture *c)
 	long long keep = c->tail;
 	int n;
 
+	int i;
+
 	(void)corral_tap_end(&c->tap);
+	for (i = 0; i < 2; i++)	/* a last line without its '\n' */
+		if (c->last[i].cur.len && !blank(c->last[i].cur.data,
+		    c->last[i].cur.len))
+			corral_note_lines_see(&c->notes, c->last[i].cur.data,
+			    c->last[i].cur.len);
 	if (!c->over || c->err)
 		return;
 	n = snprintf(mark, sizeof(mark), "\n[corral: %lld bytes of output "
@@ -153,25 +170,17 @@ corral_run_capture_release(struct capture *c)
 	int i;
 
 	corral_tap_release(&c->tap);
+	corral_note_lines_release(&c->notes);
 	for (i = 0; i < 2; i++) {
 		corral_buf_release(&c->last[i].cur);
 		corral_buf_release(&c->last[i].last);
 	}
 }
 
-static int
-blank(const char *s, size_t n)
-{
-	for (; n > 0; s++, n--)
-		if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\f' &&
-		    *s != '\v')
-			return 0;
-	return 1;
-}
 
 /* The line in l->cur is whole: the last one, unless blank. */
 static void
-line_done(struct last_line *l)
+line_done(struct last_line *l, struct corral_note_lines *notes)
 {
 	struct corral_buf t;
 
@@ -179,6 +188,7 @@ line_done(struct last_line *l)
 		corral_buf_reset(&l->cur);
 		return;
 	}
+	corral_note_lines_see(notes, l->cur.data, l->cur.len);
 	t = l->last;
 	l->last = l->cur;
 	l->cur = t;
@@ -187,14 +197,15 @@ line_done(struct last_line *l)
 
 /* Memory running out loses the line, never the output. */
 static void
-last_line_add(struct last_line *l, const char *p, size_t n)
+last_line_add(struct last_line *l, struct corral_note_lines *notes,
+    const char *p, size_t n)
 {
 	int whole;
 
 	while (n) {
 		(void)corral_line_take(&l->cur, LAST_LINE_MAX, &p, &n, &whole);
 		if (whole)
-			line_done(l);
+			line_done(l, notes);
 	}
 }
 
@@ -203,7 +214,7 @@ corral_run_capture_stream(struct capture *c, int stream, const char *p,
     size_t n)
 {
 	/* Read first: p may be c->buf, which moving the window reuses. */
-	last_line_add(&c->last[stream == 2], p, n);
+	last_line_add(&c->last[stream == 2], &c->notes, p, n);
 	if (stream == 1)
 		(void)corral_tap_add(&c->tap, p, n);
 	corral_run_capture_add(c, p, n);
@@ -230,9 +241,13 @@ corral_run_capture_detail(const struct capture *c, struct corral_buf *b)
 	const struct corral_buf *l;
 	int i;
 
+	if ((l = corral_note_lines_best(&c->notes, NOTE_PATTERN)))
+		return add_quote(b, l->data, l->len);
 	if (corral_tap_found(&c->tap) && c->tap.first_fail.len)
 		return add_quote(b, c->tap.first_fail.data,
 		    c->tap.first_fail.len);
+	if ((l = corral_note_lines_best(&c->notes, NOTE_PYTEST)))
+		return add_quote(b, l->data, l->len);
 	for (i = 1; i >= 0; i--) {
 		l = c->last[i].cur.len && !blank(c->last[i].cur.data,
 		    c->last[i].cur.len) ? &c->last[i].cur : &c->last[i].last;

@@ -8,6 +8,7 @@
 #define CORRAL_RUN_PRIVATE_H
 
 #include <sys/types.h>
+#include <regex.h>
 
 #include "agent/agent.h"
 #include "agent/agent-private.h"
@@ -71,6 +72,18 @@ struct last_line {
  * much was left out.  Disk use stays below twice max, memory at one
  * chunk.
  */
+/*
+ * The lines of a unit's output that name its failure, by kind (note.c):
+ * the first of each, the last traceback's exception.
+ */
+enum { NOTE_PATTERN, NOTE_PYTEST, NOTE_GOTEST, NOTE_COMPILER,
+    NOTE_TRACEBACK, NOTE_MAKE, NOTE_KINDS };
+struct corral_note_lines {
+	struct corral_buf line[NOTE_KINDS];
+	int in_traceback;		/* after "Traceback (most recent..." */
+	const regex_t *pattern;		/* CORRAL_NOTE_PATTERN, or NULL */
+};
+
 struct capture {
 	const char *path;	/* the N.out file, made with the first byte */
 	int fd;			/* open on it, or -1 until then */
@@ -85,6 +98,7 @@ struct capture {
 	char *buf;		/* IOBUF_SIZE bytes */
 	struct corral_tap tap;	/* standard output, read as TAP */
 	struct last_line last[2];	/* of standard output, and error */
+	struct corral_note_lines notes;	/* of both */
 };
 
 /* How one attempt is waited for. */
@@ -265,5 +279,21 @@ void corral_run_capture_finish(struct capture *c);
  */
 int corral_run_capture_detail(const struct capture *c, struct corral_buf *b);
 void corral_run_capture_release(struct capture *c);
+
+/* ------------------------------------------------------------------ */
+/* note.c: the line that names a failure                                */
+
+/* Read the whole line s[0..n) (no '\n') for a failure line. */
+void corral_note_lines_see(struct corral_note_lines *nl, const char *s,
+    size_t n);
+/*
+ * The line found of kind NOTE_PATTERN, or (any other kind) the best of the
+ * tools' own: pytest, go test, a compiler, a traceback, make; or NULL.
+ */
+const struct corral_buf *corral_note_lines_best(
+    const struct corral_note_lines *nl, int kind);
+void corral_note_lines_release(struct corral_note_lines *nl);
+/* Whether the line s[0..n) matches re (no on ENOMEM). */
+int corral_note_match(const regex_t *re, const char *s, size_t n);
 
 #endif /* CORRAL_RUN_PRIVATE_H */

@@ -540,6 +540,7 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 	int rc = -1;
 
 	corral_run_capture_init(&c);
+	c.notes.pattern = r->note_pattern;
 	c.max = r->output_max;
 	c.head = c.max / 2;
 	c.tail = c.max - c.head;
