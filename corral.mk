@@ -372,7 +372,7 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
 	$(call __corral-opt,-N,$(__corral_no_retry)) \
 	$(call __corral-opt,-K,$(__corral_skip_codes)) \
-	$(call __corral-opt,-E,$(__corral_error_codes)) \
+	$(call __corral-opt,-B,$(__corral_error_codes)) \
 	$(if $(filter exit,$(CORRAL_VERDICT)),'-F') \
 	$(call __corral-opt,-f,$(CORRAL_NOTE_PATTERN)) \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-E CODES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -1117,7 +1117,10 @@ stopped_at_b() {
 	run -1 grep -E "^corral: \[ *(0|16[1-9]|1[7-9][0-9])/" progress
 	run -0 sort live/ticks
 	assert_contains "$output" "S 40 40 "
-	assert_equal 160 "$(grep -c '^p 1$' live/ticks)"
+	# a tick: the status letter, the unit's weight, the ms it took; an E
+	# line as each agent ends
+	assert_equal 160 "$(grep -cE '^p 1 [0-9]+$' live/ticks)"
+	assert_equal 4 "$(grep -cx 'E' live/ticks)"
 }
 
 @test "run-slice: on a terminal -v redraws one progress line in place, and ends it once the run is done" {

@@ -43,8 +43,8 @@ struct opts {
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-C SRC] [-D STAMP] [-d DEADLINE] [-E "
-	"CODES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
+	"corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
+	"DEADLINE] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -52,11 +52,11 @@ static const struct corral_usage use = {
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
 	"-a ARG\tan argument added to the sandbox's options (repeatable)\n"
+	"-B CODES\texit codes that mean a hard error, comma-separated\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-D STAMP\tmade when every unit passed, removed until then\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
-	"-E CODES\texit codes that mean a hard error, comma-separated\n"
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-F\tthe exit status alone decides: TAP a unit prints cannot fail it\n"
 	"-f PATTERN\ta failure's note quotes the first line matching PATTERN\n"
@@ -323,7 +323,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:B:C:c:D:d:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -342,8 +342,8 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 			parse_codes(o->skip, optarg, "-K");
 			r->skip = o->skip;
 			break;
-		case 'E':
-			parse_codes(o->hard, optarg, "-E");
+		case 'B':
+			parse_codes(o->hard, optarg, "-B");
 			r->hard = o->hard;
 			break;
 		case 'F': r->exit_only = 1; break;
