@@ -20,6 +20,8 @@
 #                                agent's private clone (required); it sees
 #                                $CORRAL_UNIT, $CORRAL_AGENT, $CORRAL_WORKDIR,
 #                                $CORRAL_ATTEMPT, $CORRAL_RUN, $CORRAL_NOTE
+#                                and the user's environment, never the run's
+#                                settings (see "What a unit inherits")
 #   CORRAL_PARTS      ?=         parts (paths relative to CORRAL_SRC) that every
 #                                agent clones; a unit that is a path is always
 #                                cloned with its agent; one that does not
@@ -424,7 +426,24 @@ __corral_env = \
 	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
 		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
 	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
+	__corral_keep_env=$(call __corral-q,$(__corral_user_env)) \
+	__corral_makeflags="$${MAKEFLAGS-}" __corral_mflags="$${MFLAGS-}" \
+	__corral_makelevel="$${MAKELEVEL-}" \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
+
+# What a unit inherits: the user's environment, never the run's settings
+# or internals.  One rule, by name, so that no setting added later can
+# slip through: the agents give a unit no __corral_* variable, and no
+# CORRAL_* one but their own (CORRAL_UNIT...) and those listed here, the
+# CORRAL_* variables make found in the user's environment and nothing
+# overrode (a value from the makefile or make's command line is the
+# run's); the CORRAL_* variables of make's command line go from MAKEFLAGS
+# too.  make's own variables (MAKEFLAGS, MFLAGS, MAKELEVEL) reach a unit
+# as make gives them to this recipe, as to any recipe, not as the engine's
+# sub-make changed them.
+__corral_user_env = $(strip $(foreach __corral_n,$(filter CORRAL_%,\
+	$(.VARIABLES)),$(if $(filter environment%,$(origin $(__corral_n))),\
+	$(__corral_n))))
 
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.
 __corral-locked = $(call __corral-locked-at,$(__corral_outdir),$(1))

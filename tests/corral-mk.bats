@@ -553,6 +553,55 @@ stops() {
 		"corral: CORRAL_AGENTS is 'four'; it must be a number"
 }
 
+@test "corral-mk: a unit sees the user's environment and the documented CORRAL_* variables, none of the run's settings or internals" {
+	mkdir dump
+	project a
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = env > "$$DUMP/$$CORRAL_UNIT.env"
+CORRAL_TIMEOUT = 30
+CORRAL_RETRIES = 1
+EOF
+	DUMP=$PWD/dump MY_VAR=1 CORRAL_MINE=mine run -0 make -C proj -j2 corral-run \
+		CORRAL_GRACE=3 CORRAL_SLOWEST=2 FOO='x y'
+	run -1 grep '^__corral_' dump/a.env
+	# the CORRAL_* names: the agent's, and those of this shell (the suite's own)
+	run -0 sh -c "sed -n 's/^\\(CORRAL_[A-Za-z0-9_]*\\)=.*/\\1/p' dump/a.env | sort | tr '\n' ' '"
+	assert_output "$( { printf '%s\n' CORRAL_AGENT CORRAL_ATTEMPT CORRAL_MINE CORRAL_NOTE \
+		CORRAL_RUN CORRAL_UNIT CORRAL_WORKDIR; env | sed -n 's/^\(CORRAL_[A-Za-z0-9_]*\)=.*/\1/p'; } |
+		sort -u | tr '\n' ' ')"
+	run -0 grep -c '^MY_VAR=1$\|^CORRAL_MINE=mine$\|^FOO=x y$\|^MAKELEVEL=1$' dump/a.env
+	assert_output 4
+	# make's flags as any recipe of the includer gets them: the command
+	# line's FOO, none of its CORRAL_*, not the engine's -rR
+	run -0 sed -n 's/^MAKEFLAGS=//p' dump/a.env
+	assert_contains "$output" ' -- FOO=x\ y'
+	refute_contains "$output" CORRAL_
+	assert_equal "" "$(printf '%s' "${output%% *}" | tr -cd rR)"
+}
+
+@test "corral-mk: a unit that runs a corral.mk project of its own passes, with that project's settings alone" {
+	mkdir -p proj/nested dump
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS = nested
+CORRAL_CMD = make -C nested corral-run && cp nested/.corral/summary.json nested/.corral/agents "\$\$DUMP/"
+include $CORRAL_ROOT/corral.mk
+EOF
+	# the inner project: its units discovered, its own parts, the
+	# built-in variables it relies on (make -R would take CC away)
+	cat > proj/nested/Makefile <<EOF
+CORRAL_DISCOVER = printf 'x\ny\n'
+CORRAL_CMD = test -n "\$\$CORRAL_UNIT"
+\$(if \$(CC),,\$(error the built-in variables are gone))
+include $CORRAL_ROOT/corral.mk
+EOF
+	DUMP=$PWD/dump run -0 make -C proj -j2 corral-run CORRAL_AGENTS=1
+	assert_json '.successes == 1 and .failures == 0' proj/.corral/summary.json
+	assert_json '.units == 2 and .successes == 2 and .failures == 0' dump/summary.json
+	# the outer command line's CORRAL_AGENTS=1 is not the inner run's
+	run -0 cat dump/agents
+	assert_output auto
+}
+
 @test "corral-mk: including corral.mk defines no variable outside CORRAL_* and __corral_*" {
 	cat > Makefile <<EOF
 __before := \$(.VARIABLES)
