@@ -20,6 +20,8 @@
 #                                agent's private clone (required); it sees
 #                                $CORRAL_UNIT, $CORRAL_AGENT, $CORRAL_WORKDIR,
 #                                $CORRAL_ATTEMPT, $CORRAL_RUN, $CORRAL_NOTE
+#                                and the user's environment, never the run's
+#                                settings (see "What a unit inherits")
 #   CORRAL_PARTS      ?=         parts (paths relative to CORRAL_SRC) that every
 #                                agent clones; a unit that is a path is always
 #                                cloned with its agent; one that does not
@@ -235,76 +237,97 @@ endif
 ifeq ($(strip $(value CORRAL_CMD)),)
 $(error corral: CORRAL_CMD is empty; set it before 'include corral.mk')
 endif
-# __corral-nondigits: TEXT without its digits; empty for a number.
+# Every setting is checked here, by its kind, before anything runs: a
+# value a kind does not understand stops make naming the setting, the
+# value and what it accepts.  One function per kind; empty means unset
+# (the default of the program it is for), but for an enumeration.
+# __corral-nondigits: TEXT without its digits; blank for a number.
 __corral-nondigits = $(subst 9,,$(subst 8,,$(subst 7,,$(subst 6,,$(subst 5,,\
 	$(subst 4,,$(subst 3,,$(subst 2,,$(subst 1,,$(subst 0,,$(1)))))))))))
-ifneq ($(strip $(call __corral-nondigits,$(strip $(CORRAL_AGENTS)))),)
-$(error corral: CORRAL_AGENTS is '$(CORRAL_AGENTS)'; it must be a number)
-endif
-# __corral-want NAME,LEFT,WHAT: stop unless $(NAME) is one word that,
-# less its digits, is empty or one of LEFT; WHAT says what it must be.
-__corral-want = $(if $(or $(word 2,$($(1))),$(filter-out $(2),$(call \
-	__corral-nondigits,$(strip $($(1)))))),$(error corral: $(1) is \
-	'$($(1))'; it must be $(3)))
-__corral_secs := a number of seconds
-$(call __corral-want,CORRAL_TIMEOUT,.,$(__corral_secs))
-$(call __corral-want,CORRAL_SLICE_TIMEOUT,.,$(__corral_secs))
-$(call __corral-want,CORRAL_RUN_TIMEOUT,.,$(__corral_secs))
-$(call __corral-want,CORRAL_GRACE,.,$(__corral_secs))
-$(call __corral-want,CORRAL_WAIT,.,$(__corral_secs))
-$(call __corral-want,CORRAL_RETRIES,,a number)
-$(call __corral-want,CORRAL_HALT,,a number)
-$(call __corral-want,CORRAL_SLOWEST,,a number)
-$(call __corral-want,CORRAL_LIMIT_CPU,,a number of seconds)
-__corral_bytes := a number of bytes, optionally with K, M or G
-$(call __corral-want,CORRAL_OUTPUT_MAX,K M G,$(__corral_bytes))
-$(call __corral-want,CORRAL_LIMIT_MEM,K M G,$(__corral_bytes))
-$(call __corral-want,CORRAL_LIMIT_FSIZE,K M G,$(__corral_bytes))
 __corral_comma := ,
 __corral_empty :=
 __corral_space := $(__corral_empty) $(__corral_empty)
+# __corral-or WORDS: "a, b or c".
+__corral_list_sep := $(__corral_comma)$(__corral_space)
+__corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_list_sep),$(wordlist\
+	2,$(words $(1)),x $(1))) or $(lastword $(1)),$(1))
+# __corral-refuse NAME,WHAT: stop, $(NAME) being no WHAT.
+__corral-refuse = $(error corral: $(1) is '$($(1))'; it must be $(2))
+# __corral-digits NAME,DIGITS,WHAT: stop unless $(NAME) is empty, or one
+# word whose DIGITS (the value less what its kind allows beside digits)
+# are digits, one at least.
+__corral-digits = $(if $(strip $($(1))),$(if $(or $(word 2,$($(1))),$(strip \
+	$(call __corral-nondigits,$(2))),$(if $(2),,none)),$(call \
+	__corral-refuse,$(1),$(3))))
+# __corral-number NAME: a whole number.
+__corral-number = $(call __corral-digits,$(1),$(strip $($(1))),a number)
+# __corral-seconds NAME: seconds, a fraction allowed (1, 0.5, 2.).
+__corral-seconds = $(call __corral-digits,$(1),$(if $(filter-out .,$(call \
+	__corral-nondigits,$(strip $($(1))))),x,$(subst .,,$(strip $($(1))))),a \
+	number of seconds)
+# __corral-bytes NAME: bytes, with one K, M or G at the end or none.
+__corral_bytes := a number of bytes, optionally with K$(__corral_comma) M or G
+__corral-bytes = $(call __corral-digits,$(1),$(firstword $(foreach \
+	__corral_u,K M G,$(if $(filter %$(__corral_u),$(strip $($(1)))),$(patsubst \
+	%$(__corral_u),%,$(strip $($(1)))))) $(strip $($(1)))),$(__corral_bytes))
+# __corral-enum NAME,WORDS: one of WORDS.
+__corral-enum = $(if $(or $(if $(strip $($(1))),,empty),$(word 2,$($(1))),$(filter-out \
+	$(2),$($(1)))),$(call __corral-refuse,$(1),$(call __corral-or,$(2))))
+# __corral-bool NAME: 0 or 1 (empty: 0).
+__corral-bool = $(if $(strip $($(1))),$(call __corral-enum,$(1),0 1))
 # __corral-codes NAME: $(NAME), exit codes separated by commas or spaces,
 # as one comma-separated word; stop unless it is that.
 __corral-codes = $(if $(filter-out $(__corral_comma),$(call \
 	__corral-nondigits,$(strip $(subst $(__corral_comma), ,$($(1)))))),\
-	$(error corral: $(1) is '$($(1))'; it must be exit codes separated \
-	by commas or spaces),$(subst $(__corral_space),$(__corral_comma),$(strip \
+	$(call __corral-refuse,$(1),exit codes separated by commas or \
+	spaces),$(subst $(__corral_space),$(__corral_comma),$(strip \
 	$(subst $(__corral_comma), ,$($(1))))))
+
+$(call __corral-number,CORRAL_AGENTS)
+$(call __corral-seconds,CORRAL_TIMEOUT)
+$(call __corral-seconds,CORRAL_SLICE_TIMEOUT)
+$(call __corral-seconds,CORRAL_RUN_TIMEOUT)
+$(call __corral-seconds,CORRAL_GRACE)
+$(call __corral-seconds,CORRAL_WAIT)
+$(call __corral-number,CORRAL_RETRIES)
+$(call __corral-number,CORRAL_HALT)
+$(call __corral-number,CORRAL_SLOWEST)
+$(call __corral-number,CORRAL_SHARD_TOTAL)
+$(call __corral-digits,CORRAL_LIMIT_CPU,$(strip $(CORRAL_LIMIT_CPU)),a \
+	whole number of seconds)
+$(call __corral-bytes,CORRAL_OUTPUT_MAX)
+$(call __corral-bytes,CORRAL_LIMIT_MEM)
+$(call __corral-bytes,CORRAL_LIMIT_FSIZE)
 __corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
 __corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
+$(call __corral-bool,CORRAL_PARTS_CHECK)
+$(call __corral-bool,CORRAL_FAIL_ON_FLAKY)
+$(call __corral-bool,CORRAL_QUIET)
+$(call __corral-bool,CORRAL_V)
+$(call __corral-enum,CORRAL_SANDBOX,none bwrap)
+# __corral-word NAME,MIN,WHAT: stop unless $(NAME) is one word (MIN 1) or
+# at most one (MIN empty).
+__corral-word = $(if $(filter-out $(if $(2),1,0 1),$(words $($(1)))),\
+	$(call __corral-refuse,$(1),$(3)))
+# __corral-path NAME,MIN: a path.  It may hold any character but white
+# space, which make cannot keep apart from the space between words;
+# everything else reaches the shell quoted.
+__corral-path = $(call __corral-word,$(1),$(2),one path without spaces (a \
+	make limitation); units may hold spaces)
 __corral_error_codes := $(call __corral-codes,CORRAL_ERROR_CODES)
-ifneq ($(filter-out tap exit,$(CORRAL_VERDICT))$(words $(CORRAL_VERDICT)),1)
-$(error corral: CORRAL_VERDICT is '$(CORRAL_VERDICT)'; it must be tap or exit)
-endif
-ifneq ($(filter-out none bwrap,$(CORRAL_SANDBOX))$(word 2,$(CORRAL_SANDBOX)),)
-$(error corral: CORRAL_SANDBOX is '$(CORRAL_SANDBOX)'; it must be none or bwrap)
-endif
-ifneq ($(filter-out 0 1,$(CORRAL_PARTS_CHECK))$(word 2,$(CORRAL_PARTS_CHECK)),)
-$(error corral: CORRAL_PARTS_CHECK is '$(CORRAL_PARTS_CHECK)'; it must be 0 or 1)
-endif
-# __corral-path NAME,MIN: stop unless $(NAME) is one word (MIN 1) or at
-# most one (MIN 0).  A path may hold any character but white space, which
-# make cannot keep apart from the space between words; everything else
-# reaches the shell quoted.
-__corral-path = $(if $(filter-out $(if $(2),1,0 1),$(words $($(1)))),\
-	$(error corral: $(1) is '$($(1))'; it must be one path without \
-	spaces (a make limitation); units may hold spaces))
+$(call __corral-enum,CORRAL_VERDICT,tap exit)
 $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
 $(call __corral-path,CORRAL_JUNIT,)
-ifeq ($(strip $(CORRAL_JUNIT_SUITE)),)
-$(error corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite)
-endif
 $(call __corral-path,CORRAL_TRACE,)
 $(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
-$(call __corral-want,CORRAL_SHARD_TOTAL,,a number)
-ifneq ($(words $(CORRAL_HOST)),$(if $(CORRAL_HOST),1,0))
-$(error corral: CORRAL_HOST is '$(CORRAL_HOST)'; it must be one word)
-endif
+$(call __corral-word,CORRAL_HOST,,one word)
+$(if $(strip $(CORRAL_JUNIT_SUITE)),,$(call \
+	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto
 # without an engine, stops make here, before anything runs.  The merge
@@ -456,7 +479,24 @@ __corral_env = \
 	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
 		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
 	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
+	__corral_keep_env=$(call __corral-q,$(__corral_user_env)) \
+	__corral_makeflags="$${MAKEFLAGS-}" __corral_mflags="$${MFLAGS-}" \
+	__corral_makelevel="$${MAKELEVEL-}" \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
+
+# What a unit inherits: the user's environment, never the run's settings
+# or internals.  One rule, by name, so that no setting added later can
+# slip through: the agents give a unit no __corral_* variable, and no
+# CORRAL_* one but their own (CORRAL_UNIT...) and those listed here, the
+# CORRAL_* variables make found in the user's environment and nothing
+# overrode (a value from the makefile or make's command line is the
+# run's); the CORRAL_* variables of make's command line go from MAKEFLAGS
+# too.  make's own variables (MAKEFLAGS, MFLAGS, MAKELEVEL) reach a unit
+# as make gives them to this recipe, as to any recipe, not as the engine's
+# sub-make changed them.
+__corral_user_env = $(strip $(foreach __corral_n,$(filter CORRAL_%,\
+	$(.VARIABLES)),$(if $(filter environment%,$(origin $(__corral_n))),\
+	$(__corral_n))))
 
 # __corral-locked: COMMAND run holding CORRAL_OUT's lock.
 __corral-locked = $(call __corral-locked-at,$(__corral_outdir),$(1))
@@ -470,21 +510,13 @@ __corral-locked-at = $(__corral_b)corral-lock \
 # as make expands its recipe, before anything runs, so that a make that
 # runs no corral target never starts corral-split.  No line here ends in
 # a space before its backslash: an includer's .POSIX keeps that space.
-# __corral-or WORDS: "a, b or c".
-__corral_list_sep := $(__corral_comma)$(__corral_space)
-__corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_list_sep),$(wordlist\
-	2,$(words $(1)),x $(1))) or $(lastword $(1)),$(1))
-__corral-split-bad = $(or $(if $(CORRAL_SPLIT),,empty),$(word\
-	2,$(CORRAL_SPLIT)),$(filter-out $(__corral_strategies),$(CORRAL_SPLIT)))
 __corral-split-ok = $(eval __corral_strategies := $(shell\
 	$(__corral_b)corral-split -L 2>/dev/null))$(if\
-	$(__corral_strategies),,$(__corral-split-cannot))$(if\
-	$(__corral-split-bad),$(__corral-split-refuse))
+	$(__corral_strategies),,$(__corral-split-cannot))$(call\
+	__corral-enum,CORRAL_SPLIT,$(__corral_strategies))
 __corral-split-cannot = $(error corral: cannot run\
 	'$(__corral_bindir)corral-split -L' to check CORRAL_SPLIT; set\
 	CORRAL_BIN to where the corral programs are)
-__corral-split-refuse = $(error corral: CORRAL_SPLIT is '$(CORRAL_SPLIT)';\
-	it must be $(call __corral-or,$(__corral_strategies)))
 
 # The engine runs in CORRAL_OUT (which corral-lock makes), so that its
 # targets are names of corral's own, whatever characters CORRAL_OUT holds.

@@ -42,6 +42,13 @@
 #                            command, split at white space, or empty
 #   __corral_guard_node      the node the guard runs on (uname -n): an
 #                            agent launched on another has no guard
+#   __corral_keep_env        the CORRAL_* names of the user's own
+#                            environment: the only CORRAL_* variables,
+#                            beside the agent's own, that units get
+#   __corral_makeflags, __corral_mflags, __corral_makelevel
+#                            MAKEFLAGS, MFLAGS and MAKELEVEL as make gave
+#                            them to corral.mk's recipe: what units get,
+#                            not this make's (its -rR, its level)
 #
 # Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
 # __corral-plan, __corral-merge-shards and __corral-layer (every slice of
@@ -347,14 +354,20 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # nothing more starts and no merge runs for a run nobody waits for.
 # One shell and one agent per slice, and nothing else on the way: the
 # agent makes the stamp (-D), the digest is read by the shell, and the
-# guard is asked about only when the agent did not finish.
+# guard is asked about only when the agent did not finish.  The agent
+# gets make's own variables as corral.mk's recipe had them, and passes
+# its units only the user's CORRAL_* (-E): what a unit inherits is the
+# user's environment (corral.mk, "What a unit inherits").
 %.pass: %.units %.manifest cmd
 	$(__corral_Q)$(if $(__corral_tell),$(call __corral-step,SLICE,'$*'); )\
 	$(if $(__corral_shard),rm -f shard.json; )\
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
 	i=; { read -r i < inputs; } 2>/dev/null; \
+	MAKEFLAGS=$$__corral_makeflags MFLAGS=$$__corral_mflags \
+	MAKELEVEL=$$__corral_makelevel \
 	__corral_launched=$${__corral_launch:+1} $$__corral_launch \
 	$(__corral_b)corral-run-slice $(__corral_slice_opts) "$$@" \
+		-E "$$__corral_keep_env" \
 		$${__corral_guard:+-G "$$__corral_guard"} \
 		-S $(__corral_o)/live -C "$$__corral_src" \
 		-P $(__corral_o)/$*.parts $(__corral_x) $(__corral_xgit) \

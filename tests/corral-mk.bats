@@ -553,6 +553,55 @@ stops() {
 		"corral: CORRAL_AGENTS is 'four'; it must be a number"
 }
 
+@test "corral-mk: a unit sees the user's environment and the documented CORRAL_* variables, none of the run's settings or internals" {
+	mkdir dump
+	project a
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = env > "$$DUMP/$$CORRAL_UNIT.env"
+CORRAL_TIMEOUT = 30
+CORRAL_RETRIES = 1
+EOF
+	DUMP=$PWD/dump MY_VAR=1 CORRAL_MINE=mine run -0 make -C proj -j2 corral-run \
+		CORRAL_GRACE=3 CORRAL_SLOWEST=2 FOO='x y'
+	run -1 grep '^__corral_' dump/a.env
+	# the CORRAL_* names: the agent's, and those of this shell (the suite's own)
+	run -0 sh -c "sed -n 's/^\\(CORRAL_[A-Za-z0-9_]*\\)=.*/\\1/p' dump/a.env | sort | tr '\n' ' '"
+	assert_output "$( { printf '%s\n' CORRAL_AGENT CORRAL_ATTEMPT CORRAL_MINE CORRAL_NOTE \
+		CORRAL_RUN CORRAL_UNIT CORRAL_WORKDIR; env | sed -n 's/^\(CORRAL_[A-Za-z0-9_]*\)=.*/\1/p'; } |
+		sort -u | tr '\n' ' ')"
+	run -0 grep -c '^MY_VAR=1$\|^CORRAL_MINE=mine$\|^FOO=x y$\|^MAKELEVEL=1$' dump/a.env
+	assert_output 4
+	# make's flags as any recipe of the includer gets them: the command
+	# line's FOO, none of its CORRAL_*, not the engine's -rR
+	run -0 sed -n 's/^MAKEFLAGS=//p' dump/a.env
+	assert_contains "$output" ' -- FOO=x\ y'
+	refute_contains "$output" CORRAL_
+	assert_equal "" "$(printf '%s' "${output%% *}" | tr -cd rR)"
+}
+
+@test "corral-mk: a unit that runs a corral.mk project of its own passes, with that project's settings alone" {
+	mkdir -p proj/nested dump
+	cat > proj/Makefile <<EOF
+CORRAL_UNITS = nested
+CORRAL_CMD = make -C nested corral-run && cp nested/.corral/summary.json nested/.corral/agents "\$\$DUMP/"
+include $CORRAL_ROOT/corral.mk
+EOF
+	# the inner project: its units discovered, its own parts, the
+	# built-in variables it relies on (make -R would take CC away)
+	cat > proj/nested/Makefile <<EOF
+CORRAL_DISCOVER = printf 'x\ny\n'
+CORRAL_CMD = test -n "\$\$CORRAL_UNIT"
+\$(if \$(CC),,\$(error the built-in variables are gone))
+include $CORRAL_ROOT/corral.mk
+EOF
+	DUMP=$PWD/dump run -0 make -C proj -j2 corral-run CORRAL_AGENTS=1
+	assert_json '.successes == 1 and .failures == 0' proj/.corral/summary.json
+	assert_json '.units == 2 and .successes == 2 and .failures == 0' dump/summary.json
+	# the outer command line's CORRAL_AGENTS=1 is not the inner run's
+	run -0 cat dump/agents
+	assert_output auto
+}
+
 @test "corral-mk: including corral.mk defines no variable outside CORRAL_* and __corral_*" {
 	cat > Makefile <<EOF
 __before := \$(.VARIABLES)
@@ -775,6 +824,103 @@ EOF
 	done
 }
 
+# The knobs of corral.mk, each with a value it must refuse and what the
+# refusal says it accepts: KNOB|VALUE|ACCEPTS.  Every check in corral.mk
+# has a row (the mutation test below makes sure).
+knob_table() {
+	cat <<'EOF'
+CORRAL_AGENTS|four|a number
+CORRAL_AGENTS|2.5|a number
+CORRAL_TIMEOUT|10s|a number of seconds
+CORRAL_TIMEOUT|.|a number of seconds
+CORRAL_TIMEOUT|1..2|a number of seconds
+CORRAL_SLICE_TIMEOUT|1 2|a number of seconds
+CORRAL_RUN_TIMEOUT|soon|a number of seconds
+CORRAL_GRACE|x|a number of seconds
+CORRAL_WAIT|-1|a number of seconds
+CORRAL_RETRIES|1.5|a number
+CORRAL_HALT|some|a number
+CORRAL_SLOWEST|five|a number
+CORRAL_SHARD_TOTAL|3x|a number
+CORRAL_LIMIT_CPU|1.5|a whole number of seconds
+CORRAL_OUTPUT_MAX|1T|a number of bytes, optionally with K, M or G
+CORRAL_OUTPUT_MAX|K|a number of bytes, optionally with K, M or G
+CORRAL_OUTPUT_MAX|1KM|a number of bytes, optionally with K, M or G
+CORRAL_LIMIT_MEM|lots|a number of bytes, optionally with K, M or G
+CORRAL_LIMIT_FSIZE|K1|a number of bytes, optionally with K, M or G
+CORRAL_NO_RETRY|1,x|exit codes separated by commas or spaces
+CORRAL_SKIP_CODES|skip|exit codes separated by commas or spaces
+CORRAL_ERROR_CODES|hard|exit codes separated by commas or spaces
+CORRAL_VERDICT|prove|tap or exit
+CORRAL_PARTS_CHECK|yes|0 or 1
+CORRAL_FAIL_ON_FLAKY|yes|0 or 1
+CORRAL_FAIL_ON_FLAKY|true|0 or 1
+CORRAL_FAIL_ON_FLAKY|2|0 or 1
+CORRAL_QUIET|2|0 or 1
+CORRAL_V|true|0 or 1
+CORRAL_SANDBOX|yes|none or bwrap
+CORRAL_SANDBOX||none or bwrap
+CORRAL_SPLIT|fastest|roundrobin, weighted or auto
+CORRAL_SRC|a b|one path without spaces (a make limitation); units may hold spaces
+CORRAL_OUT|a b|one path without spaces (a make limitation); units may hold spaces
+CORRAL_UNITS_FILE|u v|one path without spaces (a make limitation); units may hold spaces
+CORRAL_JUNIT|j k|one path without spaces (a make limitation); units may hold spaces
+CORRAL_TRACE|t u|one path without spaces (a make limitation); units may hold spaces
+CORRAL_HTML|h i|one path without spaces (a make limitation); units may hold spaces
+CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold spaces
+CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
+CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
+CORRAL_HOST|a b|one word
+CORRAL_JUNIT_SUITE||the JUnit suite's name
+CORRAL_SHARD|4/3|K/N with 1 <= K <= N, or auto
+EOF
+}
+
+@test "corral-mk: every knob refuses a value it does not understand, in one line naming the knob, the value and what it accepts, before any unit runs" {
+	local knob value accepts
+	project a
+	while IFS='|' read -r knob value accepts; do
+		run -2 --separate-stderr make -C proj corral-run "$knob=$value"
+		assert_contains "$stderr" "*** corral: $knob is '$value'; it must be $accepts.  Stop."
+		assert_equal 1 "$(printf '%s\n' "$stderr" | grep -c .)"
+		assert_no_file proj/.corral
+		assert_equal 0 "$(ran_count)"
+	done < <(knob_table)
+}
+
+@test "corral-mk: a knob takes each form it documents: fractions of seconds, a size suffix, empty booleans" {
+	project a
+	run -0 make -C proj corral-run CORRAL_TIMEOUT=.5 CORRAL_GRACE=5. \
+		CORRAL_SLICE_TIMEOUT=30.0001 CORRAL_OUTPUT_MAX=2G CORRAL_LIMIT_FSIZE=100M \
+		CORRAL_QUIET= CORRAL_FAIL_ON_FLAKY=1 CORRAL_V=0 CORRAL_PARTS_CHECK=0 \
+		CORRAL_NO_RETRY='23 24' CORRAL_SKIP_CODES=77,78 CORRAL_AGENTS=1
+	assert_json '.successes == 1' proj/.corral/summary.json
+}
+
+@test "corral-mk: each knob check of corral.mk is what refuses its value: without it, the table's value gets through" {
+	local line knob value accepts n=0
+	project a
+	mkdir -p mut/mk
+	cp "$CORRAL_ROOT"/mk/*.mk mut/mk/
+	sed -i "s|^include .*corral.mk$|include $PWD/mut/corral.mk|" proj/Makefile
+	# every line of corral.mk that checks a knob: a call of a kind's
+	# function on it
+	run -0 grep -n -E '(\$\(call |^	)__corral-(digits|number|seconds|bytes|codes|bool|enum|word|path|refuse),CORRAL_' \
+		"$CORRAL_ROOT/corral.mk"
+	for line in "${lines[@]}"; do
+		knob=$(printf '%s\n' "$line" | sed -E 's/.*__corral-[a-z]+,(CORRAL_[A-Z_]+).*/\1/')
+		IFS='|' read -r knob value accepts < <(knob_table | grep "^$knob|" | head -1) ||
+			{ echo "no row for $knob (corral.mk:${line%%:*})"; return 1; }
+		sed "${line%%:*}s/__corral-[a-z]*,CORRAL_/__corral-ignore,CORRAL_/" \
+			"$CORRAL_ROOT/corral.mk" > mut/corral.mk
+		run --separate-stderr make -n -C proj corral-run "$knob=$value"
+		refute_contains "$stderr" "corral: $knob is '$value'"
+		n=$((n + 1))
+	done
+	# the checks of numbers, seconds, sizes, codes, booleans, enums, paths
+	[ "$n" -ge 30 ]
+}
+
 @test "corral-mk: CORRAL_SPLIT is checked against the strategies corral-split -L lists, nowhere else" {
 	local p
 	project a b
@@ -869,7 +1015,7 @@ EOF
 	run -0 xmllint --xpath 'string(//testsuite/@name)' proj/junit.xml
 	assert_output "our suite"
 	run -2 --separate-stderr make -C proj corral-run CORRAL_JUNIT_SUITE=
-	assert_contains "$stderr" "corral: CORRAL_JUNIT_SUITE is empty; it must name the JUnit suite"
+	assert_contains "$stderr" "corral: CORRAL_JUNIT_SUITE is ''; it must be the JUnit suite's name"
 }
 
 @test "corral-mk: JUnit quotes each unit's output within CORRAL_OUTPUT_MAX" {

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -376,6 +376,38 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 	assert_equal "run-42" "${lines[5]}"
 	assert_equal "$(pwd -P)/logs/agent-agent-7/1.note" "${lines[6]}"
 	assert_equal "kept" "${lines[7]}"
+}
+
+@test "run-slice: no __corral_* variable reaches a unit, and with -E no CORRAL_* one but the agent's and those -E names" {
+	units a
+	__corral_guard=1 __corral_lock=9 CORRAL_CMD=outer CORRAL_TIMEOUT=5 \
+		CORRAL_MINE=mine MY_VAR=1 run -0 corral-run-slice -c 'env > "$OUT/e1"' -l logs K slice
+	run -1 grep '^__corral_' e1
+	run -0 grep -c '^CORRAL_CMD=outer$\|^CORRAL_TIMEOUT=5$\|^CORRAL_MINE=mine$\|^MY_VAR=1$' e1
+	assert_output 4
+	__corral_guard=1 CORRAL_CMD=outer CORRAL_TIMEOUT=5 CORRAL_MINE=mine \
+		MY_VAR=1 run -0 corral-run-slice -E 'CORRAL_MINE CORRAL_ROOT CORRAL_TEST_BIN CORRAL_BIN' \
+		-c 'env > "$OUT/e2"' -l logs2 K slice
+	run -0 sh -c "sed -n 's/^\\(CORRAL_[A-Za-z0-9_]*\\)=.*/\\1/p' e2 | sort | tr '\n' ' '"
+	assert_output "CORRAL_AGENT CORRAL_ATTEMPT CORRAL_BIN CORRAL_MINE CORRAL_NOTE CORRAL_ROOT CORRAL_RUN CORRAL_TEST_BIN CORRAL_UNIT CORRAL_WORKDIR "
+	run -0 grep -c '^__corral_\|^MY_VAR=1$' e2
+	assert_output 1
+}
+
+@test "run-slice: with -E, MAKEFLAGS loses every CORRAL_* and __corral_* assignment of make's command line, escaped spaces and backslashes kept apart" {
+	units a
+	MAKEFLAGS='w -j2 --jobserver-auth=3,4 -- CORRAL_UNITS=a\ b FOO=x\ CORRAL_Y=1 __corral_q=1 CORRAL_X=a\\ BAR=\\' \
+		run -0 corral-run-slice -E '' -c 'printf "%s\n" "$MAKEFLAGS" > "$OUT/f1"' -l logs K slice
+	run -0 cat f1
+	assert_output 'w -j2 --jobserver-auth=3,4 -- FOO=x\ CORRAL_Y=1 BAR=\\'
+	MAKEFLAGS=' -- CORRAL_UNITS=a CORRAL_CMD=b' run -0 corral-run-slice -E '' \
+		-c 'printf "[%s]\n" "$MAKEFLAGS" > "$OUT/f2"' -l logs2 K slice
+	run -0 cat f2
+	assert_output '[]'
+	MAKEFLAGS='-- CORRAL_UNITS=a' run -0 corral-run-slice \
+		-c 'printf "[%s]\n" "$MAKEFLAGS" > "$OUT/f3"' -l logs3 K slice
+	run -0 cat f3
+	assert_output '[-- CORRAL_UNITS=a]'
 }
 
 @test "run-slice: the run id is -r, else \$CORRAL_RUN, else a fresh UTC time and pid" {

@@ -30,6 +30,8 @@
 /* What the options say beyond struct corral_run. */
 struct opts {
 	struct corral_strv units, parts, exclude, files, learn;
+	struct corral_strv keep_env;	/* -E, its words */
+	int keep_given;			/* -E was given */
 	const char *estimates, *stamp;
 	const char *history;	/* -A */
 	unsigned char no_retry[256];
@@ -44,7 +46,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
-	"DEADLINE] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
+	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -57,6 +59,7 @@ static const struct corral_usage use = {
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-D STAMP\tmade when every unit passed, removed until then\n"
 	"-d DEADLINE\tthe run ends by then, in seconds since the Epoch\n"
+	"-E NAMES\tof the CORRAL_* variables, units get only NAMES\n"
 	"-e ESTIMATES\tthe expected milliseconds of each unit\n"
 	"-F\tthe exit status alone decides: TAP a unit prints cannot fail it\n"
 	"-f PATTERN\ta failure's note quotes the first line matching PATTERN\n"
@@ -316,6 +319,21 @@ elsewhere(void)
 	return strcmp(node, here) != 0;
 }
 
+/* -E NAMES: the words of NAMES, split at white space. */
+static void
+keep_names(struct opts *o, const char *names)
+{
+	size_t n;
+
+	o->keep_given = 1;
+	for (; *names; names += n) {
+		names += strspn(names, " \t\n");
+		if ((n = strcspn(names, " \t\n")) &&
+		    corral_strv_addn(&o->keep_env, names, n) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	}
+}
+
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
@@ -323,7 +341,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -332,6 +350,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'c': r->cmd = optarg; break;
 		case 'D': o->stamp = optarg; break;
 		case 'd': r->deadline_ms = value(c, optarg, corral_seconds_parse); break;
+		case 'E': keep_names(o, optarg); break;
 		case 'e': o->estimates = optarg; break;
 		case 'G': r->guard = (pid_t)number(optarg, INT_MAX, "-G"); break;
 		case 'g': r->grace_ms = value(c, optarg, corral_seconds_parse); break;
@@ -435,6 +454,7 @@ main(int argc, char *argv[])
 	r.no_retry = o.no_retry;
 	r.expect = expect;
 	r.learn = o.history ? &o.learn : NULL;
+	r.keep_env = o.keep_given ? &o.keep_env : NULL;
 	r.progress_tty = r.progress && isatty(2);
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
@@ -463,6 +483,7 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.exclude);
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
+	corral_strv_release(&o.keep_env);
 	corral_sandbox_release(&sandbox);
 	return status;
 }

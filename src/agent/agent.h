@@ -81,6 +81,34 @@ int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 int corral_remove_tree(const char *path, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
+/* env.c: what a unit inherits                                          */
+
+/*
+ * Whether the environment entry e (NAME=VALUE) reaches a unit: never
+ * when NAME is __corral_* (corral's internals); with keep (may be NULL:
+ * every CORRAL_* stays), a CORRAL_* one only when keep names it (those
+ * the user's own environment held; the rest are the run's settings).
+ */
+int corral_env_for_unit(const char *e, const struct corral_strv *keep);
+/*
+ * MAKEFLAGS as make writes it (its flags, then the word "--" and the
+ * variables of its command line, one word each, a space or a backslash
+ * in a value escaped by a backslash) less every assignment to a
+ * CORRAL_* or __corral_* variable, appended to out; without any other
+ * variable, without the "--".  0, or -1 on ENOMEM.
+ */
+int corral_makeflags_clean(const char *flags, struct corral_buf *out);
+/*
+ * A unit's environment, appended to env: each entry of from (NULL-ended)
+ * that corral_env_for_unit lets through and that extra (NAME=VALUE,
+ * NULL-ended, may be NULL) does not set, MAKEFLAGS through
+ * corral_makeflags_clean when keep is given, then extra.  0, or -1 on
+ * ENOMEM (env holds a part; the caller releases it either way).
+ */
+int corral_env_unit(struct corral_strv *env, char *const *from,
+    const struct corral_strv *keep, const char *const *extra);
+
+/* ------------------------------------------------------------------ */
 /* live.c: what a running agent shows (status file, ticks, progress)   */
 
 /* A run's progress, tallied from STATEDIR/ticks (or one agent's own). */
@@ -298,6 +326,10 @@ struct corral_run {
 	void *progress_arg;
 	int progress_tty;	/* they go to a terminal: redraw one line */
 	struct corral_sandbox *sandbox;	/* each unit inside it, or NULL */
+	const struct corral_strv *keep_env;	/* the CORRAL_* names of the
+				   user's own environment: units get no
+				   other (corral_env_unit); NULL: every
+				   CORRAL_* the caller has */
 
 	char *clone;		/* the clone's absolute path, once made */
 	size_t failed;		/* units whose final record says ok false */

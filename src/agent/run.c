@@ -50,6 +50,8 @@
 #include "agent/agent-private.h"
 #include "agent/run-private.h"
 
+extern char **environ;
+
 int
 corral_agent_check(const char *agent, struct corral_err *err)
 {
@@ -386,8 +388,8 @@ corral_run_unit_env(struct corral_run *r, const char *unit,
 }
 
 /*
- * The caller's environment without PWD or any CORRAL_* variable of ours,
- * then ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
+ * The caller's environment without PWD, any CORRAL_* variable of ours or
+ * anything of corral's (env.c), then ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
  * with each attempt.
  */
 static int
@@ -407,7 +409,8 @@ make_env(struct corral_run *r, struct corral_err *err)
 	    add_var(&ours, "CORRAL_UNIT", "") == 0 &&
 	    add_var(&ours, "CORRAL_NOTE", "") == 0 &&
 	    add_var(&ours, "CORRAL_ATTEMPT", "1") == 0)
-		rc = corral_proc_env(&r->st->env, (const char *const *)ours.v);
+		rc = corral_env_unit(&r->st->env, environ, r->keep_env,
+		    (const char *const *)ours.v);
 	corral_strv_release(&ours);
 	if (rc < 0)
 		return corral_err_set(err, ENOMEM, "cannot start");

@@ -105,8 +105,8 @@ int corral_strtonum(const char *s, long long min, long long max,
 /* parse.c: option values that are durations and sizes                 */
 
 /*
- * Seconds, with up to three decimals ("2", "0.25"), as milliseconds in
- * *ms.  0, or -1 with a message naming `what` in err.
+ * Seconds, a fraction allowed ("2", "0.25", "5."; past the third decimal
+ * its digits count for nothing), as milliseconds in *ms.  0, or -1 with a message naming `what` in err.
  */
 int corral_seconds_parse(const char *s, long long *ms, const char *what,
     struct corral_err *err);

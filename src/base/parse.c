@@ -26,10 +26,11 @@ corral_seconds_parse(const char *s, long long *ms, const char *what,
 	for (; *p >= '0' && *p <= '9' && whole <= VALUE_MAX / 10; p++,
 	    digits++)
 		whole = whole * 10 + (*p - '0');
+	/* Past milliseconds, the digits of a fraction count for nothing. */
 	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9' && fdigits < 3; p++,
-		    fdigits++)
-			frac = frac * 10 + (*p - '0');
+		for (p++; *p >= '0' && *p <= '9'; p++, fdigits++)
+			if (fdigits < 3)
+				frac = frac * 10 + (*p - '0');
 	if (*p || (digits == 0 && fdigits == 0) || whole > VALUE_MAX / 1000)
 		return corral_err_set(err, 0, "%s '%s' is not a number of "
 		    "seconds", what, s);
