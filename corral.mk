@@ -70,6 +70,10 @@
 #                                output that matches (before pytest's,
 #                                go test's, a compiler's, a traceback's and
 #                                make's own failure lines, then the last line)
+#   CORRAL_TMP        ?= dir     dir: each unit gets an empty TMPDIR (and TMP,
+#                                TEMP) of its own, outside CORRAL_OUT,
+#                                removed when it ends; shared: units share
+#                                the caller's TMPDIR
 #   CORRAL_VERDICT    ?= tap     tap: a unit that prints TAP and exits 0
 #                                fails on a "not ok", "Bail out!" or a plan
 #                                it fell short of, as prove judges; exit: the
@@ -189,6 +193,7 @@ CORRAL_NO_RETRY   ?=
 CORRAL_SKIP_CODES ?= 77
 CORRAL_ERROR_CODES ?= 99
 CORRAL_VERDICT    ?= tap
+CORRAL_TMP        ?= dir
 CORRAL_NOTE_PATTERN ?=
 CORRAL_FAIL_ON_FLAKY ?= 0
 CORRAL_HALT       ?=
@@ -316,6 +321,7 @@ __corral-path = $(call __corral-word,$(1),$(2),one path without spaces (a \
 	make limitation); units may hold spaces)
 __corral_error_codes := $(call __corral-codes,CORRAL_ERROR_CODES)
 $(call __corral-enum,CORRAL_VERDICT,tap exit)
+$(call __corral-enum,CORRAL_TMP,dir shared)
 $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)
@@ -353,7 +359,7 @@ __corral_outdir = $(abspath $(CORRAL_OUT))
 # corral run (corral-run(1)) asks where the result goes, to read its
 # verdict once make is done; the recipes never see the name (a unit's own
 # corral.mk project would answer in its place).
-ifneq ($(__corral_where),)
+ifneq ($(filter-out undefined,$(origin __corral_where)),)
 $(file >$(__corral_where),$(__corral_outdir))
 endif
 unexport __corral_where
@@ -397,6 +403,7 @@ __corral_slice_opts = $(strip \
 	$(call __corral-opt,-K,$(__corral_skip_codes)) \
 	$(call __corral-opt,-B,$(__corral_error_codes)) \
 	$(if $(filter exit,$(CORRAL_VERDICT)),'-F') \
+	$(if $(filter shared,$(CORRAL_TMP)),'-U') \
 	$(call __corral-opt,-f,$(CORRAL_NOTE_PATTERN)) \
 	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
 	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \

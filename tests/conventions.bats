@@ -202,6 +202,37 @@ short|fail|FAIL: TAP: planned 3, ran 1" "$(sort <<<"$output")"
 	assert_contains "$stderr" "corral: CORRAL_VERDICT is 'prove'; it must be tap or exit"
 }
 
+@test "conventions: each unit gets an empty TMPDIR (and TMP, TEMP) of its own, outside CORRAL_OUT and removed after it, so two suites that keep scratch in one fixed place under TMPDIR do not meet; CORRAL_TMP=shared shares it" {
+	mkdir sync
+	export SYNC=$PWD/sync
+	# the shape of ruby-build's helper: a fixed directory under TMPDIR,
+	# made in setup and removed in teardown; both units hold it at once
+	_corral_project one two <<'EOF'
+CORRAL_CMD = d=$${TMPDIR:-/tmp}/fixed-scratch; mkdir "$$d"; st=$$?; \
+	touch "$$SYNC/$$CORRAL_UNIT"; i=0; \
+	while [ ! -e "$$SYNC/one" ] || [ ! -e "$$SYNC/two" ]; do \
+	i=$$((i + 1)); [ $$i -lt 200 ] || exit 3; sleep 0.05; done; \
+	printf '%s %s %s\n' "$$TMPDIR" "$$TMP" "$$TEMP" >> "$$RAN"; \
+	ls -A "$$d" > "$$RAN.$$CORRAL_UNIT"; [ $$st -eq 0 ] && rmdir "$$d"
+EOF
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir -p "$TMPDIR"
+	run -0 --separate-stderr make -C proj -j2 corral-run
+	assert_json '.successes == 2' proj/.corral/summary.json
+	# each its own, the same in all three names, outside CORRAL_OUT, gone
+	while read -r t tmp temp; do
+		[ "$t" = "$tmp" ] && [ "$t" = "$temp" ] || flunk "TMPDIR $t, TMP $tmp, TEMP $temp"
+		[[ $t != "$PWD/proj/.corral"* ]] || flunk "$t is in CORRAL_OUT"
+		[ ! -e "$t" ] || flunk "$t is still there"
+	done < "$RAN"
+	[ "$(cut -d' ' -f1 "$RAN" | sort -u | wc -l)" -eq 2 ] || flunk "one TMPDIR for both: $(cat "$RAN")"
+	[ -z "$(cat "$RAN.one" "$RAN.two")" ] || flunk "a TMPDIR was not empty"
+	# shared: the second mkdir finds the first's directory
+	rm -f sync/* "$RAN"
+	run -2 --separate-stderr make -C proj -B -j2 corral-run CORRAL_TMP=shared
+	assert_json '.failures == 1 and .successes == 1' proj/.corral/summary.json
+}
+
 @test "conventions: CORRAL_ONLY runs only the units matching its shell patterns, over the result so far, and plans nothing again" {
 	project a1 a2 b1 'c d' FAIL-x
 	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run

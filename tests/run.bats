@@ -54,7 +54,7 @@ EOF2
 	mkdir proj/inner
 	printf '%s\n' 'CORRAL_UNITS = x' 'CORRAL_CMD = true' "include $CORRAL_ROOT/corral.mk" > proj/inner/Makefile
 	# every unit runs the inner project, which passes; FAIL-3 then fails
-	run -1 --separate-stderr corral run -C proj -j2 \
+	run -1 --separate-stderr corral run -C proj -j2 CORRAL_PARTS=inner \
 		CORRAL_CMD='make -C inner corral-run > inner.log 2>&1 || exit 3; case $$CORRAL_UNIT in FAIL*) exit 1 ;; esac'
 	run -0 jq -r '[.unit, .exit] | join(" ")' proj/.corral/failures.jsonl
 	assert_output "FAIL-3 1"

@@ -45,7 +45,7 @@ struct opts {
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0FhkMvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
+	"corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
 	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
@@ -84,6 +84,7 @@ static const struct corral_usage use = {
 	"-s SHELL\tthe shell that runs CMD (default /bin/sh)\n"
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
+	"-U\tunits share the caller's TMPDIR (not one of their own each)\n"
 	"-v\ta progress line as each unit finishes\n"
 	"-W\ta unit that fails is tried again in the whole tree\n"
 	"-w WORKROOT\twhere the clone goes\n"
@@ -341,7 +342,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:vWw:X:x:")) != -1) {
+	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -366,6 +367,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 			r->hard = o->hard;
 			break;
 		case 'F': r->exit_only = 1; break;
+		case 'U': r->tmp_shared = 1; break;
 		case 'f':
 			if (r->note_pattern)
 				corral_usage(&use, CORRAL_EXIT_ERR);

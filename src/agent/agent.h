@@ -314,6 +314,11 @@ struct corral_run {
 					   NULL: none */
 	const regex_t *note_pattern;	/* a failure's note quotes the first
 					   line that matches, or NULL */
+	int tmp_shared;		/* units share the caller's TMPDIR; 0: each
+				   attempt gets an empty one of its own as
+				   TMPDIR, TMP and TEMP, in the caller's,
+				   removed when it ends (the sandbox has its
+				   own /tmp either way) */
 	int exit_only;		/* a unit that exits 0 passes whatever TAP
 				   it printed; 0: its TAP's not ok lines,
 				   Bail out! or a short plan fail it */

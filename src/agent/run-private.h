@@ -29,6 +29,8 @@ struct corral_run_state {
 	int guardfd;		/* a pidfd of guard, or -1 */
 	pid_t watchdog;
 	struct corral_strv env;	/* the units' environment */
+	char *unit_tmp;		/* an attempt's TMPDIR, or NULL */
+	char *unit_tmp_root;	/* the agent's 0700 directory holding it */
 	struct corral_strv cloned;	/* the parts checked out */
 	dev_t clone_dev;	/* the clone as checked out, to tell when a */
 	ino_t clone_ino;	/* unit removed or replaced it */

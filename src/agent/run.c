@@ -388,6 +388,32 @@ corral_run_unit_env(struct corral_run *r, const char *unit,
 }
 
 /*
+ * The agent's own directory for its units' TMPDIRs, made in the caller's
+ * TMPDIR (outside the tree and CORRAL_OUT, wherever the clone is), mode
+ * 0700: each attempt's TMPDIR is DIR/t, made and removed inside it, so
+ * no other user can take the name in a shared /tmp.  0, or -1 with err.
+ */
+static int
+make_unit_tmp(struct corral_run *r, struct corral_err *err)
+{
+	const char *base = getenv("TMPDIR");
+	struct corral_buf p = CORRAL_BUF_INIT;
+
+	if (corral_buf_addf(&p, "%s/corral-unit.XXXXXX", base && *base ? base :
+	    "/tmp") < 0)
+		return corral_err_set(err, ENOMEM, "cannot start");
+	if (!mkdtemp(p.data)) {
+		corral_err_set(err, errno, "cannot make '%s'", p.data);
+		corral_buf_release(&p);
+		return -1;
+	}
+	r->st->unit_tmp_root = p.data;
+	if (!(r->st->unit_tmp = corral_path_join(p.data, "t")))
+		return corral_err_set(err, ENOMEM, "cannot start");
+	return 0;
+}
+
+/*
  * The caller's environment without PWD, any CORRAL_* variable of ours or
  * anything of corral's (env.c), then ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
  * with each attempt.
@@ -402,7 +428,12 @@ make_env(struct corral_run *r, struct corral_err *err)
 	 * PWD as a shell would set it, for a unit started without one
 	 * (direct.c); one with a shell sets it again to the same.
 	 */
+	if (!r->tmp_shared && !r->sandbox && make_unit_tmp(r, err) < 0)
+		return -1;
 	if ((r->clone[0] != '/' || add_var(&ours, "PWD", r->clone) == 0) &&
+	    (!r->st->unit_tmp || (add_var(&ours, "TMPDIR", r->st->unit_tmp) ==
+	    0 && add_var(&ours, "TMP", r->st->unit_tmp) == 0 &&
+	    add_var(&ours, "TEMP", r->st->unit_tmp) == 0)) &&
 	    add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
 	    add_var(&ours, "CORRAL_RUN", r->run) == 0 &&
 	    add_var(&ours, "CORRAL_WORKDIR", r->clone) == 0 &&
@@ -493,6 +524,9 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		corral_runlog_release(&st->rl);
 	if (r->clone && !r->keep && corral_clone_remove(r->clone, err) < 0)
 		rc = -1;
+	if (st && st->unit_tmp_root && corral_remove_tree(st->unit_tmp_root,
+	    rc < 0 ? &(struct corral_err){ 0 } : err) < 0)
+		rc = -1;
 	if (st) {
 		corral_run_watchdog_stop(r);
 		if (st->guardfd >= 0)
@@ -508,6 +542,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		free(st->logsdir);
 		free(st->log);
 		free(st->part);
+		free(st->unit_tmp);
+		free(st->unit_tmp_root);
 		corral_strv_release(&st->env);
 		corral_strv_release(&st->cloned);
 		corral_reaper_release(&st->reaper);

@@ -530,6 +530,38 @@ empty_output(struct corral_run *r, const char *path)
 	return 0;
 }
 
+/*
+ * The attempt's own empty TMPDIR (r->st->unit_tmp, when units do not
+ * share the caller's): made afresh before it, removed with all it holds
+ * after (its processes are gone by then).  0, or -1 with err set.
+ */
+static int
+unit_tmp_make(struct corral_run *r, struct corral_err *err)
+{
+	const char *t = r->st->unit_tmp;
+
+	if (!t)
+		return 0;
+	if (corral_remove_tree(t, err) < 0 && errno != ENOENT)
+		return -1;
+	if (mkdir(t, 0700) < 0)
+		return corral_err_set(err, errno, "cannot make the unit's "
+		    "TMPDIR '%s'", t);
+	return 0;
+}
+
+/* err NULL: a failure to remove it is not the attempt's error. */
+static int
+unit_tmp_remove(struct corral_run *r, struct corral_err *err)
+{
+	struct corral_err ignored;
+
+	if (!r->st->unit_tmp)
+		return 0;
+	return corral_remove_tree(r->st->unit_tmp, err ? err : &ignored) <
+	    0 && err ? -1 : 0;
+}
+
 /* Attempt number attempt of unit n (from 1) of the slice. */
 int
 corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
@@ -551,8 +583,14 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 		goto out;
 	}
 	c.path = o->out.data;
-	if (execute(r, &c, note.data, o, err) < 0)
+	if (unit_tmp_make(r, err) < 0)
 		goto out;
+	rc = execute(r, &c, note.data, o, err);
+	if (unit_tmp_remove(r, rc < 0 ? NULL : err) < 0 || rc < 0) {
+		rc = -1;
+		goto out;
+	}
+	rc = -1;
 	o->tap = c.tap;
 	corral_tap_init(&c.tap, 0);
 	if (!c.err && c.fd < 0 && (c.err = empty_output(r, c.path)))
