@@ -55,9 +55,7 @@ open_in(const char *dir, const char *name, int flags, struct corral_err *err)
 
 	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
 		return corral_err_set(err, ENOMEM, "cannot open '%s'", dir);
-	fd = open(path.data, flags | O_CLOEXEC, 0666);
-	if (fd < 0)
-		corral_err_set(err, errno, "cannot open '%s'", path.data);
+	fd = corral_open_state(path.data, flags, 0666, err);
 	corral_buf_release(&path);
 	return fd;
 }
