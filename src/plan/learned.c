@@ -83,8 +83,9 @@ keep_inside(struct corral_learned *l, const char *history, const char *unit,
 
 	forget_dropped(l, unit);
 	for (i = 0; i < reads->n; i++) {
-		if (corral_path_lexical("read", reads->v[i],
-		    CORRAL_PATH_CANONICAL, &e) == 0) {
+		/* "." is the whole tree, which a unit may keep. */
+		if (!strcmp(reads->v[i], ".") || corral_path_lexical("read",
+		    reads->v[i], CORRAL_PATH_CANONICAL, &e) == 0) {
 			reads->v[n++] = reads->v[i];
 			continue;
 		}
