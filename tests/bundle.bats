@@ -344,3 +344,16 @@ note"
 	run -2 --separate-stderr corral-bundle write B P
 	assert_stderr "corral-bundle: 'P' exists; a bundle is never written over anything"
 }
+
+@test "bundle: corral-fix's and corral-bundle's messages naming a root or a bundle whose name holds OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 print none of those bytes" {
+	local r="root$HOSTILE"
+	mkdir "$r"
+	run -0 --separate-stderr corral-fix -R "$r"
+	printf '%s\n%s\n' "$output" "$stderr" > fix.out
+	assert_shown fix.out
+	assert_contains "$output" "no interrupted apply in 'root?]0;pwned"
+	run --separate-stderr corral-bundle describe "b$HOSTILE"
+	printf '%s\n%s\n' "$output" "$stderr" > bundle.out
+	assert_shown bundle.out
+	assert_contains "$stderr" "b?]0;pwned"
+}

@@ -424,3 +424,14 @@ refused() {
 	assert_equal 0 "$status"
 	assert_equal marker "$(cat marker)"
 }
+
+@test "lock: a message naming a CORRAL_OUT whose name holds OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 prints none of those bytes" {
+	local out="o$HOSTILE"
+	mkdir "$out"
+	corral-lock "$out" true
+	ln -sf "$PWD/nowhere" "$out/.lock"
+	run -2 --separate-stderr timeout 20 corral-lock -w 0 "$out" true
+	printf '%s\n' "$stderr" > err
+	assert_shown err
+	assert_contains "$stderr" "'o?]0;pwned??[2J?X?Y????[31m????/.lock' is a symbolic link"
+}

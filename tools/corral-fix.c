@@ -88,7 +88,7 @@ static void
 print_line(void *arg, const char *line)
 {
 	(void)arg;
-	printf("%s\n", line);
+	corral_showf(stdout, "%s\n", line);
 }
 
 static int
@@ -113,11 +113,12 @@ run_recover(const char *root)
 
 	if (rc < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	printf(rc ? "rolled back the interrupted apply in '%s'\n" :
-	    "no interrupted apply in '%s'\n", root);
+	corral_showf(stdout, rc ? "rolled back the interrupted apply in "
+	    "'%s'\n" : "no interrupted apply in '%s'\n", root);
 	base = corral_fix_work_base(NULL);
 	if ((n = corral_fix_work_sweep(base)))
-		printf("removed %zu work director%s a killed corral-fix left "
+		corral_showf(stdout, "removed %zu work director%s a killed "
+		    "corral-fix left "
 		    "in '%s'\n", n, n == 1 ? "y" : "ies", base);
 	xflush_stdout();
 	return CORRAL_EXIT_OK;
@@ -138,7 +139,10 @@ run_fix(const struct corral_fix_opts *o, int json)
 	if ((json ? corral_fix_report_json(&r, &out) :
 	    corral_fix_report_text(&r, &out)) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	fwrite(out.data, 1, out.len, stdout);
+	if (json)
+		fwrite(out.data, 1, out.len, stdout);
+	else
+		corral_show(stdout, out.data, out.len);
 	xflush_stdout();
 	status = r.remaining.n ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	corral_buf_release(&out);

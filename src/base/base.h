@@ -61,6 +61,15 @@ void corral_die(int status, const char *fmt, ...)
 /* Print a library error as "progname: msg[: strerror]". */
 void corral_warn_err(const struct corral_err *err);
 /*
+ * Every one of these prints through corral_buf_add_shown: the messages
+ * above as one line; corral_show and corral_showf text of many lines to
+ * fp (stdout: a summary, a report a person reads).  Output that a
+ * program reads (a list of units, JSON) is written as it is.
+ */
+void corral_show(FILE *fp, const char *s, size_t n);
+void corral_showf(FILE *fp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/*
  * _exit(2) from a forked child (never a vfork one).  A coverage build
  * (-DCORRAL_COVERAGE) first writes the child's gcov counters, which
  * _exit would drop, so the work done in fix workers and the watchdog
@@ -152,6 +161,19 @@ int corral_buf_vaddf(struct corral_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Append s (n bytes) as a JSON string literal, quotes included. */
 int corral_buf_addjson(struct corral_buf *b, const char *s, size_t n);
+/*
+ * The one rule for a line a person reads on a terminal (messages, the
+ * scoreboard, progress, corral-status, reports in text): append s (n
+ * bytes) with every byte that could drive the terminal shown as '?' --
+ * C0 controls, DEL, C1 controls (U+0080..U+009F), and each byte of a
+ * sequence that is not well-formed UTF-8 -- so that a unit's name or
+ * note cannot retitle, clear or rewrite the screen.  With
+ * CORRAL_SHOWN_LINES, newline and tab are kept (text of many lines);
+ * without, they too are '?' (one line).  0, or -1 (ENOMEM; b unchanged).
+ */
+#define CORRAL_SHOWN_LINES	1
+int corral_buf_add_shown(struct corral_buf *b, const char *s, size_t n,
+    int flags);
 void corral_buf_reset(struct corral_buf *b);		/* len = 0, keeps memory */
 void corral_buf_release(struct corral_buf *b);		/* frees data */
 
