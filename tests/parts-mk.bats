@@ -239,3 +239,12 @@ relearned() {
 	assert_contains "$stderr" "unit 'tests/a.sh': learned read '../x' leaves the tree; dropped"
 	assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
 }
+
+@test "parts-mk: a missing part whose name holds OSC, clear screen, CR and other C0 bytes is named with each of them shown as '?'" {
+	project lib a b
+	printf '%s\n' 'CORRAL_PARTS_CMD = printf "sh\033]0;t\007\033[2J\rX\001\n"' >> proj/Makefile
+	run -0 --separate-stderr make -C proj -j2 corral-run
+	printf '%s\n' "$stderr" > err
+	assert_shown err
+	assert_contains "$stderr" "corral: part 'sh?]0;t??[2J?X?' not found in '$PWD/proj'; not cloned"
+}
