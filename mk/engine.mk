@@ -150,6 +150,13 @@ __corral-slurp = o=; l=; if [ -f $(1) ]; then while IFS= read -r l; do \
 __corral_put = $(call __corral-slurp,$@); [ -f $@ ] && [ "$$o" = "$$v" ] || \
 	printf '%s' "$$v" > $@
 
+# __corral_shown: a filter for the lines a recipe says that name what
+# came from outside (a part a history line or a parts command named):
+# the control bytes a terminal acts on shown as '?', as the programs
+# show them (corral_buf_add_shown; C1 and ill-formed UTF-8 are theirs
+# alone, beyond tr).
+__corral_shown = LC_ALL=C tr '\001-\011\013-\037\177' '[?*]'
+
 # __corral-say: one short line per step, unless every command is shown
 # or make runs silent (-s).
 # __corral_tell: non-empty when step lines are printed.
@@ -405,7 +412,7 @@ inputs: FORCE cmd
 	$(__corral_Q)sed -n 's/^- //p' slices/*.manifest 2>/dev/null | \
 		LC_ALL=C sort -u | while IFS= read -r p; do \
 		printf "corral: part '%s' not found in '%s'; not cloned\n" \
-			"$$p" "$$__corral_src" >&2; done
+			"$$p" "$$__corral_src"; done | $(__corral_shown) >&2
 
 # The merge: the only writer of the shared files, over the main layer and
 # every re-run layer, the latest attempt of each unit winning.  It runs

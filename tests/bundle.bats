@@ -408,3 +408,16 @@ apply_editing() {
 	assert_stderr "corral-bundle: 'dst/.f002.txt.corral-fix.tmp' is in the way: corral writes 'f002.txt' through that name; move it away; rolled back: nothing was applied"
 	assert_equal "$(tree_digest expect)" "$(tree_digest dst)"
 }
+
+@test "bundle: corral-fix's and corral-bundle's messages naming a root or a bundle whose name holds OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 print none of those bytes" {
+	local r="root$HOSTILE"
+	mkdir "$r"
+	run -0 --separate-stderr corral-fix -R "$r"
+	printf '%s\n%s\n' "$output" "$stderr" > fix.out
+	assert_shown fix.out
+	assert_contains "$output" "no interrupted apply in 'root?]0;pwned"
+	run --separate-stderr corral-bundle describe "b$HOSTILE"
+	printf '%s\n%s\n' "$output" "$stderr" > bundle.out
+	assert_shown bundle.out
+	assert_contains "$stderr" "b?]0;pwned"
+}

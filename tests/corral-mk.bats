@@ -1115,3 +1115,23 @@ EOF2
 	assert_output true
 	assert_json '.units == 24 and .merged == 24 and .missing == 0' proj/.corral/summary.json
 }
+
+@test "corral-mk: unit names and notes holding OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 reach no terminal through make corral-run, corral-rerun-failed or corral-status: no such byte in anything they print" {
+	printf 'u%s\nv%s\n' "$HOSTILE" "$HOSTILE" > proj/units.txt
+	cat > proj/Makefile <<EOF2
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = printf 'FAIL%s: n%s' "\$\$H" "\$\$H" > "\$\$CORRAL_NOTE"; echo "\$\$H"; exit 1
+include $CORRAL_ROOT/corral.mk
+EOF2
+	export H=$HOSTILE
+	run -2 make -C proj -j2 corral-run
+	printf '%s\n' "$output" > run.out
+	assert_shown run.out
+	assert_contains "$output" "u?]0;pwned??[2J?X?Y????[31m????  FAIL?]0;pwned"
+	run -2 make -C proj -j2 corral-rerun-failed
+	printf '%s\n' "$output" > rerun.out
+	assert_shown rerun.out
+	run corral-status proj/.corral
+	printf '%s\n' "$output" > status.out
+	assert_shown status.out
+}

@@ -325,3 +325,113 @@ listing() {
 	run -0 corral-lock -G "$parent" out touch touched
 	assert_file_exists touched
 }
+
+# plant KIND PATH: make PATH a dangling link, a link to the marker file
+# $PWD/marker (which holds "marker"), a directory or a FIFO
+plant() {
+	rm -rf "$2"
+	mkdir -p "$(dirname "$2")"
+	case $1 in
+	dangling) ln -s "$PWD/nowhere/x" "$2" ;;
+	link) echo marker > marker; ln -s "$PWD/marker" "$2" ;;
+	dir) mkdir "$2" ;;
+	fifo) mkfifo "$2" ;;
+	esac
+}
+
+# refused KIND PATH: the command just run (under timeout) ended at once,
+# status 2, its last line of stderr naming PATH as what KIND planted, and
+# nothing was written through it
+refused() {
+	local what
+	case $1 in
+	dangling|link) what='a symbolic link' ;;
+	dir) what='a directory' ;;
+	fifo) what='a FIFO' ;;
+	esac
+	[ "$status" -ne 124 ] || flunk "$1 at '$2': it hung"
+	assert_contains "$stderr" "'$2' is $what, not a regular file"
+	[ "$status" -ne 0 ] || flunk "$1 at '$2': it went on (status 0)"
+	[ ! -e nowhere ] || flunk "$1 at '$2': made its target"
+	[ "$1" != link ] || assert_equal marker "$(cat marker)"
+}
+
+@test "lock: a .lock planted as a dangling link, a link to a file of ours, a directory or a FIFO stops corral-lock and make corral-run at once with one line naming it, -w 0 or not; the file linked to is untouched" {
+	project a
+	run -0 make -C proj corral-run
+	local k out=$PWD/proj/.corral
+	for k in dangling link dir fifo; do
+		plant "$k" "$out/.lock"
+		run --separate-stderr timeout 20 corral-lock -w 0 "$out" true
+		refused "$k" "$out/.lock"
+		run --separate-stderr timeout 20 corral-lock "$out" true
+		refused "$k" "$out/.lock"
+		run --separate-stderr timeout 60 make -C proj corral-run
+		refused "$k" "$out/.lock"
+		CORRAL_WAIT=0 run --separate-stderr timeout 60 make -C proj corral-run
+		refused "$k" "$out/.lock"
+	done
+	assert_equal 1 "$(ran_count)"
+}
+
+@test "lock: a .merge.lock planted as a link, a directory or a FIFO stops the merge, in a CORRAL_OUT and in a plain directory, with one line naming it; nothing is made at the link's target" {
+	project a b
+	run -0 make -C proj corral-run
+	local k out=$PWD/proj/.corral
+	for k in dangling link dir fifo; do
+		plant "$k" "$out/.merge.lock"
+		run --separate-stderr timeout 60 make -C proj corral-merge
+		refused "$k" "$out/.merge.lock"
+		mkdir -p plain
+		plant "$k" plain/.merge.lock
+		run --separate-stderr timeout 60 corral-merge -u "$out/units" -o plain "$out/logs"
+		refused "$k" plain/.merge.lock
+	done
+	rm -rf plain/.merge.lock
+	run -0 corral-merge -u "$out/units" -o plain "$out/logs"
+	assert_json '.successes == 2' plain/summary.json
+}
+
+@test "lock: a file of the run's state (a setting the shell writes, a stamp, the plan, an agent's log, the history, the board, a status file) planted as a link or a FIFO stops make corral-run at once with one line naming it; the file linked to is untouched" {
+	project a b
+	run -0 make -C proj corral-run
+	local f k out=$PWD/proj/.corral
+	for f in cmd agents inputs merge-config merged plan.mk slices/0.pass \
+		slices/0.units logs/agent-0.jsonl history.jsonl board \
+		exit-status live/ticks summary.json; do
+		for k in dangling link fifo; do
+			cp -a "$out" saved
+			plant "$k" "$out/$f"
+			run --separate-stderr timeout 60 make -C proj -B corral-run
+			refused "$k" "$out/$f"
+			rm -rf "$out" && mv saved "$out"
+		done
+	done
+	assert_equal 2 "$(ran_count)"
+}
+
+@test "lock: corral-fix's sweep of old scratch directories opens no lock planted there as a FIFO or a link: it goes on and ends" {
+	_corral_tmpdir
+	mkdir -p t "$TMPDIR/corral-fix.AAAAAA" "$TMPDIR/corral-fix.BBBBBB"
+	mkfifo "$TMPDIR/corral-fix.AAAAAA/lock"
+	echo marker > marker
+	ln -s "$PWD/marker" "$TMPDIR/corral-fix.BBBBBB/lock"
+	: > "$TMPDIR/corral-fix.AAAAAA/.corral-clone"
+	: > "$TMPDIR/corral-fix.BBBBBB/.corral-clone"
+	echo clean > t/f
+	run --separate-stderr timeout 60 corral-fix t
+	[ "$status" -ne 124 ] || flunk "corral-fix hung on a FIFO"
+	assert_equal 0 "$status"
+	assert_equal marker "$(cat marker)"
+}
+
+@test "lock: a message naming a CORRAL_OUT whose name holds OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 prints none of those bytes" {
+	local out="o$HOSTILE"
+	mkdir "$out"
+	corral-lock "$out" true
+	ln -sf "$PWD/nowhere" "$out/.lock"
+	run -2 --separate-stderr timeout 20 corral-lock -w 0 "$out" true
+	printf '%s\n' "$stderr" > err
+	assert_shown err
+	assert_contains "$stderr" "'o?]0;pwned??[2J?X?Y????[31m????/.lock' is a symbolic link"
+}

@@ -1027,3 +1027,16 @@ layers() {
 	assert_output "merged 2 units from 1 agent: 2 passed (1 flaky), 0 failed"
 	assert_json '.successes == 2 and .failures == 0' summary.json
 }
+
+@test "merge: a message naming a log directory or a shard whose name holds OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 prints none of those bytes" {
+	local d="logs$HOSTILE"
+	printf 'a\n' > units
+	run -2 --separate-stderr corral-merge -u units -o out "$d"
+	printf '%s\n' "$stderr" > err
+	assert_shown err
+	assert_contains "$stderr" "logs?]0;pwned"
+	run --separate-stderr corral-merge -S -u units -o out2 "shard$HOSTILE"
+	printf '%s\n%s\n' "$output" "$stderr" > err2
+	assert_shown err2
+	assert_contains "$stderr" "shard?]0;pwned"
+}

@@ -210,3 +210,41 @@ relearned() {
 	printf 'ls . > /dev/null\ncat lib/data > /dev/null\n' > proj/tests/a.sh
 	checked_fails "FAIL: passes with the whole tree: a part is missing; its clone lacked 'lib/'"
 }
+
+@test "parts-mk: auto: a history line whose reads name a path outside the tree (../x, /etc/passwd, lib/../../x, ./lib/data, a newline) never stops a run: the read is dropped with one warning naming the unit and the read, and corral-run, make -B and corral-rerun-failed run the unit and pass" {
+	echo data > proj/lib/data
+	needs a lib/data
+	project 'auto' a b
+	run -0 make -C proj -j2 corral-run
+	local h=proj/.corral/history.jsonl line r
+	line=$(jq -c 'select(.unit == "tests/a.sh" and .reads)' "$h" | tail -1)
+	[ -n "$line" ] || flunk "nothing learned for tests/a.sh"
+	for r in ../x /etc/passwd lib/../../x ./lib/data $'lib/data\nx'; do
+		jq -c --arg r "$r" '.reads = [$r, "lib/data", "tests/a.sh"]' <<<"$line" >> "$h"
+		run -0 --separate-stderr make -C proj -j2 corral-run
+		assert_equal 1 "$(grep -c "unit 'tests/a.sh': learned read '" <<<"$stderr")"
+		assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
+		run -0 --separate-stderr make -C proj -j2 -B corral-run
+		assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
+	done
+	assert_contains "$stderr" "'$PWD/$h': unit 'tests/a.sh': learned read"
+	# a fails once (its file gone); re-run, with the planted line last
+	mv proj/lib/data proj/lib/gone
+	run make -C proj -j2 -B corral-run
+	run -0 cat proj/.corral/failed.units
+	assert_output tests/a.sh
+	mv proj/lib/gone proj/lib/data
+	jq -c '.reads = ["../x", "lib/data", "tests/a.sh"]' <<<"$line" >> "$h"
+	run -0 --separate-stderr make -C proj -j2 corral-rerun-failed
+	assert_contains "$stderr" "unit 'tests/a.sh': learned read '../x' leaves the tree; dropped"
+	assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
+}
+
+@test "parts-mk: a missing part whose name holds OSC, clear screen, CR and other C0 bytes is named with each of them shown as '?'" {
+	project lib a b
+	printf '%s\n' 'CORRAL_PARTS_CMD = printf "sh\033]0;t\007\033[2J\rX\001\n"' >> proj/Makefile
+	run -0 --separate-stderr make -C proj -j2 corral-run
+	printf '%s\n' "$stderr" > err
+	assert_shown err
+	assert_contains "$stderr" "corral: part 'sh?]0;t??[2J?X?' not found in '$PWD/proj'; not cloned"
+}

@@ -173,3 +173,26 @@ row() {
 	run -0 corral-scoreboard -j run
 	assert_json '.tests == null'
 }
+
+# hostile_row FILE UNIT NOTE: a record as JSON carries it: C0 and DEL as
+# \u escapes, every other byte raw (invalid UTF-8 included)
+hostile_row() {
+	local u n
+	u=$(printf '%s' "$2" | perl -pe 's/([\x00-\x1f\x7f])/sprintf("\\u%04x", ord $1)/ge')
+	n=$(printf '%s' "$3" | perl -pe 's/([\x00-\x1f\x7f])/sprintf("\\u%04x", ord $1)/ge')
+	printf '{"agent_id":"0","unit":"%s","ok":false,"note":"%s","duration_ms":5}\n' "$u" "$n" >> "run/$1"
+}
+
+@test "scoreboard: a unit's name and note holding OSC, clear screen, CR, C0, DEL, C1 and invalid UTF-8 reach no terminal: -f, -s and the plain board print none of those bytes, the rest of the name shows; -u lists the name as it is" {
+	hostile_row failures.jsonl "u$HOSTILE" "FAIL$HOSTILE: n$HOSTILE"
+	hostile_row successes.jsonl "v$HOSTILE" "OK: $HOSTILE"
+	run corral-scoreboard -f -s 5 run
+	printf '%s\n' "$output" > board
+	assert_shown board
+	assert_contains "$output" "u?]0;pwned??[2J?X?Y????[31m????"
+	run corral-scoreboard run
+	printf '%s\n' "$output" > plain
+	assert_shown plain
+	corral-scoreboard -u run > units || true
+	assert_equal "u$HOSTILE" "$(cat units)"
+}

@@ -257,3 +257,21 @@ bundle_of() {
 		area: ([.[].path | if test("/") then sub("/.*"; "") else "(root)" end] |
 			unique | join("+"))}]}' > "$dir/manifest.json"
 }
+
+# HOSTILE: bytes that would drive a terminal: OSC retitle ended by BEL,
+# clear screen, CR, BS, other C0, DEL, C1 (U+0085, U+009B) and invalid
+# UTF-8 (a lone continuation byte, 0xff, a truncated sequence)
+HOSTILE=$'\e]0;pwned\a\e[2J\rX\bY\x01\x7f\xc2\x85\xc2\x9b[31m\x80\xff\xe2\x82'
+
+# assert_shown FILE...: each holds no byte a terminal acts on: no C0 but
+# newline and tab, no DEL, no C1, only well-formed UTF-8
+assert_shown() {
+	local f
+	for f in "$@"; do
+		perl -MEncode -e 'local $/; my $s = <STDIN>;
+			my $t = eval { Encode::decode("UTF-8", $s, Encode::FB_CROAK) };
+			defined $t or exit 3;
+			exit($t =~ /[\x00-\x08\x0b-\x1f\x7f-\x9f]/ ? 1 : 0)' < "$f" ||
+			flunk "'$f' holds bytes a terminal acts on: $(od -c "$f" | head -20)"
+	done
+}

@@ -42,10 +42,14 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* b on stdout: JSON as it is, text as a person reads it (corral_show). */
 static void
-print(const struct corral_buf *b)
+print(const struct corral_buf *b, int json)
 {
-	fwrite(b->data, 1, b->len, stdout);
+	if (json)
+		fwrite(b->data, 1, b->len, stdout);
+	else
+		corral_show(stdout, b->data, b->len);
 	xflush_stdout();
 }
 
@@ -60,7 +64,7 @@ run_describe(const char *bundle)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	if (corral_bundle_describe(&m, &out) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	print(&out);
+	print(&out, 0);
 	corral_buf_release(&out);
 	corral_manifest_release(&m);
 	return CORRAL_EXIT_OK;
@@ -81,7 +85,7 @@ run_apply(const struct corral_bundle_opts *o, int json)
 	if ((json ? corral_bundle_report_json(&r, &out) :
 	    corral_bundle_report_text(&r, &out)) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	print(&out);
+	print(&out, json);
 	status = r.refused ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	corral_buf_release(&out);
 	corral_bundle_report_release(&r);
@@ -100,7 +104,7 @@ run_write(const char *from, const char *to, const struct corral_strv *areas,
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	if (corral_buf_addf(&out, "wrote %zu fix(es) to '%s'\n", n, to) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	print(&out);
+	print(&out, 0);
 	corral_buf_release(&out);
 	return CORRAL_EXIT_OK;
 }

@@ -88,7 +88,7 @@ static void
 print_line(void *arg, const char *line)
 {
 	(void)arg;
-	printf("%s\n", line);
+	corral_showf(stdout, "%s\n", line);
 }
 
 static int
@@ -114,17 +114,18 @@ run_recover(const char *root)
 
 	if (rc < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	printf(rc == 1 ? "rolled back the interrupted apply in '%s'\n" :
-	    rc == 2 ? "nothing to roll back in '%s': the interrupted apply "
-	    "had written nothing, or had committed; its journal is removed\n" :
-	    "no interrupted apply in '%s'\n", root);
+	corral_showf(stdout, rc == 1 ? "rolled back the interrupted apply in "
+	    "'%s'\n" : rc == 2 ? "nothing to roll back in '%s': the "
+	    "interrupted apply had written nothing, or had committed; its "
+	    "journal is removed\n" : "no interrupted apply in '%s'\n", root);
 	for (n = 0; n < kept.n; n++)
-		printf("left '%s' as it is: it changed after the apply wrote "
-		    "it\n", kept.v[n]);
+		corral_showf(stdout, "left '%s' as it is: it changed after the "
+		    "apply wrote it\n", kept.v[n]);
 	corral_strv_release(&kept);
 	base = corral_fix_work_base(NULL);
 	if ((n = corral_fix_work_sweep(base)))
-		printf("removed %zu work director%s a killed corral-fix left "
+		corral_showf(stdout, "removed %zu work director%s a killed "
+		    "corral-fix left "
 		    "in '%s'\n", n, n == 1 ? "y" : "ies", base);
 	xflush_stdout();
 	return CORRAL_EXIT_OK;
@@ -145,7 +146,10 @@ run_fix(const struct corral_fix_opts *o, int json)
 	if ((json ? corral_fix_report_json(&r, &out) :
 	    corral_fix_report_text(&r, &out)) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	fwrite(out.data, 1, out.len, stdout);
+	if (json)
+		fwrite(out.data, 1, out.len, stdout);
+	else
+		corral_show(stdout, out.data, out.len);
 	xflush_stdout();
 	status = r.remaining.n ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	corral_buf_release(&out);

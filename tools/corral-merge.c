@@ -70,7 +70,7 @@ static void
 print_summary(const struct corral_merge_stats *st, const char *shard)
 {
 	if (shard)
-		printf("shard %s: ", shard);
+		corral_showf(stdout, "shard %s: ", shard);
 	printf("merged %zu %s from %zu %s: %zu passed", st->merged,
 	    plural(st->merged, "unit", "units"), st->agents,
 	    plural(st->agents, "agent", "agents"),

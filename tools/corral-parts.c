@@ -82,6 +82,8 @@ print_learned(const char *history, char **units, int n, int per_unit)
 
 	if (corral_learned_read(&l, history, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < l.dropped.n; i++)
+		corral_warn("%s", l.dropped.v[i]);
 	for (k = 0; k < n; k++)
 		if ((set = corral_learned_of(&l, units[k])))
 			add_set(&out, units[k], set, per_unit);

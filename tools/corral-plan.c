@@ -120,6 +120,7 @@ main(int argc, char *argv[])
 	struct corral_err err;
 	const char *nstr = NULL, *dir = NULL;
 	long long n;
+	size_t i;
 	int c, sep = '\n', only_parts = 0, briefs_opts = 0;
 
 	corral_setprogname(argv[0]);
@@ -163,6 +164,8 @@ main(int argc, char *argv[])
 	if (only_parts && o.history && corral_learned_read(&learned,
 	    o.history, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < learned.dropped.n; i++)
+		corral_warn("%s", learned.dropped.v[i]);
 	o.parts.learned = only_parts && o.history ? &learned : NULL;
 
 	if (!dir)

@@ -233,9 +233,13 @@ die_of(int sig)
 static void
 make_stamp(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	struct corral_err err;
+	int fd = corral_open_state(path, O_WRONLY | O_CREAT | O_TRUNC, 0666,
+	    &err);
 
-	if (fd < 0 || close(fd) < 0)
+	if (fd < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (close(fd) < 0)
 		corral_die(CORRAL_EXIT_ERR, "cannot write '%s':", path);
 }
 

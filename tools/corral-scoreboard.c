@@ -89,11 +89,11 @@ print_failed(const struct corral_score *s)
 
 	if (!s->failed_unit.n)
 		return;
-	printf("  failed units:\n");
+	corral_showf(stdout, "  failed units:\n");
 	for (i = 0; i < s->failed_unit.n; i++) {
-		printf("    %s  %s\n", s->failed_unit.v[i], s->failed_note.v[i]);
+		corral_showf(stdout, "    %s  %s\n", s->failed_unit.v[i], s->failed_note.v[i]);
 		if (*s->failed_output.v[i])
-			printf("      output: %s\n", s->failed_output.v[i]);
+			corral_showf(stdout, "      output: %s\n", s->failed_output.v[i]);
 	}
 }
 
@@ -104,32 +104,32 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 	const char **order;
 	size_t i;
 
-	printf("corral scoreboard  %s\n", dir);
-	printf("========================================================\n");
+	corral_showf(stdout, "corral scoreboard  %s\n", dir);
+	corral_showf(stdout, "========================================================\n");
 	if (s->unreadable.n) {
-		printf("  %zu line(s) could not be read:\n", s->unreadable.n);
+		corral_showf(stdout, "  %zu line(s) could not be read:\n", s->unreadable.n);
 		for (i = 0; i < s->unreadable.n && i < 10; i++)
-			printf("    %s\n", s->unreadable.v[i]);
+			corral_showf(stdout, "    %s\n", s->unreadable.v[i]);
 	}
 	if (why) {
-		printf("  COULD NOT TELL: %s\n", why);
+		corral_showf(stdout, "  COULD NOT TELL: %s\n", why);
 		return;
 	}
-	printf("  %zu unit%s  ->  %zu success%s, %zu failure%s\n", s->units,
+	corral_showf(stdout, "  %zu unit%s  ->  %zu success%s, %zu failure%s\n", s->units,
 	    s->units == 1 ? "" : "s", s->successes,
 	    s->successes == 1 ? "" : "es", s->failures,
 	    s->failures == 1 ? "" : "s");
 	if (s->tap_units)
-		printf("  %lld tests in %zu unit%s  ->  %lld passed, %lld "
+		corral_showf(stdout, "  %lld tests in %zu unit%s  ->  %lld passed, %lld "
 		    "failed, %lld skipped\n", s->tests, s->tap_units,
 		    s->tap_units == 1 ? "" : "s", s->tests -
 		    s->tests_failed - s->tests_skipped, s->tests_failed,
 		    s->tests_skipped);
-	printf("  by verdict:\n");
+	corral_showf(stdout, "  by verdict:\n");
 	if (corral_score_order(s, &order) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	for (i = 0; order[i]; i++)
-		printf("    %-16s %ld\n", order[i], corral_score_count(s,
+		corral_showf(stdout, "    %-16s %ld\n", order[i], corral_score_count(s,
 		    order[i]));
 	free(order);
 	if (failed)
@@ -148,10 +148,10 @@ print_slowest(const char *dir, size_t n)
 	if (corral_slowest_read(dir, n, &s, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	if (s.n)
-		printf("  slowest units:\n");
+		corral_showf(stdout, "  slowest units:\n");
 	for (i = 0; i < s.n; i++) {
 		corral_duration_format(s.ms[i], took);
-		printf("    %8s  %s\n", took, s.unit[i]);
+		corral_showf(stdout, "    %8s  %s\n", took, s.unit[i]);
 	}
 	corral_slowest_release(&s);
 }

@@ -43,12 +43,16 @@ agent_cmp(const void *x, const void *y)
 	return strcmp(a->agent, b->agent);
 }
 
-/* s for a terminal: control bytes as '?'. */
+/* s for a terminal, as every line a person reads (corral_show). */
 static void
 put_clean(const char *s)
 {
-	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_add_shown(&b, s, strlen(s), 0) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	fwrite(b.data, 1, b.len, stdout);
+	corral_buf_release(&b);
 }
 
 /* The run's elapsed ms: until now, or until its end once it is over. */
@@ -177,9 +181,9 @@ print_text(const char *out, const struct corral_agent_status *a, size_t n,
 	char took[32], usual[32];
 	size_t i, running = 0, done = 0;
 
-	printf("corral status  %s", out);
+	corral_showf(stdout, "corral status  %s", out);
 	if (n && a[0].run)
-		printf("  run %s", a[0].run);
+		corral_showf(stdout, "  run %s", a[0].run);
 	putchar('\n');
 	print_tally(t, run_end(a, n, t), run_eta(a, n, t));
 	for (i = 0; i < n; i++) {
@@ -187,22 +191,22 @@ print_text(const char *out, const struct corral_agent_status *a, size_t n,
 		done += a[i].state == CORRAL_AGENT_DONE;
 	}
 	if (running)
-		printf("  %-8s %8s %8s  %s\n", "agent", "for", "usually",
+		corral_showf(stdout, "  %-8s %8s %8s  %s\n", "agent", "for", "usually",
 		    "unit");
 	for (i = 0; i < n && a[i].state == CORRAL_AGENT_RUNNING; i++) {
 		corral_duration_format(now - a[i].since_ms, took);
 		corral_duration_format(a[i].expect_ms, usual);
-		printf("  %-8s %8s %8s  ", a[i].agent, took, usual);
+		corral_showf(stdout, "  %-8s %8s %8s  ", a[i].agent, took, usual);
 		put_clean(a[i].unit);
-		printf(" (%lld of %lld", a[i].i, a[i].units);
+		corral_showf(stdout, " (%lld of %lld", a[i].i, a[i].units);
 		if (a[i].attempt > 1)
-			printf(", attempt %lld", a[i].attempt);
-		printf(")\n");
+			corral_showf(stdout, ", attempt %lld", a[i].attempt);
+		corral_showf(stdout, ")\n");
 	}
-	printf("  %zu running, %zu finished", running, done);
+	corral_showf(stdout, "  %zu running, %zu finished", running, done);
 	for (; i < n; i++)
 		if (a[i].state != CORRAL_AGENT_DONE)
-			printf(", agent %s %s", a[i].agent,
+			corral_showf(stdout, ", agent %s %s", a[i].agent,
 			    states[a[i].state]);
 	putchar('\n');
 }

@@ -101,9 +101,9 @@ corral_run_capture_add(struct capture *c, const char *p, size_t n)
 	c->total += (long long)n;
 	if (c->err || !n)
 		return;	/* the output is lost; the pipe must still drain */
-	if (c->fd < 0 && (c->fd = open(c->path, O_RDWR | O_CREAT | O_TRUNC |
-	    O_CLOEXEC, 0666)) < 0) {
-		c->err = errno;
+	if (c->fd < 0 && (c->fd = corral_open_state(c->path, O_RDWR |
+	    O_CREAT | O_TRUNC, 0666, NULL)) < 0) {
+		c->err = errno ? errno : EINVAL;
 		c->create_err = 1;
 		return;
 	}

@@ -652,9 +652,10 @@ write_mark(const char *tmp, const char *realsrc, struct corral_err *err)
 
 	if (!mark || corral_buf_addf(&b, "corral clone of %s\n", realsrc) < 0)
 		rc = corral_err_set(err, errno, "checkout");
-	else if ((fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0644)) < 0 || corral_write_all(fd, b.data, b.len) < 0 ||
-	    close(fd) < 0)
+	else if ((fd = corral_open_state(mark, O_WRONLY | O_CREAT | O_EXCL,
+	    0644, err)) < 0)
+		rc = -1;
+	else if (corral_write_all(fd, b.data, b.len) < 0 || close(fd) < 0)
 		rc = corral_err_set(err, errno, "cannot write '%s'", mark);
 	free(mark);
 	corral_buf_release(&b);

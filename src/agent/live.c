@@ -55,9 +55,7 @@ open_in(const char *dir, const char *name, int flags, struct corral_err *err)
 
 	if (corral_buf_addf(&path, "%s/%s", dir, name) < 0)
 		return corral_err_set(err, ENOMEM, "cannot open '%s'", dir);
-	fd = open(path.data, flags | O_CLOEXEC, 0666);
-	if (fd < 0)
-		corral_err_set(err, errno, "cannot open '%s'", path.data);
+	fd = corral_open_state(path.data, flags, 0666, err);
 	corral_buf_release(&path);
 	return fd;
 }
@@ -288,18 +286,18 @@ corral_live_tally(const char *statedir, struct corral_tally *t,
 	return 0;
 }
 
-/* The unit's name as a progress line shows it: no control bytes, cut. */
+/* The unit's name as a progress line shows it: cut, and shown. */
 static int
 add_name(struct corral_buf *b, const char *unit)
 {
-	size_t i = b->len;
+	struct corral_buf cut = CORRAL_BUF_INIT;
+	int rc;
 
-	if (corral_add_excerpt(b, unit, strlen(unit), NAME_MAX_SHOWN) < 0)
-		return -1;
-	for (; i < b->len; i++)
-		if ((unsigned char)b->data[i] < 0x20 || b->data[i] == 0x7f)
-			b->data[i] = '?';
-	return 0;
+	rc = corral_add_excerpt(&cut, unit, strlen(unit), NAME_MAX_SHOWN) < 0 ||
+	    corral_buf_add_shown(b, cut.data ? cut.data : "", cut.len, 0) < 0 ?
+	    -1 : 0;
+	corral_buf_release(&cut);
+	return rc;
 }
 
 /*

@@ -112,12 +112,10 @@ new_part(struct corral_runlog *l, const struct corral_buf *taken,
 		corral_err_set(err, errno, "cannot remove '%s'", tmp.data);
 		goto out;
 	}
-	l->ckfd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
-	    O_CLOEXEC, 0666);
-	if (l->ckfd < 0) {
-		corral_err_set(err, errno, "cannot open '%s'", tmp.data);
+	l->ckfd = corral_open_state(tmp.data, O_WRONLY | O_CREAT | O_EXCL |
+	    O_APPEND, 0666, err);
+	if (l->ckfd < 0)
 		goto out;
-	}
 	if (taken->len && (corral_seal_format(&l->seal, &seal, err) < 0 ||
 	    write_part(l, taken->data, taken->len, err) < 0 ||
 	    write_part(l, seal.data, seal.len, err) < 0))

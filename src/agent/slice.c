@@ -521,9 +521,10 @@ empty_output(struct corral_run *r, const char *path)
 		    AT_SYMLINK_FOLLOW) == 0)
 			return 0;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	fd = corral_open_state(path, O_WRONLY | O_CREAT | O_TRUNC, 0666,
+	    NULL);
 	if (fd < 0)
-		return errno;
+		return errno ? errno : EINVAL;
 	if (st->emptyfd >= 0)
 		close(st->emptyfd);
 	st->emptyfd = fd;

@@ -70,6 +70,15 @@ void corral_die(int status, const char *fmt, ...)
 /* Print a library error as "progname: msg[: strerror]". */
 void corral_warn_err(const struct corral_err *err);
 /*
+ * Every one of these prints through corral_buf_add_shown: the messages
+ * above as one line; corral_show and corral_showf text of many lines to
+ * fp (stdout: a summary, a report a person reads).  Output that a
+ * program reads (a list of units, JSON) is written as it is.
+ */
+void corral_show(FILE *fp, const char *s, size_t n);
+void corral_showf(FILE *fp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/*
  * _exit(2) from a forked child (never a vfork one).  A coverage build
  * (-DCORRAL_COVERAGE) first writes the child's gcov counters, which
  * _exit would drop, so the work done in fix workers and the watchdog
@@ -161,6 +170,19 @@ int corral_buf_vaddf(struct corral_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Append s (n bytes) as a JSON string literal, quotes included. */
 int corral_buf_addjson(struct corral_buf *b, const char *s, size_t n);
+/*
+ * The one rule for a line a person reads on a terminal (messages, the
+ * scoreboard, progress, corral-status, reports in text): append s (n
+ * bytes) with every byte that could drive the terminal shown as '?' --
+ * C0 controls, DEL, C1 controls (U+0080..U+009F), and each byte of a
+ * sequence that is not well-formed UTF-8 -- so that a unit's name or
+ * note cannot retitle, clear or rewrite the screen.  With
+ * CORRAL_SHOWN_LINES, newline and tab are kept (text of many lines);
+ * without, they too are '?' (one line).  0, or -1 (ENOMEM; b unchanged).
+ */
+#define CORRAL_SHOWN_LINES	1
+int corral_buf_add_shown(struct corral_buf *b, const char *s, size_t n,
+    int flags);
 void corral_buf_reset(struct corral_buf *b);		/* len = 0, keeps memory */
 void corral_buf_release(struct corral_buf *b);		/* frees data */
 
@@ -407,6 +429,30 @@ int corral_write_all(int fd, const void *p, size_t n);
 int corral_open_input(const char *path, struct corral_err *err);
 FILE *corral_fopen_input(const char *path, struct corral_err *err);
 /*
+ * The one way corral opens a file of its own state (a lock, a stamp, a
+ * log, the history, a status file, a mark): open(2) with flags and mode,
+ * never through a symbolic link (O_NOFOLLOW), never waiting on a FIFO,
+ * close-on-exec, and only when what was opened is a regular file.  A
+ * link, directory, FIFO, device or socket planted at path is refused
+ * ("'x' is a symbolic link, not a regular file"; errnum 0); another
+ * failure keeps its errno in err->errnum ("cannot open 'x'": ENOENT when
+ * there is nothing and no O_CREAT).  The descriptor (blocking again),
+ * or -1.  _at opens path relative to dirfd; fopen_state is the same as
+ * a stdio stream of mode how ("r", "a"; fclose it), NULL with err set.
+ */
+int corral_open_state(const char *path, int flags, mode_t mode,
+    struct corral_err *err);
+int corral_open_state_at(int dirfd, const char *path, int flags, mode_t mode,
+    struct corral_err *err);
+FILE *corral_fopen_state(const char *path, int flags, const char *how,
+    struct corral_err *err);
+/*
+ * Whether path may be made or replaced as a file of corral's state:
+ * 0 when nothing is there or a regular file is, -1 with err set as
+ * open_state says when anything else is (a link is not followed).
+ */
+int corral_state_check(const char *path, struct corral_err *err);
+/*
  * Read fd to its end (retrying on EINTR), each chunk read passed to eat,
  * which returns 0, or -1 to stop.  0, or -1 when a read failed (errno
  * set) or eat stopped (errno as eat left it).  corral_buf_eat appends
@@ -466,9 +512,10 @@ enum corral_atomic_flags {
 
 /*
  * Open a temporary for path.  A path that exists and is not a regular
- * file (a symbolic link is followed) is never replaced: it is written in
- * place under CORRAL_ATOMIC_IN_PLACE (see there), otherwise refused
- * ("'x' is a FIFO, not a regular file").  0, or -1 with err set.
+ * file is never replaced: a FIFO or device is written in place under
+ * CORRAL_ATOMIC_IN_PLACE (see there), anything else refused ("'x' is a
+ * FIFO, not a regular file"), a symbolic link always (it is neither
+ * followed nor replaced).  0, or -1 with err set.
  */
 int corral_atomic_open(struct corral_atomic *a, const char *path,
     struct corral_err *err);

@@ -159,3 +159,78 @@ corral_buf_release(struct corral_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
+
+/*
+ * The length of the well-formed UTF-8 sequence that starts p (n bytes
+ * left: shortest form, no surrogate, at most U+10FFFF), its code point
+ * in *c; 0 when it is not one.
+ */
+static size_t
+utf8_len(const unsigned char *p, size_t n, unsigned long *c)
+{
+	size_t len, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, *c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, *c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, *c = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		*c = *c << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && *c < 0x800) || (len == 4 && *c < 0x10000) ||
+	    (*c >= 0xd800 && *c <= 0xdfff) || *c > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/*
+ * How many bytes at p (n left) stand as they are (0: none, the first is
+ * shown as '?'), and in *skip how many bytes the '?' stands for.
+ */
+static size_t
+shown_len(const unsigned char *p, size_t n, int flags, size_t *skip)
+{
+	unsigned long c;
+	size_t len;
+
+	*skip = 1;
+	if ((p[0] >= 0x20 && p[0] < 0x7f) || ((p[0] == '\n' ||
+	    p[0] == '\t') && (flags & CORRAL_SHOWN_LINES)))
+		return 1;
+	if (p[0] < 0x80 || !(len = utf8_len(p, n, &c)))
+		return 0;
+	if (c >= 0x80 && c < 0xa0) {	/* a C1 control: one '?' */
+		*skip = len;
+		return 0;
+	}
+	return len;
+}
+
+int
+corral_buf_add_shown(struct corral_buf *b, const char *s, size_t n,
+    int flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, len, skip, start = b->len;
+
+	while (i < n) {
+		len = shown_len(p + i, n - i, flags, &skip);
+		if (len ? corral_buf_add(b, p + i, len) :
+		    corral_buf_addch(b, '?')) {
+			b->len = start;
+			if (b->data)
+				b->data[start] = '\0';
+			return -1;
+		}
+		i += len ? len : skip;
+	}
+	return 0;
+}

@@ -53,17 +53,59 @@ corral_err_set(struct corral_err *err, int errnum, const char *fmt, ...)
 	return -1;
 }
 
+/* text to fp as corral_buf_add_shown shows it, with flags. */
+static void
+put_shown(FILE *fp, const char *text, size_t n, int flags)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_add_shown(&b, text, n, flags) == 0)
+		fwrite(b.data, 1, b.len, fp);
+	else	/* out of memory: the bytes that cannot harm */
+		fputs("(a message, lost: out of memory)", fp);
+	corral_buf_release(&b);
+}
+
+/* "progname: msg" as one line on stderr, shown. */
+static void
+put_line(const char *msg)
+{
+	fprintf(stderr, "%s: ", progname);
+	put_shown(stderr, msg, strlen(msg), 0);
+	fputc('\n', stderr);
+}
+
 static void
 vwarn(const char *fmt, va_list ap)
 {
+	struct corral_buf msg = CORRAL_BUF_INIT;
 	int saved = errno;
 	size_t len = strlen(fmt);
 
-	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
-	if (len > 0 && fmt[len - 1] == ':')
-		fprintf(stderr, " %s", strerror(saved));
-	fputc('\n', stderr);
+	if (corral_buf_vaddf(&msg, fmt, ap) == 0 && len > 0 &&
+	    fmt[len - 1] == ':')
+		(void)corral_buf_addf(&msg, " %s", strerror(saved));
+	put_line(msg.data ? msg.data : fmt);
+	corral_buf_release(&msg);
+}
+
+void
+corral_show(FILE *fp, const char *s, size_t n)
+{
+	put_shown(fp, s, n, CORRAL_SHOWN_LINES);
+}
+
+void
+corral_showf(FILE *fp, const char *fmt, ...)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (corral_buf_vaddf(&b, fmt, ap) == 0)
+		corral_show(fp, b.data, b.len);
+	va_end(ap);
+	corral_buf_release(&b);
 }
 
 void
@@ -101,11 +143,14 @@ corral_die(int status, const char *fmt, ...)
 void
 corral_warn_err(const struct corral_err *err)
 {
-	if (err->errnum)
-		fprintf(stderr, "%s: %s: %s\n", progname, err->msg,
-		    strerror(err->errnum));
+	struct corral_buf msg = CORRAL_BUF_INIT;
+
+	if (err->errnum && corral_buf_addf(&msg, "%s: %s", err->msg,
+	    strerror(err->errnum)) == 0)
+		put_line(msg.data);
 	else
-		fprintf(stderr, "%s: %s\n", progname, err->msg);
+		put_line(err->msg);
+	corral_buf_release(&msg);
 }
 
 void

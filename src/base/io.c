@@ -82,21 +82,115 @@ kind_of(mode_t mode)
 		return "a block device";
 	if (S_ISSOCK(mode))
 		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
 	return "not a regular file";
 }
 
+/* The refusal, in err (errnum 0) and in errno for a caller without err. */
 static int
 not_regular(const char *path, mode_t mode, struct corral_err *err)
 {
-	return corral_err_set(err, 0, "'%s' is %s, not a regular file", path,
+	corral_err_set(err, 0, "'%s' is %s, not a regular file", path,
 	    kind_of(mode));
+	errno = S_ISLNK(mode) ? ELOOP : S_ISDIR(mode) ? EISDIR : EINVAL;
+	return -1;
+}
+
+/*
+ * Why open failed, in err: what is there when it is not a regular file
+ * (a link O_NOFOLLOW refused, a directory, a FIFO with no reader), else
+ * errno's own word.
+ */
+static int
+open_failed(int dirfd, const char *path, struct corral_err *err)
+{
+	struct stat st;
+	int e = errno;
+
+	if (e != ENOENT && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(st.st_mode))
+		return not_regular(path, st.st_mode, err);
+	return corral_err_set(err, e, "cannot open '%s'", path);
+}
+
+/*
+ * fd, opened O_NONBLOCK, made blocking again when it is a regular file;
+ * else closed, and -1 with err set ("cannot VERB 'path'" on an error).
+ */
+static int
+regular_only(int fd, const char *path, const char *verb,
+    struct corral_err *err)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		corral_err_set(err, errno, "cannot %s '%s'", verb, path);
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return not_regular(path, st.st_mode, err);
+	}
+	return fd;
+}
+
+int
+corral_open_state_at(int dirfd, const char *path, int flags, mode_t mode,
+    struct corral_err *err)
+{
+	int fd;
+
+	/* O_NONBLOCK: a FIFO planted there must not make the open wait. */
+	fd = openat(dirfd, path, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC, mode);
+	if (fd < 0)
+		return open_failed(dirfd, path, err);
+	return regular_only(fd, path, "open", err);
+}
+
+int
+corral_open_state(const char *path, int flags, mode_t mode,
+    struct corral_err *err)
+{
+	return corral_open_state_at(AT_FDCWD, path, flags, mode, err);
+}
+
+FILE *
+corral_fopen_state(const char *path, int flags, const char *how,
+    struct corral_err *err)
+{
+	FILE *fp;
+	int fd;
+
+	if ((fd = corral_open_state(path, flags, 0666, err)) < 0)
+		return NULL;
+	if (!(fp = fdopen(fd, how))) {
+		corral_err_set(err, errno, "cannot open '%s'", path);
+		close(fd);
+	}
+	return fp;
+}
+
+int
+corral_state_check(const char *path, struct corral_err *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot stat '%s'", path);
+	return S_ISREG(st.st_mode) ? 0 : not_regular(path, st.st_mode, err);
 }
 
 int
 corral_open_input(const char *path, struct corral_err *err)
 {
 	struct stat st;
-	int fd, fl;
+	int fd;
 
 	/* A stream the caller handed over by name: read it as it is. */
 	if (fd_named(path) >= 0) {
@@ -112,17 +206,7 @@ corral_open_input(const char *path, struct corral_err *err)
 			return not_regular(path, st.st_mode, err);
 		return corral_err_set(err, errno, "cannot open '%s'", path);
 	}
-	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
-	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-		corral_err_set(err, errno, "cannot read '%s'", path);
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return not_regular(path, st.st_mode, err);
-	}
-	return fd;
+	return regular_only(fd, path, "read", err);
 }
 
 FILE *
@@ -272,7 +356,8 @@ corral_umask(void)
  * never replaced.  With CORRAL_ATOMIC_IN_PLACE, a named descriptor, a
  * character device or a FIFO is opened and written in place (a->tmp
  * stays NULL): 1.  Anything else that is there and not a regular file
- * (a symbolic link is followed) is refused: -1.  0 when the target is
+ * is refused: -1, a symbolic link included, which is neither followed
+ * nor replaced (a link planted where a file of corral's goes).  0 when the target is
  * missing or regular, to be replaced.
  */
 static int
@@ -289,13 +374,14 @@ open_in_place(struct corral_atomic *a, const char *path, int flags,
 			    path);
 		return 1;
 	}
-	if (stat(path, &st) < 0 || S_ISREG(st.st_mode))
+	if (lstat(path, &st) < 0 || S_ISREG(st.st_mode))
 		return 0;
 	if (!(flags & CORRAL_ATOMIC_IN_PLACE) ||
 	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
 		return not_regular(path, st.st_mode, err);
-	if ((a->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
-		return corral_err_set(err, errno, "cannot open '%s'", path);
+	if ((a->fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY |
+	    O_CLOEXEC)) < 0)
+		return open_failed(AT_FDCWD, path, err);
 	return 1;
 }
 
@@ -403,7 +489,8 @@ same_content(const char *path, int fd)
 	ssize_t rx, ry;
 	int other, same = 0;
 
-	if ((other = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+	if ((other = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
 		return 0;
 	if (fstat(other, &sa) < 0 || fstat(fd, &sb) < 0 ||
 	    !S_ISREG(sa.st_mode) || sa.st_size != sb.st_size ||
@@ -517,7 +604,8 @@ holds(const char *path, const void *p, size_t n)
 	ssize_t r;
 	int fd, same = 0;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (size_t)st.st_size != n)

@@ -15,6 +15,12 @@
  * every taker checks, once it holds the lock, that the path still names
  * the file it locked, and starts again if not.
  *
+ * Nothing in CORRAL_OUT is opened through a link: the lock, the mark and
+ * every other file of corral's own are opened by corral_open_state
+ * (io.c), and the taker refuses a directory that holds anything but
+ * regular files and directories (a link, a FIFO planted where a file of
+ * the run goes), since the engine's recipes write some with the shell.
+ *
  * The holder writes its pid into the file so that a waiter can name it.
  * A holder passes the lock down to the programs it execs with the
  * descriptor and __corral_lock=FD in the environment; a child that finds
@@ -211,7 +217,7 @@ same_file(int fd, const char *path)
 {
 	struct stat a, b;
 
-	return fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 &&
 	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -226,13 +232,96 @@ create_in(const char *dir, const char *name, const char *text,
 
 	if (!(path = corral_path_join(dir, name)))
 		return corral_err_set(err, ENOMEM, "lock");
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || (n && write(fd, text, n) != (ssize_t)n))
+	fd = corral_open_state(path, O_WRONLY | O_CREAT | O_TRUNC, 0666, err);
+	if (fd < 0)
+		rc = -1;
+	else if (n && write(fd, text, n) != (ssize_t)n)
 		rc = corral_err_set(err, errno, "cannot create '%s'", path);
 	if (fd >= 0)
 		close(fd);
 	free(path);
 	return rc;
+}
+
+/* How deep the check of what CORRAL_OUT holds looks (rerun/N/slices is 3). */
+#define PLANT_DEPTH	8
+
+static int planted_under(int dfd, const char *path, int depth,
+    struct corral_err *err);
+
+/*
+ * Whether entry name of the directory dfd (named path) is something
+ * planted: -1 with err set when it is not a regular file nor a
+ * directory (io.c's wording), else whatever looking into it says.
+ */
+static int
+planted_entry(int dfd, const char *path, const char *name, int depth,
+    struct corral_err *err)
+{
+	struct stat st;
+	char *sub;
+	int fd, rc = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot stat '%s/%s'", path, name);
+	if (!(sub = corral_path_join(path, name)))
+		return corral_err_set(err, ENOMEM, "lock");
+	if (S_ISDIR(st.st_mode) && depth < PLANT_DEPTH &&
+	    !(depth == 0 && !strcmp(name, "work")) &&
+	    !exists_in(sub, CORRAL_MARK_FILE)) {
+		if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) < 0)
+			rc = corral_err_set(err, errno, "cannot open '%s'", sub);
+		else
+			rc = planted_under(fd, sub, depth + 1, err);
+	} else if (!S_ISDIR(st.st_mode)) {
+		rc = corral_state_check(sub, err);
+	}
+	free(sub);
+	return rc;
+}
+
+/* planted_entry of every entry of dfd (closed here). */
+static int
+planted_under(int dfd, const char *path, int depth, struct corral_err *err)
+{
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	}
+	/* A regular file, as readdir says, needs no stat (thousands of logs). */
+	while (rc == 0 && (de = readdir(d)))
+		if (de->d_type != DT_REG && strcmp(de->d_name, ".") &&
+		    strcmp(de->d_name, ".."))
+			rc = planted_entry(dirfd(d), path, de->d_name, depth,
+			    err);
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Refuse, by name, anything in dir that is not a regular file or a
+ * directory: a symbolic link, a FIFO, a device, a socket.  Corral makes
+ * none there, and the engine's recipes write some of its files with the
+ * shell's '>', which would follow a link and wait on a FIFO; the
+ * programs open theirs with corral_open_state.  The clones of a killed
+ * run (work, removed whole) and directories of other runs (the shards,
+ * with a mark of their own) are not looked into.
+ */
+static int
+check_planted(const char *dir, struct corral_err *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 :
+		    corral_err_set(err, errno, "cannot open '%s'", dir);
+	return planted_under(fd, dir, 0, err);
 }
 
 /*
@@ -246,7 +335,7 @@ settle(int fd, const char *dir, int flags, struct corral_err *err)
 	char pid[32];
 	int n;
 
-	if (check_ours(dir, err) < 0)
+	if (check_ours(dir, err) < 0 || check_planted(dir, err) < 0)
 		return -1;
 	if ((flags & CORRAL_LOCK_CREATE) && !exists_in(dir, CORRAL_MARK_FILE) &&
 	    (create_in(dir, CORRAL_MARK_FILE, "", err) < 0 ||
@@ -275,11 +364,12 @@ try_once(struct corral_lock *l, const char *dir, const char *path,
 		return -1;
 	if (check_ours(dir, err) < 0)
 		return -1;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0 && errno == ENOENT && (flags & CORRAL_LOCK_CREATE))
+	/* Never through a link, nor on anything but a file (io.c). */
+	fd = corral_open_state(path, O_RDWR | O_CREAT, 0666, err);
+	if (fd < 0 && err->errnum == ENOENT && (flags & CORRAL_LOCK_CREATE))
 		return 2;	/* removed between the mkdir and the open */
 	if (fd < 0)
-		return corral_err_set(err, errno, "cannot open '%s'", path);
+		return -1;
 	if ((rc = lock_fd(fd, op, 0)) == 1) {
 		*holder = holder_of(fd);
 		rc = wait_ms ? lock_fd(fd, op, wait_ms) : 1;

@@ -270,10 +270,8 @@ history_aside(struct merge *m, struct history *h, struct corral_err *err)
 		merge_say(m, "'%s': dropped a torn last line of %zu bytes",
 		    h->path, h->torn);
 	close(h->fd);
-	h->fd = open(h->path, O_RDWR | O_APPEND | O_CLOEXEC);
-	if (h->fd < 0)
-		corral_err_set(err, errno, "cannot open '%s'", h->path);
-	else
+	h->fd = corral_open_state(h->path, O_RDWR | O_APPEND, 0, err);
+	if (h->fd >= 0)
 		rc = 0;
 	goto out;
 fail:
@@ -364,7 +362,7 @@ history_splice(struct history *h, struct reader *rd, struct corral_err *err)
 	off_t at;
 	int fd;
 
-	if ((fd = open(h->path, O_WRONLY | O_CLOEXEC)) < 0)
+	if ((fd = corral_open_state(h->path, O_WRONLY, 0, NULL)) < 0)
 		return 0;
 	if (fstat(fd, &st) < 0) {
 		close(fd);
@@ -568,11 +566,10 @@ merge_append_history(struct merge *m, struct corral_err *err)
 		merge_nomem(err);
 		goto out;
 	}
-	h.fd = open(h.path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	if (h.fd < 0) {
-		corral_err_set(err, errno, "cannot open '%s'", h.path);
+	h.fd = corral_open_state(h.path, O_RDWR | O_CREAT | O_APPEND, 0666,
+	    err);
+	if (h.fd < 0)
 		goto out;
-	}
 	if (history_scan(m, &h, err) < 0)
 		goto out;
 	if (!(todo = history_todo(m, &h))) {

@@ -134,9 +134,10 @@ lock_outdir(struct merge *m, struct corral_err *err)
 		return -1;
 	if (!(path = merge_join(m->outdir, ".merge.lock")))
 		return merge_nomem(err);
-	m->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	/* Never through a link, nor on a FIFO (io.c). */
+	m->lockfd = corral_open_state(path, O_RDWR | O_CREAT, 0666, err);
 	if (m->lockfd < 0) {
-		rc = corral_err_set(err, errno, "cannot open '%s'", path);
+		rc = -1;
 		goto out;
 	}
 	while ((rc = flock(m->lockfd, LOCK_EX)) < 0 && errno == EINTR)

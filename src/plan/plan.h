@@ -214,12 +214,19 @@ struct corral_learned {
 	struct corral_strv *sets;	/* sets[i]: of units.v[i] */
 	size_t n, cap;
 	struct corral_set *ix;		/* unit -> i */
+	struct corral_strv dropped;	/* one line per read dropped */
+	struct corral_strv dropped_of;	/* dropped.v[i] is of this unit */
 };
 
 /*
  * Fill l from history (a missing file: nothing learned): for each unit,
- * the "reads" of its latest record that has one.  0, or -1 with err set
- * (I/O, ENOMEM).  Release l with corral_learned_release either way.
+ * the "reads" of its latest record that has one.  A read that is not a
+ * path inside the tree (corral_path_lexical, canonical; "." is the whole
+ * tree) is dropped, and l->dropped gets a line naming history, the unit
+ * and the read for the tool to warn with (of each unit's latest line with reads only); a
+ * record left with no read counts as none.  0, or
+ * -1 with err set (I/O, ENOMEM).  Release l with corral_learned_release
+ * either way.
  */
 int corral_learned_read(struct corral_learned *l, const char *history,
     struct corral_err *err);

@@ -227,7 +227,7 @@ refuse(const char *root, const char *dir, struct corral_err *err)
 	char *lock = corral_path_join(dir, LOCK_FILE);
 	int fd, busy = 0;
 
-	if (lock && (fd = open(lock, O_RDONLY | O_CLOEXEC)) >= 0) {
+	if (lock && (fd = corral_open_state(lock, O_RDONLY, 0, NULL)) >= 0) {
 		busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno ==
 		    EWOULDBLOCK;
 		close(fd);
@@ -265,11 +265,10 @@ take_lock(struct corral_journal *j, struct corral_err *err)
 
 	if (!lock)
 		return corral_err_set(err, ENOMEM, "journal");
-	j->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	j->lockfd = corral_open_state(lock, O_RDWR | O_CREAT, 0600, err);
 	free(lock);
 	if (j->lockfd < 0)
-		return corral_err_set(err, errno, "cannot open '%s/%s'",
-		    j->dir, LOCK_FILE);
+		return -1;
 	if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK ? refuse(j->root, j->dir, err) :
 		    corral_err_set(err, errno, "cannot lock '%s'", j->dir);

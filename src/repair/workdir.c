@@ -47,7 +47,7 @@ create_in(const char *dir, const char *name)
 
 	if (!path)
 		return -1;
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = corral_open_state(path, O_RDWR | O_CREAT | O_EXCL, 0644, NULL);
 	free(path);
 	return fd;
 }
@@ -92,8 +92,8 @@ stale(int dirfd, const char *name, int *lockfd)
 	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return 0;
 	snprintf(rel, sizeof(rel), "%s/%s", name, WORK_LOCK);
-	if ((*lockfd = openat(dirfd, rel, O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0)
+	if ((*lockfd = corral_open_state_at(dirfd, rel, O_RDONLY, 0,
+	    NULL)) < 0)
 		return 0;
 	snprintf(rel, sizeof(rel), "%s/%s", name, CORRAL_CLONE_MARK);
 	return flock(*lockfd, LOCK_EX | LOCK_NB) == 0 &&

@@ -328,8 +328,8 @@ make_tmp(struct demo *d)
 	}
 	/* Marked as a clone, so corral_clone_remove may remove it. */
 	if (!(mark = corral_path_join(d->tmp, CORRAL_CLONE_MARK)) ||
-	    (fd = open(mark,
-	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+	    (fd = corral_open_state(mark, O_WRONLY | O_CREAT | O_EXCL, 0644,
+	    NULL)) < 0) {
 		free(mark);
 		return corral_err_set(d->err, errno, "cannot create '%s'",
 		    d->tmp);
