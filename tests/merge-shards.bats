@@ -308,3 +308,41 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 	assert_contains "$stderr" "is shard 2/3's, not this shard's; refused"
 	assert_json '.successes == 8 and .missing == 4' h1/.corral/summary.json
 }
+
+# reseal LOG: LOG's record lines with a seal recomputed over them, as an
+# attacker who rewrites a shard's artifact would
+reseal() {
+	grep -v '^{"corral_seal"' "$1" > "$1.rec" || true
+	printf '{"corral_seal":{"records":%d,"sha256":"%s"}}\n' "$(wc -l < "$1.rec")" \
+		"$(sha256sum < "$1.rec" | cut -d' ' -f1)" | cat "$1.rec" - > "$1"
+	rm "$1.rec"
+}
+
+@test "merge-shards: a shard artifact whose record names a file outside the run as its output (seal and manifest recomputed) never has it read into the JUnit file or the page" {
+	project h1
+	echo 'echo own-output; exit 1' > h1/t/u05.sh
+	cp -r h1 h2
+	make -C h1 corral-run CORRAL_SHARD=1/2 >/dev/null 2>&1 || true
+	make -C h2 corral-run CORRAL_SHARD=2/2 >/dev/null 2>&1 || true
+	# the output its own agent wrote is read, from the merge's copy of it
+	run -2 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)" CORRAL_JUNIT=$PWD/junit.xml
+	run -0 grep -c own-output junit.xml
+	echo MARKER-OUTSIDE > "$PWD/secret"
+	for k in 1 2; do
+		d=h$k/.corral/shard-$k-of-2
+		for log in $d/logs/agent-*.jsonl; do
+			jq -c 'if .corral_seal then empty elif .ok then . else .output = "'"$PWD"'/secret" end' "$log" > "$log.new"
+			mv "$log.new" "$log"
+			reseal "$log"
+		done
+		(cd $d && corral-shard -k $k -n 2 -m shard.json -r "$(jq -r .run shard.json)" population >/dev/null)
+	done
+	run -0 grep -l "$PWD/secret" h1/.corral/shard-1-of-2/logs/*.jsonl h2/.corral/shard-2-of-2/logs/*.jsonl
+	run -2 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)" CORRAL_JUNIT=$PWD/junit.xml CORRAL_HTML=$PWD/page.html
+	assert_json '.failures == 1' h1/.corral/summary.json
+	run -0 grep -c "$PWD/secret" h1/.corral/failures.jsonl
+	[ -s junit.xml ] && [ -s page.html ]
+	run ! grep -l MARKER-OUTSIDE junit.xml page.html
+	run -0 corral-report -t h1/.corral
+	refute_contains "$output" MARKER-OUTSIDE
+}

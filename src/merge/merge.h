@@ -210,6 +210,9 @@ struct corral_report_row {
 	char *status;		/* as recorded; pass or fail when absent */
 	char *note;		/* "" when absent */
 	char *output;		/* NULL when absent */
+	char *where;		/* where its agent wrote that output, under
+				   the results' directory (report_output_where);
+				   NULL: nowhere it may be read */
 	char *host;		/* the host that ran it; NULL when absent */
 	long long duration_ms;	/* -1 when absent */
 	long long end_ms;	/* its "at", ms since the Epoch; -1: absent */
@@ -282,6 +285,7 @@ struct corral_timeline_unit {
 	char *status;		/* as recorded; pass or fail when absent */
 	char *note;		/* "" when absent */
 	char *output;		/* NULL when absent */
+	char *where;		/* as corral_report_row's */
 	long long dur_ms;	/* -1 when absent */
 	long long attempt;
 	int ok;			/* it is in successes.jsonl */
