@@ -346,3 +346,35 @@ reseal() {
 	run -0 corral-report -t h1/.corral
 	refute_contains "$output" MARKER-OUTSIDE
 }
+
+@test "merge-shards: a shard re-run incrementally holds logs of two runs, and its manifest vouches for both: the merge takes them, exit 0" {
+	hosts 2
+	d=h2/.corral/shard-2-of-2
+	u=$(jq -r .unit $d/successes.jsonl | head -1)
+	echo 'exit 0 # changed' > "h2/$u"
+	run -0 make -C h2 corral-run CORRAL_SHARD=2/2
+	run -0 jq '[.logs[].runs[]] | unique | length' $d/shard.json
+	assert_output 2
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
+}
+
+@test "merge-shards: a shard killed mid-way and resumed (a requeued job) holds a log of two runs; the merge takes it, exit 0" {
+	project h1
+	cp -r h1 h2
+	make -C h1 corral-run CORRAL_SHARD=1/2 >/dev/null 2>&1
+	: > ran
+	kill='printf "%s\n" "$$CORRAL_UNIT" >> "'$PWD'/ran"; [ "$$(wc -l < "'$PWD'/ran")" -ne 2 ] || kill -9 $$PPID; sh "$$CORRAL_UNIT"'
+	run -2 make -C h2 corral-run CORRAL_SHARD=2/2 CORRAL_AGENTS=1 CORRAL_CMD="$kill"
+	d=h2/.corral/shard-2-of-2
+	[ -e $d/logs/agent-0.s2.jsonl.part ]
+	# merged now, the killed shard is unfinished: its checkpoint is not vouched for
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "agent-0.s2.jsonl.part' (shard 2/2) is not a log its manifest (shard.json) vouches for; refused"
+	run -0 make -C h2 corral-run CORRAL_SHARD=2/2 CORRAL_AGENTS=1 CORRAL_CMD="$kill"
+	assert_contains "$output" "resuming after"
+	run -0 jq '.logs[0].runs | length' $d/shard.json
+	assert_output 2
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
+}
