@@ -589,6 +589,15 @@ name_cmp(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* Sort names->v[from..]: none may be there (v NULL). */
+static void
+sort_from(struct corral_strv *names, size_t from)
+{
+	if (names->n > from)
+		qsort(names->v + from, names->n - from, sizeof(*names->v),
+		    name_cmp);
+}
+
 /* The layers of dir's rerun/, as numbers, sorted. */
 static int
 list_layers(const char *dir, long **layers, size_t *n, struct corral_err *err)
@@ -639,7 +648,7 @@ corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
 	int rc;
 
 	if ((rc = list_logs(dir, "logs", all, names, err)) == 0) {
-		qsort(names->v, names->n, sizeof(*names->v), name_cmp);
+		sort_from(names, 0);
 		rc = list_layers(dir, &layers, &nl, err);
 	}
 	for (i = 0; rc == 0 && i < nl; i++) {
@@ -648,8 +657,7 @@ corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
 		if (corral_buf_addf(&sub, "rerun/%ld/logs", layers[i]) < 0)
 			rc = nomem(err);
 		else if ((rc = list_logs(dir, sub.data, all, names, err)) == 0)
-			qsort(names->v + from, names->n - from,
-			    sizeof(*names->v), name_cmp);
+			sort_from(names, from);
 	}
 	free(layers);
 	corral_buf_release(&sub);
