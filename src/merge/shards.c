@@ -5,11 +5,13 @@
  * itself, as every host did, and checks each shard's manifest against
  * it: the same population, the same number of shards, the same plan,
  * each shard once.  A shard from elsewhere is refused by name, and
- * nothing is written.  Then every shard's logs (each layer of re-runs
- * too) are copied byte for byte, seals and all, into OUTDIR/shards/, and
- * merged as one run's: every unit exactly once across the hosts, a unit
- * in two shards a duplicate, the units of a missing shard not-run, with
- * a note that names the shard.
+ * nothing is written.  Then exactly the logs each manifest vouches for
+ * (each layer of re-runs too) are copied byte for byte, a chunk at a
+ * time, seals and all, into OUTDIR/shards/, each copy checked against the
+ * manifest's entry, any other log a shard directory holds refused by
+ * name; and they are merged as one run's: every unit exactly once across
+ * the hosts, a unit in two shards a duplicate, the units of a missing
+ * shard (or of a refused log) not-run, with a note that names the shard.
  */
 #include <dirent.h>
 #include <errno.h>
