@@ -223,3 +223,158 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 	run -2 --separate-stderr make -C m corral-merge-shards
 	assert_contains "$stderr" "exists and was not made by corral"
 }
+
+@test "merge-shards: a stale genuine passing log of shard 2 in shard 3's directory does not replace shard 2's failing one: refused by name, exit 2" {
+	project h1
+	cp -r h1 h2
+	cp -r h1 h3
+	make -C h2 corral-run CORRAL_SHARD=2/3 >/dev/null 2>&1
+	mkdir stale && cp h2/.corral/shard-2-of-3/logs/agent-*.jsonl stale/
+	# shard 2 runs again, and one of its units now fails
+	u=$(jq -r .unit h2/.corral/shard-2-of-3/successes.jsonl | head -1)
+	echo 'exit 1' > "h2/$u"
+	make -C h2 corral-run CORRAL_SHARD=2/3 >/dev/null 2>&1 || true
+	make -C h1 corral-run CORRAL_SHARD=1/3 >/dev/null 2>&1
+	make -C h3 corral-run CORRAL_SHARD=3/3 >/dev/null 2>&1
+	cp stale/agent-*.jsonl h3/.corral/shard-3-of-3/logs/
+	stray=$(ls h3/.corral/shard-3-of-3/logs/agent-*.s2.jsonl | head -1)
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 3)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$stray' (shard 3/3) is not a log its manifest (shard.json) vouches for; refused"
+	run -0 jq -r 'select(.unit == "'"$u"'") | .status' h1/.corral/failures.jsonl
+	assert_output fail
+	assert_json '.failures == 1 and .successes == 11' h1/.corral/summary.json
+}
+
+@test "merge-shards: a log of another run copied into a shard's directory after its manifest was written is refused by name, exit 2" {
+	hosts 2
+	cp -r h2 h2run
+	echo 'exit 1' > h2run/t/u01.sh
+	make -C h2run corral-run CORRAL_SHARD=2/2 -B >/dev/null 2>&1 || true
+	# the other run's logs land in the shard's re-run layer, which its manifest never saw
+	mkdir -p h2/.corral/shard-2-of-2/rerun/1/logs
+	cp h2run/.corral/shard-2-of-2/logs/agent-*.jsonl h2/.corral/shard-2-of-2/rerun/1/logs/
+	log=$(ls h2/.corral/shard-2-of-2/rerun/1/logs/agent-*.jsonl | head -1)
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$log' (shard 2/2) is not a log its manifest (shard.json) vouches for; refused"
+	assert_json '.successes == 12 and .failures == 0' h1/.corral/summary.json
+	# the same log put in place of one the manifest names is not the one it vouches for
+	rm -r h2/.corral/shard-2-of-2/rerun
+	for f in h2run/.corral/shard-2-of-2/logs/agent-*.jsonl; do cp "$f" h2/.corral/shard-2-of-2/logs/; done
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "(shard 2/2) is not the log its manifest vouches for (its seal differs); refused"
+	assert_json '.successes == 6 and .missing == 6' h1/.corral/summary.json
+}
+
+@test "merge-shards: a shard re-running while the merge reads it: the manifest decides, its new logs and checkpoints are refused by name" {
+	hosts 2
+	d=h2/.corral/shard-2-of-2
+	# what a merge on a shared file system sees mid-way through shard 2's
+	# next run: the manifest it read, a new layer's log, a checkpoint
+	cp -r h2 h2next
+	make -C h2next corral-rerun-failed CORRAL_SHARD=2/2 CORRAL_ONLY='t/u0*' >/dev/null 2>&1 || true
+	make -C h2next corral-run CORRAL_SHARD=2/2 CORRAL_ONLY='t/u*' >/dev/null 2>&1 || true
+	mkdir -p $d/rerun/1/logs
+	cp h2next/.corral/shard-2-of-2/rerun/1/logs/agent-*.jsonl $d/rerun/1/logs/
+	log=$(ls $d/rerun/1/logs/agent-*.jsonl | head -1)
+	printf '{"agent_id":"9.s2","unit":"t/u01.sh","ok":false}\n' > $d/logs/agent-9.s2.jsonl.part
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$log' (shard 2/2) is not a log its manifest (shard.json) vouches for; refused"
+	assert_contains "$stderr" "corral-merge: '$PWD/$d/logs/agent-9.s2.jsonl.part' (shard 2/2) is not a log its manifest (shard.json) vouches for; refused"
+	refute_contains "$stderr" "did not finish"
+	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
+}
+
+@test "merge-shards: with shard 2 absent, its logs lying in shard 3's directory are refused, and its units are not-run, never passes" {
+	hosts 3
+	cp h2/.corral/shard-2-of-3/logs/agent-*.jsonl h3/.corral/shard-3-of-3/logs/
+	run -2 --separate-stderr make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$PWD/h1/.corral/shard-1-of-3 $PWD/h3/.corral/shard-3-of-3"
+	assert_contains "$stderr" "corral-merge: shard 2/3 is missing: its 4 units are not-run"
+	assert_contains "$stderr" "(shard 3/3) is not a log its manifest (shard.json) vouches for; refused"
+	assert_json '.successes == 8 and .missing == 4' h1/.corral/summary.json
+}
+
+@test "merge-shards: a manifest made to vouch for another shard's log (seal and all) is refused: a unit of shard 2 is not shard 3's" {
+	hosts 3
+	d3=h3/.corral/shard-3-of-3
+	log=$(ls h2/.corral/shard-2-of-3/logs/agent-*.jsonl | head -1)
+	cp "$log" $d3/logs/
+	(cd $d3 && corral-shard -k 3 -n 3 -m shard.json -r "$(jq -r .run shard.json)" -s host3 population >/dev/null)
+	run -0 jq -r '.logs[].log' $d3/shard.json
+	assert_contains "$output" "logs/$(basename "$log")"
+	run -2 --separate-stderr make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$PWD/h1/.corral/shard-1-of-3 $PWD/$d3"
+	assert_contains "$stderr" "corral-merge: '$PWD/$d3/logs/$(basename "$log")' (shard 3/3) line 1: unit '"
+	assert_contains "$stderr" "is shard 2/3's, not this shard's; refused"
+	assert_json '.successes == 8 and .missing == 4' h1/.corral/summary.json
+}
+
+# reseal LOG: LOG's record lines with a seal recomputed over them, as an
+# attacker who rewrites a shard's artifact would
+reseal() {
+	grep -v '^{"corral_seal"' "$1" > "$1.rec" || true
+	printf '{"corral_seal":{"records":%d,"sha256":"%s"}}\n' "$(wc -l < "$1.rec")" \
+		"$(sha256sum < "$1.rec" | cut -d' ' -f1)" | cat "$1.rec" - > "$1"
+	rm "$1.rec"
+}
+
+@test "merge-shards: a shard artifact whose record names a file outside the run as its output (seal and manifest recomputed) never has it read into the JUnit file or the page" {
+	project h1
+	echo 'echo own-output; exit 1' > h1/t/u05.sh
+	cp -r h1 h2
+	make -C h1 corral-run CORRAL_SHARD=1/2 >/dev/null 2>&1 || true
+	make -C h2 corral-run CORRAL_SHARD=2/2 >/dev/null 2>&1 || true
+	# the output its own agent wrote is read, from the merge's copy of it
+	run -2 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)" CORRAL_JUNIT=$PWD/junit.xml
+	run -0 grep -c own-output junit.xml
+	echo MARKER-OUTSIDE > "$PWD/secret"
+	for k in 1 2; do
+		d=h$k/.corral/shard-$k-of-2
+		for log in $d/logs/agent-*.jsonl; do
+			jq -c 'if .corral_seal then empty elif .ok then . else .output = "'"$PWD"'/secret" end' "$log" > "$log.new"
+			mv "$log.new" "$log"
+			reseal "$log"
+		done
+		(cd $d && corral-shard -k $k -n 2 -m shard.json -r "$(jq -r .run shard.json)" population >/dev/null)
+	done
+	run -0 grep -l "$PWD/secret" h1/.corral/shard-1-of-2/logs/*.jsonl h2/.corral/shard-2-of-2/logs/*.jsonl
+	run -2 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)" CORRAL_JUNIT=$PWD/junit.xml CORRAL_HTML=$PWD/page.html
+	assert_json '.failures == 1' h1/.corral/summary.json
+	run -0 grep -c "$PWD/secret" h1/.corral/failures.jsonl
+	[ -s junit.xml ] && [ -s page.html ]
+	run ! grep -l MARKER-OUTSIDE junit.xml page.html
+	run -0 corral-report -t h1/.corral
+	refute_contains "$output" MARKER-OUTSIDE
+}
+
+@test "merge-shards: a shard re-run incrementally holds logs of two runs, and its manifest vouches for both: the merge takes them, exit 0" {
+	hosts 2
+	d=h2/.corral/shard-2-of-2
+	u=$(jq -r .unit $d/successes.jsonl | head -1)
+	echo 'exit 0 # changed' > "h2/$u"
+	run -0 make -C h2 corral-run CORRAL_SHARD=2/2
+	run -0 jq '[.logs[].runs[]] | unique | length' $d/shard.json
+	assert_output 2
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
+}
+
+@test "merge-shards: a shard killed mid-way and resumed (a requeued job) holds a log of two runs; the merge takes it, exit 0" {
+	project h1
+	cp -r h1 h2
+	make -C h1 corral-run CORRAL_SHARD=1/2 >/dev/null 2>&1
+	: > ran
+	kill='printf "%s\n" "$$CORRAL_UNIT" >> "'$PWD'/ran"; [ "$$(wc -l < "'$PWD'/ran")" -ne 2 ] || kill -9 $$PPID; sh "$$CORRAL_UNIT"'
+	run -2 make -C h2 corral-run CORRAL_SHARD=2/2 CORRAL_AGENTS=1 CORRAL_CMD="$kill"
+	d=h2/.corral/shard-2-of-2
+	[ -e $d/logs/agent-0.s2.jsonl.part ]
+	# merged now, the killed shard is unfinished: its checkpoint is not vouched for
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "agent-0.s2.jsonl.part' (shard 2/2) is not a log its manifest (shard.json) vouches for; refused"
+	run -0 make -C h2 corral-run CORRAL_SHARD=2/2 CORRAL_AGENTS=1 CORRAL_CMD="$kill"
+	assert_contains "$output" "resuming after"
+	run -0 jq '.logs[0].runs | length' $d/shard.json
+	assert_output 2
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
+}

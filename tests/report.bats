@@ -334,3 +334,24 @@ total 6 2 3 1 2"
 	run -0 corral-report -j junit.xml out
 	assert_x 'concat(//testcase[1]/@name, "|", //testcase[1]/@time, "|", //testcase[2]/@name, "|", //testcase[2]/@time)' "quick one|1.234|plain|0.000"
 }
+
+@test "report: a record whose output names a file outside the run's own output directory, by path, by .. or through a planted link, never has it read" {
+	results 'echo own tail; exit 1' bad
+	echo MARKER-OUTSIDE > "$PWD/secret"
+	own=$(jq -r .output out/failures.jsonl)
+	junit
+	assert_x '//testcase[@name="bad"]/system-out' "own tail"
+	for o in "$PWD/secret" "out/logs/agent-0/../../../secret" "logs/agent-0/../../secret" "out/logs/agent-1/../../../secret"; do
+		jq -c --arg o "$o" '.output = $o' out/failures.jsonl > f.new && mv f.new out/failures.jsonl
+		junit
+		run ! grep -q MARKER-OUTSIDE junit.xml
+		run -0 corral-report -t out
+		refute_contains "$output" MARKER-OUTSIDE
+	done
+	# a link planted where the agent's own output was
+	jq -c --arg o "$own" '.output = $o' out/failures.jsonl > f.new && mv f.new out/failures.jsonl
+	rm "$own"
+	ln -s "$PWD/secret" "$own"
+	junit
+	run ! grep -q MARKER-OUTSIDE junit.xml
+}

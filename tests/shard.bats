@@ -134,6 +134,23 @@ EOF
 	assert_json ".host == \"$(hostname)\" and .run == \"none\"" m2.json
 }
 
+@test "shard: the manifest vouches for every sealed log beside it (place, agent, runs, seal), and for no link, unsealed or broken log, each named" {
+	mkdir -p d/logs d/rerun/1/logs
+	printf 'tests/u01.sh\ntests/u02.sh\n' > slice
+	corral-run-slice -r R1 -c true -l d/logs 0.s1 slice
+	corral-run-slice -r R2 -c true -l d/rerun/1/logs 0.s1 slice
+	seal=$(tail -1 d/logs/agent-0.s1.jsonl | jq -r .corral_seal.sha256)
+	head -1 d/logs/agent-0.s1.jsonl > d/logs/agent-1.s1.jsonl
+	sed 's/"ok":true/"ok":false/' d/logs/agent-0.s1.jsonl > d/logs/agent-2.s1.jsonl
+	ln -s "$PWD/d/logs/agent-0.s1.jsonl" d/logs/agent-3.s1.jsonl
+	run -0 --separate-stderr corral-shard -k 1 -n 1 -m d/shard.json -r R2 pop
+	assert_json '[.logs[] | [.log, .agent, (.runs | join(",")), .records]] == [["logs/agent-0.s1.jsonl", "0.s1", "R1", 2], ["rerun/1/logs/agent-0.s1.jsonl", "0.s1", "R2", 2]]' d/shard.json
+	assert_json '.logs[0].sha256 == "'"$seal"'"' d/shard.json
+	assert_contains "$stderr" "'d/logs/agent-1.s1.jsonl' has no seal; the manifest does not vouch for it"
+	assert_contains "$stderr" "'d/logs/agent-2.s1.jsonl' changed after it was sealed"
+	assert_contains "$stderr" "cannot open 'd/logs/agent-3.s1.jsonl'"
+}
+
 @test "corral-mk: CORRAL_SHARD=2/3 runs only shard 2's units, into .corral/shard-2-of-3 with its own lock, and its summary says shard 2/3" {
 	project p
 	run -0 make -C p -j2 corral-run CORRAL_SHARD=2/3

@@ -4,7 +4,9 @@
  * prints shard K of N of the population UNITS (standard input when
  * absent), one unit a line: a cut every host computes alike, by a digest
  * of each unit's name, or by the durations of a history file every host
- * is given (-H).  With -m it also writes the shard's manifest.  With -e
+ * is given (-H).  With -m it also writes the shard's manifest, which
+ * names every sealed log of the directory it is in (logs/ and each
+ * rerun/N/logs/): those a merge of the shards takes.  With -e
  * it reads CORRAL_SHARD's value, K/N or auto (then from the variables of
  * the engine that started the job; for Bazel it touches
  * TEST_SHARD_STATUS_FILE), and prints "K N".  Exit 0, or 2 with one line
@@ -77,19 +79,36 @@ static void
 write_manifest(const char *path, struct corral_shard_manifest *m,
     const struct corral_strv *units)
 {
+	struct corral_strv skipped = CORRAL_STRV_INIT;
 	struct corral_buf b = CORRAL_BUF_INIT;
 	struct corral_err err;
+	char *dir;
+	size_t i;
 
 	m->population_units = units->n;
 	m->version = CORRAL_VERSION;
 	if (corral_shard_population(units, m->population, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	/* The logs beside the manifest: those it vouches for. */
+	dir = corral_path_dir(path);
+	if (!dir)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_shard_manifest_logs(m, dir, &skipped, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < skipped.n; i++)
+		corral_warn("%s; the manifest does not vouch for it",
+		    skipped.v[i]);
+	free(dir);
+	corral_strv_release(&skipped);
 	if (corral_shard_manifest_format(m, &b) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (corral_atomic_file(path, b.data, b.len, CORRAL_ATOMIC_KEEP_SAME,
 	    &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	corral_buf_release(&b);
+	for (i = 0; i < m->nlogs; i++)
+		corral_shard_log_release(&m->logs[i]);
+	free(m->logs);
 }
 
 /* Print shard m->k of m->n of the population in file; -m's manifest. */

@@ -247,15 +247,17 @@ static int
 carry(struct corral_runlog *l, const struct corral_buf *taken,
     struct corral_err *err)
 {
-	const char *p = taken->data, *end = p + taken->len, *nl;
+	const char *p = taken->data, *end, *nl;
 
-	for (; p < end; p = nl + 1) {
+	if (!taken->len)	/* data may be NULL: no pointer sums on it */
+		return 0;
+	for (end = p + taken->len; p < end; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (corral_seal_add(&l->seal, p, (size_t)(nl - p) + 1,
 		    err) < 0)
 			return -1;
 	}
-	if (taken->len && corral_write_all(l->fd, taken->data, taken->len) < 0)
+	if (corral_write_all(l->fd, taken->data, taken->len) < 0)
 		return corral_err_set(err, errno, "cannot write '%s'", l->log);
 	return 0;
 }

@@ -460,7 +460,7 @@ add_failure(const struct corral_timeline *t,
 	rc |= text(b, u->note);
 	corral_buf_reset(tail);
 	if (k < TAILS)
-		report_read_tail(&rep, u->output, REPORT_TAIL, tail);
+		report_read_tail(&rep, u->where, REPORT_TAIL, tail);
 	if (tail->len) {
 		rc |= corral_buf_addstr(b, "<details><summary>output tail"
 		    "</summary><pre>");

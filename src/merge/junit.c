@@ -145,7 +145,7 @@ add_unit_case(struct junit *j, struct suite *su,
 	const char *nl;
 	size_t keep;
 
-	report_read_tail(j->rep, r->output, j->rep->output_max, &j->out);
+	report_read_tail(j->rep, r->where, j->rep->output_max, &j->out);
 	if (!classname && classname_of(&j->cls, r->unit) < 0)
 		return -1;
 	memset(&t, 0, sizeof(t));
@@ -292,7 +292,7 @@ read_unit_tests(const struct corral_report *rep,
 {
 	int fd, rc;
 
-	if (r->tests < 0 || (fd = report_open_output(rep, r->output)) < 0)
+	if (r->tests < 0 || (fd = report_open_output(rep, r->where)) < 0)
 		return 0;
 	rc = corral_fd_chunks(fd, eat_tap, tap) == 0 &&
 	    corral_tap_end(tap) == 0 && corral_tap_found(tap) &&

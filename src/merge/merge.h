@@ -125,10 +125,16 @@ struct corral_shards_opts {
  * Cut the population into the shards' N as every host did, check every
  * directory's manifest (the same population, N and plan; each shard
  * once; a directory named shard-K-of-N without one is that shard
- * unfinished), copy their logs into outdir/shards/ and merge them there
- * (corral_merge_run, seals required), the units of each missing shard
- * not-run with a note naming it; *missing is their number.  Each
- * refusal and each missing shard is said through report.  Returns as
+ * unfinished), copy the logs each manifest vouches for (and their
+ * agents' output files) into outdir/shards/, a chunk at a time, each copy
+ * checked against its entry (seal, agent, runs, every unit that shard's),
+ * and merge them there (corral_merge_run, seals required), the units of
+ * each missing shard not-run with a note naming it; *missing is their
+ * number.  Any other log of a shard directory, and a listed log that is
+ * missing or not what its entry says, is refused: said through report
+ * ("'DIR/logs/agent-0.s2.jsonl' (shard 3/3) ...; refused") and added to
+ * st->refused.  Each refusal and each missing shard is said through
+ * report.  Returns as
  * corral_merge_run does, or -1 with err set when a directory is refused
  * (another population, N or plan, a shard twice, no manifest and no
  * shard's name): then nothing is written.  Release st either way.
@@ -220,6 +226,9 @@ struct corral_report_row {
 	char *status;		/* as recorded; pass or fail when absent */
 	char *note;		/* "" when absent */
 	char *output;		/* NULL when absent */
+	char *where;		/* where its agent wrote that output, under
+				   the results' directory (report_output_where);
+				   NULL: nowhere it may be read */
 	char *host;		/* the host that ran it; NULL when absent */
 	long long duration_ms;	/* -1 when absent */
 	long long end_ms;	/* its "at", ms since the Epoch; -1: absent */
@@ -292,6 +301,7 @@ struct corral_timeline_unit {
 	char *status;		/* as recorded; pass or fail when absent */
 	char *note;		/* "" when absent */
 	char *output;		/* NULL when absent */
+	char *where;		/* as corral_report_row's */
 	long long dur_ms;	/* -1 when absent */
 	long long attempt;
 	int ok;			/* it is in successes.jsonl */

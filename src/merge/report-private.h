@@ -22,15 +22,26 @@
  */
 int report_xml(struct corral_buf *b, const char *s, size_t n, int text);
 /*
- * The unit's output file, open for reading (the path as recorded, else
- * under rep->dir), or -1 when there is none or it is not a regular file.
+ * Where the agent agent (may be NULL: nowhere) wrote the output a record
+ * names, as a path relative to a run's directory: the output's last
+ * components when they are [rerun/N/]logs/agent-AGENT/FILE, malloc'd in
+ * *where; else *where is NULL, and the output is never opened.  0, or -1
+ * (ENOMEM).
  */
-int report_open_output(const struct corral_report *rep, const char *output);
+int report_output_where(const char *agent, const char *output, char **where);
 /*
- * The last max bytes (0: all) of a unit's output, from a line start when
- * cut, into b (reset first).  Nothing when it cannot be read.
+ * The unit's output file, where being report_output_where's: open for
+ * reading under rep->dir (or rep->dir/shards/, where a merge of shards
+ * put its agents' files), through no symbolic link, or -1 when there is
+ * none or it is not a regular file.
  */
-void report_read_tail(const struct corral_report *rep, const char *output,
+int report_open_output(const struct corral_report *rep, const char *where);
+/*
+ * The last max bytes (0: all) of a unit's output (at where, as above),
+ * from a line start when cut, into b (reset first).  Nothing when it
+ * cannot be read.
+ */
+void report_read_tail(const struct corral_report *rep, const char *where,
     long long max, struct corral_buf *b);
 
 /* Append s[0..n) as valid UTF-8, a bad byte as U+FFFD.  0, or -1. */

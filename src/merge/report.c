@@ -265,7 +265,8 @@ add_row(void *ctx, const struct corral_json_record *r, int success)
 	row->output = r->output ? strdup(r->output) : NULL;
 	row->host = r->host ? strdup(r->host) : NULL;
 	rep->n++;
-	if (!row->unit || !row->status || !row->note ||
+	if (report_output_where(r->agent_id, r->output, &row->where) < 0 ||
+	    !row->unit || !row->status || !row->note ||
 	    (r->output && !row->output) || (r->host && !row->host))
 		return -1;
 	for (i = 0; (name = corral_json_record_failed_name(r, i)); i++)
@@ -309,6 +310,7 @@ corral_report_release(struct corral_report *rep)
 		free(rep->rows[i].status);
 		free(rep->rows[i].note);
 		free(rep->rows[i].output);
+		free(rep->rows[i].where);
 		free(rep->rows[i].host);
 		corral_strv_release(&rep->rows[i].failed_names);
 	}
@@ -317,20 +319,118 @@ corral_report_release(struct corral_report *rep)
 	memset(rep, 0, sizeof(*rep));
 }
 
-int
-report_open_output(const struct corral_report *rep, const char *output)
+/* The n bytes at p are the component want. */
+static int
+is_comp(const char *p, size_t n, const char *want)
 {
-	struct corral_buf alt = CORRAL_BUF_INIT;
-	struct stat st;
-	int fd;
+	return strlen(want) == n && !memcmp(p, want, n);
+}
 
-	if (!output)
+/* Cut path's last component off into [*c, *c + *n); 0 when none is left. */
+static int
+last_comp(const char *path, size_t *end, const char **c, size_t *n)
+{
+	size_t e = *end, b;
+
+	if (!e)
+		return 0;
+	for (b = e; b > 0 && path[b - 1] != '/'; b--)
+		;
+	*c = path + b;
+	*n = e - b;
+	*end = b ? b - 1 : 0;
+	return 1;
+}
+
+/* 1 when p[0..n) is a layer number: 1 to 999999999, no leading 0. */
+static int
+is_layer(const char *p, size_t n)
+{
+	size_t i;
+
+	if (!n || n > 9 || p[0] == '0')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	return 1;
+}
+
+int
+report_output_where(const char *agent, const char *output, char **where)
+{
+	const char *file, *dir, *logs, *num, *rerun, *start;
+	size_t end, nf, nd, nl, nn, nr;
+
+	*where = NULL;
+	if (!agent || !output || !*agent || strchr(agent, '/'))
+		return 0;
+	end = strlen(output);
+	if (!last_comp(output, &end, &file, &nf) || !nf ||
+	    is_comp(file, nf, ".") || is_comp(file, nf, "..") ||
+	    !last_comp(output, &end, &dir, &nd) || nd != 6 + strlen(agent) ||
+	    memcmp(dir, "agent-", 6) || memcmp(dir + 6, agent, nd - 6) ||
+	    !last_comp(output, &end, &logs, &nl) || !is_comp(logs, nl, "logs"))
+		return 0;
+	start = logs;
+	if (last_comp(output, &end, &num, &nn) && is_layer(num, nn) &&
+	    last_comp(output, &end, &rerun, &nr) && is_comp(rerun, nr, "rerun"))
+		start = rerun;
+	return (*where = strdup(start)) ? 0 : -1;
+}
+
+/* rel (components split at '/') under the directory dirfd, no link. */
+static int
+open_beneath(int dirfd, const char *rel)
+{
+	const char *p = rel, *slash;
+	char comp[256];
+	size_t n;
+	int fd = dirfd, next;
+
+	while ((slash = strchr(p, '/'))) {
+		n = (size_t)(slash - p);
+		if (!n || n >= sizeof(comp))
+			goto fail;
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd != dirfd)
+			close(fd);
+		if ((fd = next) < 0)
+			return -1;
+		p = slash + 1;
+	}
+	next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd != dirfd)
+		close(fd);
+	return next;
+fail:
+	if (fd != dirfd)
+		close(fd);
+	return -1;
+}
+
+int
+report_open_output(const struct corral_report *rep, const char *where)
+{
+	struct stat st;
+	int dirfd, fd;
+
+	if (!where || !rep->dir ||
+	    (dirfd = open(rep->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
-	fd = open(output, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 && output[0] != '/' && corral_buf_addf(&alt, "%s/%s",
-	    rep->dir, output) == 0)
-		fd = open(alt.data, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	corral_buf_release(&alt);
+	if ((fd = open_beneath(dirfd, where)) < 0) {
+		int sh = openat(dirfd, "shards", O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+
+		if (sh >= 0) {
+			fd = open_beneath(sh, where);
+			close(sh);
+		}
+	}
+	close(dirfd);
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
 		close(fd);
 		fd = -1;
@@ -339,7 +439,7 @@ report_open_output(const struct corral_report *rep, const char *output)
 }
 
 void
-report_read_tail(const struct corral_report *rep, const char *output,
+report_read_tail(const struct corral_report *rep, const char *where,
     long long max, struct corral_buf *b)
 {
 	struct stat st;
@@ -350,7 +450,7 @@ report_read_tail(const struct corral_report *rep, const char *output,
 	int fd;
 
 	corral_buf_reset(b);
-	if ((fd = report_open_output(rep, output)) < 0)
+	if ((fd = report_open_output(rep, where)) < 0)
 		return;
 	if (fstat(fd, &st) == 0 && st.st_size > 0) {
 		if (max > 0 && st.st_size > (off_t)max)
@@ -395,7 +495,7 @@ add_tap_row(const struct corral_report *rep, const struct corral_report_row *r,
 		rc |= corral_buf_addstr(b, "\n  output: ");
 		rc |= add_yaml(b, r->output, strlen(r->output));
 	}
-	report_read_tail(rep, r->ok ? NULL : r->output, REPORT_TAIL,
+	report_read_tail(rep, r->ok ? NULL : r->where, REPORT_TAIL,
 	    tail);
 	if (tail->len) {
 		rc |= corral_buf_addstr(b, "\n  tail: ");

@@ -5,19 +5,23 @@
  * itself, as every host did, and checks each shard's manifest against
  * it: the same population, the same number of shards, the same plan,
  * each shard once.  A shard from elsewhere is refused by name, and
- * nothing is written.  Then every shard's logs (each layer of re-runs
- * too) are copied byte for byte, seals and all, into OUTDIR/shards/, and
- * merged as one run's: every unit exactly once across the hosts, a unit
- * in two shards a duplicate, the units of a missing shard not-run, with
- * a note that names the shard.
+ * nothing is written.  Then exactly the logs each manifest vouches for
+ * (each layer of re-runs too) are copied byte for byte, a chunk at a
+ * time, seals and all, into OUTDIR/shards/, each copy checked against the
+ * manifest's entry, any other log a shard directory holds refused by
+ * name; and they are merged as one run's: every unit exactly once across
+ * the hosts, a unit in two shards a duplicate, the units of a missing
+ * shard (or of a refused log) not-run, with a note that names the shard.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "plan/plan.h"
@@ -45,6 +49,11 @@ struct shards {
 	struct corral_strv logdirs;
 	struct corral_strv why;
 	size_t refused;
+	struct corral_set *bin_ix;	/* unit -> its shard, from 0 */
+	struct given *taking;		/* the shard whose log is checked */
+	struct corral_strv refused_logs;
+	long *layers;			/* the layers taken, in order */
+	size_t nlayers;
 };
 
 static void
@@ -162,126 +171,335 @@ cut(struct shards *s, struct corral_err *err)
 	if (corral_shard_assign(&s->units, s->o->history, s->n, s->bin,
 	    s->plan, err) < 0)
 		return -1;
+	if (!(s->bin_ix = corral_set_new()))
+		return merge_nomem(err);
 	for (i = 0; i < s->units.n; i++)
-		if (corral_strv_add(&s->share[s->bin[i]], s->units.v[i]) < 0)
+		if (corral_strv_add(&s->share[s->bin[i]], s->units.v[i]) < 0 ||
+		    corral_set_put(s->bin_ix, s->units.v[i], (long)s->bin[i],
+		    NULL) < 0)
 			return merge_nomem(err);
 	return 0;
 }
 
 /* ------------------------------------------------------------------ */
-/* the logs, copied                                                    */
+/* the logs, taken                                                     */
 
-/* Copy from/NAME to to/NAME for every agent's log and checkpoint. */
+/*
+ * A shard's manifest says which logs are its: each of them is copied a
+ * chunk at a time into OUTDIR/shards/ (where it keeps its place, logs/
+ * or rerun/N/logs/), and the copy is checked against the manifest's
+ * entry -- its seal, its agent, its runs, and that each of its units is
+ * this shard's -- before it is put in place.  What the merge reads is
+ * that copy, which nobody else writes: a shard running again while it is
+ * merged changes nothing the merge has taken.  A log the manifest does
+ * not name, or one that is not what it says, is refused by name.
+ */
+
+/* Refuse path of shard g: said, and counted among the refused logs. */
 static int
-copy_logs(const char *from, const char *to, struct corral_err *err)
+refuse_log(struct shards *s, const struct given *g, const char *path,
+    const char *why)
 {
-	struct corral_buf b = CORRAL_BUF_INIT;
-	struct dirent *de;
-	char *src, *dst;
-	DIR *d;
+	say(s, "'%s' (shard %ld/%ld) %s; refused", path, g->k, g->n, why);
+	return corral_strv_add(&s->refused_logs, path) < 0 ? -1 : 0;
+}
+
+/* The unit check of a log of shard s->taking. */
+static int
+own_unit(void *arg, const char *unit, struct corral_err *err)
+{
+	struct shards *s = arg;
+	long *vp = corral_set_get(s->bin_ix, unit);
+
+	if (vp && *vp != s->taking->k - 1)
+		return corral_err_set(err, 0, "unit '%s' is shard %ld/%ld's, "
+		    "not this shard's", unit, *vp + 1, s->n);
+	return 0;
+}
+
+/* Copy fd (path) to the temporary a, a chunk at a time. */
+static int
+stream(int fd, const char *path, struct corral_atomic *a,
+    struct corral_err *err)
+{
+	char *chunk = malloc(65536);
+	ssize_t n;
 	int rc = 0;
 
-	if (!(d = opendir(from)))
-		return errno == ENOENT ? 0 : corral_err_set(err, errno,
-		    "cannot open '%s'", from);
-	if (corral_mkdir_p(to, 0777, err) < 0) {
-		closedir(d);
-		return -1;
-	}
-	while (rc == 0 && (de = readdir(d))) {
-		if (strncmp(de->d_name, "agent-", 6) ||
-		    (!strstr(de->d_name, ".jsonl")))
+	if (!chunk)
+		return merge_nomem(err);
+	while ((n = read(fd, chunk, 65536)) != 0) {
+		if (n < 0 && errno == EINTR)
 			continue;
-		src = corral_path_join(from, de->d_name);
-		dst = corral_path_join(to, de->d_name);
-		corral_buf_reset(&b);
-		if (!src || !dst)
-			rc = merge_nomem(err);
-		else if ((rc = corral_read_file(src, &b, err)) == 0)
-			rc = corral_atomic_file(dst, b.data ? b.data : "",
-			    b.len, 0, err) < 0 ? -1 : 0;
-		free(src);
-		free(dst);
+		if (n < 0) {
+			rc = corral_err_set(err, errno, "cannot read '%s'", path);
+			break;
+		}
+		if ((rc = corral_atomic_write(a, chunk, (size_t)n, err)) < 0)
+			break;
 	}
-	closedir(d);
-	corral_buf_release(&b);
+	free(chunk);
 	return rc;
 }
 
-/* The layer directory l (0: logs, else rerun/l/logs) under top. */
-static char *
-layer_dir(const char *top, size_t l)
-{
-	struct corral_buf b = CORRAL_BUF_INIT;
-
-	if ((l ? corral_buf_addf(&b, "%s/rerun/%zu/logs", top, l) :
-	    corral_buf_addf(&b, "%s/logs", top)) < 0) {
-		corral_buf_release(&b);
-		return NULL;
-	}
-	return b.data;
-}
-
+/* Whether the copy's runs are the entry's. */
 static int
-is_dir(const char *path)
+same_runs(const struct corral_strv *a, const struct corral_strv *b)
 {
-	struct stat st;
+	size_t i;
 
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (!corral_strv_has(b, a->v[i]))
+			return 0;
+	return 1;
 }
 
 /*
- * Copy layer l of every finished shard into OUTDIR/shards; 1 when some
- * shard has that layer, 0 when none does.
+ * Check the copy open on fd against the entry e.  NULL when it is what e
+ * says, else why not (why->errnum ENOMEM: out of memory).
+ */
+static const char *
+check_copy(struct shards *s, int fd, const struct corral_shard_log *e,
+    struct corral_err *why)
+{
+	struct corral_shard_log got;
+	const char *bad = NULL;
+
+	memset(&got, 0, sizeof(got));
+	got.agent = e->agent;
+	if (corral_shard_log_read(fd, "", &got, own_unit, s, why) < 0)
+		bad = why->msg + (strncmp(why->msg, "'' ", 3) ? 0 : 3);
+	else if (got.records != e->records || strcmp(got.sha256, e->sha256))
+		bad = "is not the log its manifest vouches for (its seal "
+		    "differs)";
+	else if (!same_runs(&got.runs, &e->runs))
+		bad = "names other runs than its manifest says";
+	got.agent = NULL;
+	corral_shard_log_release(&got);
+	return bad;
+}
+
+/* Copy the regular file from to to, streamed; a link is left alone. */
+static int
+copy_file(const char *from, const char *to, struct corral_err *err)
+{
+	struct corral_atomic a;
+	struct stat st;
+	int fd, rc;
+
+	fd = open(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	if ((rc = corral_atomic_open(&a, to, err)) == 0) {
+		if ((rc = stream(fd, from, &a, err)) < 0)
+			corral_atomic_abort(&a);
+		else
+			rc = corral_atomic_commit(&a, CORRAL_ATOMIC_NO_SYNC,
+			    err) < 0 ? -1 : 0;
+	}
+	close(fd);
+	return rc;
+}
+
+/*
+ * The output files of the agent whose log is e (logs/agent-ID/ beside
+ * logs/agent-ID.jsonl), copied beside its copy: where corral-report
+ * looks for them.
  */
 static int
-copy_layer(struct shards *s, const char *top, size_t l,
-    struct corral_err *err)
+take_outputs(struct shards *s, struct given *g,
+    const struct corral_shard_log *e, const char *top, struct corral_err *err)
 {
-	char *from, *to = layer_dir(top, l);
-	long k;
-	int found = 0, rc = 0;
+	struct dirent *de;
+	char *rel = strndup(e->log, strlen(e->log) - 6);
+	char *from = rel ? corral_path_join(g->dir, rel) : NULL;
+	char *to = rel ? corral_path_join(top, rel) : NULL;
+	char *f, *t;
+	DIR *d = NULL;
+	int rc = 0;
 
-	if (!to)
-		return merge_nomem(err);
-	for (k = 0; k < s->n && rc == 0; k++) {
-		if (!s->of[k])
+	(void)s;
+	if (!rel || !from || !to)
+		rc = merge_nomem(err);
+	else if ((d = opendir(from)) && corral_mkdir_p(to, 0777, err) < 0)
+		rc = -1;
+	while (rc == 0 && d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
 			continue;
-		if (!(from = layer_dir(s->of[k]->dir, l))) {
-			rc = merge_nomem(err);
-			break;
-		}
-		if (is_dir(from)) {
-			found = 1;
-			rc = copy_logs(from, to, err);
-		}
-		free(from);
+		f = corral_path_join(from, de->d_name);
+		t = corral_path_join(to, de->d_name);
+		rc = !f || !t ? merge_nomem(err) : copy_file(f, t, err);
+		free(f);
+		free(t);
 	}
-	if (rc == 0 && (found || l == 0) && (rc = corral_mkdir_p(to, 0777,
-	    err)) == 0)
-		rc = corral_strv_add(&s->logdirs, to) < 0 ? merge_nomem(err) :
-		    found;
+	if (d)
+		closedir(d);
+	free(rel);
+	free(from);
 	free(to);
 	return rc;
 }
 
+/* Take the log e of shard g into OUTDIR/shards: 0, or -1 with err set. */
 static int
-copy_shards(struct shards *s, struct corral_err *err)
+take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
+    const char *top, struct corral_err *err)
 {
+	struct corral_atomic a;
+	struct corral_err why;
+	struct stat st;
+	char *src = corral_path_join(g->dir, e->log);
+	char *dst = corral_path_join(top, e->log);
+	const char *bad = NULL;
+	int fd = -1, rfd = -1, rc = 0;
+
+	a.fd = -1;
+	if (!src || !dst) {
+		rc = merge_nomem(err);
+		goto out;
+	}
+	s->taking = g;
+	fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		bad = errno == ENOENT ? "is in its manifest but not there" :
+		    "cannot be opened (a link, or not readable)";
+	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		bad = "is not a regular file";
+	else if (lstat(dst, &st) == 0)
+		bad = "has the name of another shard's log";
+	if (bad) {
+		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
+		goto out;
+	}
+	if (corral_mkdir_parent(dst, 0777, err) < 0 ||
+	    corral_atomic_open(&a, dst, err) < 0 ||
+	    stream(fd, src, &a, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	if ((rfd = open(a.tmp, O_RDONLY | O_CLOEXEC)) < 0) {
+		rc = corral_err_set(err, errno, "cannot open '%s'", a.tmp);
+		goto out;
+	}
+	if ((bad = check_copy(s, rfd, e, &why))) {
+		if (why.errnum == ENOMEM) {
+			rc = merge_nomem(err);
+			goto out;
+		}
+		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
+		goto out;
+	}
+	close(rfd);
+	rfd = -1;
+	rc = corral_atomic_commit(&a, CORRAL_ATOMIC_NO_SYNC, err) < 0 ? -1 : 0;
+	a.fd = -1;
+	if (rc == 0)
+		rc = take_outputs(s, g, e, top, err);
+out:
+	if (a.fd >= 0)
+		corral_atomic_abort(&a);
+	if (rfd >= 0)
+		close(rfd);
+	if (fd >= 0)
+		close(fd);
+	free(src);
+	free(dst);
+	return rc;
+}
+
+/*
+ * Refuse every log of g's directory (logs/, rerun/N/logs/, a checkpoint
+ * too) that its manifest does not name.
+ */
+static int
+refuse_strays(struct shards *s, struct given *g, struct corral_err *err)
+{
+	struct corral_strv names = CORRAL_STRV_INIT;
+	char *path;
+	size_t i, j;
+	int rc;
+
+	rc = corral_shard_dir_logs(g->dir, 1, &names, err);
+	for (i = 0; rc == 0 && i < names.n; i++) {
+		for (j = 0; j < g->m.nlogs; j++)
+			if (!strcmp(names.v[i], g->m.logs[j].log))
+				break;
+		if (j < g->m.nlogs)
+			continue;
+		if (!(path = corral_path_join(g->dir, names.v[i])) ||
+		    refuse_log(s, g, path, "is not a log its manifest "
+		    "(shard.json) vouches for") < 0)
+			rc = merge_nomem(err);
+		free(path);
+	}
+	corral_strv_release(&names);
+	return rc;
+}
+
+/* Add OUTDIR/shards' directory of layer l to the merge's, once, in order. */
+static int
+add_layer(struct shards *s, long l)
+{
+	size_t i, j;
+	long *v;
+
+	for (i = 0; i < s->nlayers && s->layers[i] < l; i++)
+		;
+	if (i < s->nlayers && s->layers[i] == l)
+		return 0;
+	if (!(v = realloc(s->layers, (s->nlayers + 1) * sizeof(*v))))
+		return -1;
+	s->layers = v;
+	for (j = s->nlayers; j > i; j--)
+		v[j] = v[j - 1];
+	v[i] = l;
+	s->nlayers++;
+	return 0;
+}
+
+static int
+take_shards(struct shards *s, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
 	char *top = corral_path_join(s->o->outdir, "shards");
-	size_t l;
+	size_t i;
+	long k;
 	int rc;
 
 	if (!top)
 		return merge_nomem(err);
 	rc = corral_remove_tree(top, err);
-	for (l = 0; rc == 0; l++)
-		if ((rc = copy_layer(s, top, l, err)) < 0 || (rc == 0 && l > 0))
-			break;
+	if (rc == 0 && add_layer(s, 0) < 0)
+		rc = merge_nomem(err);
+	for (k = 0; rc == 0 && k < s->n; k++) {
+		if (!s->of[k])
+			continue;
+		rc = refuse_strays(s, s->of[k], err);
+		for (i = 0; rc == 0 && i < s->of[k]->m.nlogs; i++) {
+			rc = take_log(s, s->of[k], &s->of[k]->m.logs[i], top,
+			    err);
+			if (rc == 0 && add_layer(s, s->of[k]->m.logs[i].layer) < 0)
+				rc = merge_nomem(err);
+		}
+	}
+	for (i = 0; rc == 0 && i < s->nlayers; i++) {
+		corral_buf_reset(&b);
+		if ((s->layers[i] ? corral_buf_addf(&b, "%s/rerun/%ld/logs", top,
+		    s->layers[i]) : corral_buf_addf(&b, "%s/logs", top)) < 0 ||
+		    corral_strv_add(&s->logdirs, b.data) < 0)
+			rc = merge_nomem(err);
 		else
-			rc = 0;
+			rc = corral_mkdir_p(b.data, 0777, err);
+	}
+	corral_buf_release(&b);
 	free(top);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -330,6 +548,7 @@ merge(struct shards *s, struct corral_merge_stats *st, size_t *missing,
 {
 	struct corral_merge_opts mo;
 	struct corral_merge_absent *a;
+	size_t i;
 	int rc;
 
 	if (!(a = calloc((size_t)s->n, sizeof(*a))))
@@ -349,6 +568,9 @@ merge(struct shards *s, struct corral_merge_stats *st, size_t *missing,
 	*missing = mo.nabsent;
 	rc = corral_merge_run(&mo, st, s->voice.report, s->voice.arg,
 	    err);
+	for (i = 0; i < s->refused_logs.n; i++)
+		if (corral_strv_add(&st->refused, s->refused_logs.v[i]) < 0)
+			rc = merge_nomem(err);
 	free(a);
 	return rc;
 }
@@ -370,6 +592,9 @@ release(struct shards *s)
 	corral_strv_release(&s->units);
 	corral_strv_release(&s->logdirs);
 	corral_strv_release(&s->why);
+	corral_strv_release(&s->refused_logs);
+	corral_set_free(s->bin_ix);
+	free(s->layers);
 }
 
 int
@@ -399,7 +624,7 @@ corral_merge_shards(const struct corral_shards_opts *o,
 		    "directories");
 		goto out;
 	}
-	if (copy_shards(&s, err) < 0)
+	if (take_shards(&s, err) < 0)
 		goto out;
 	rc = merge(&s, st, missing, err);
 out:

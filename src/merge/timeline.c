@@ -118,6 +118,8 @@ add_unit(struct reading *rd, const struct corral_json_record *r, int ok)
 	u->status = strdup(r->status ? r->status : ok ? "pass" : "fail");
 	u->note = strdup(r->note ? r->note : "");
 	u->output = r->output ? strdup(r->output) : NULL;
+	if (report_output_where(r->agent_id, r->output, &u->where) < 0)
+		return -1;
 	return u->unit && u->status && u->note && (!r->output || u->output) ?
 	    0 : -1;
 }
@@ -421,6 +423,7 @@ corral_timeline_release(struct corral_timeline *t)
 		free(t->units[i].status);
 		free(t->units[i].note);
 		free(t->units[i].output);
+		free(t->units[i].where);
 	}
 	free(t->units);
 	free(t->spans);

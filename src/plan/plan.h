@@ -338,6 +338,21 @@ int corral_shard_population(const struct corral_strv *units,
 int corral_shard_fingerprint(const char *history,
     char hex[CORRAL_SHA256_HEX], struct corral_err *err);
 
+/*
+ * One log a shard's manifest vouches for: where it is in the shard's
+ * directory, logs/agent-ID.jsonl or rerun/N/logs/agent-ID.jsonl (N from
+ * 1, no leading 0), its agent ID, the runs its records name (first seen
+ * first), and its seal: the records it covers and their digest.
+ */
+struct corral_shard_log {
+	char *log;
+	char *agent;
+	long layer;			/* 0, or N */
+	struct corral_strv runs;
+	size_t records;
+	char sha256[CORRAL_SHA256_HEX];
+};
+
 /* A shard directory's manifest, shard.json: what ran, where, cut how. */
 struct corral_shard_manifest {
 	long k, n;
@@ -346,11 +361,55 @@ struct corral_shard_manifest {
 	size_t units;			/* this shard's share of it */
 	char plan[CORRAL_SHA256_HEX];	/* corral_shard_fingerprint */
 	char *host, *run, *version;	/* read: malloc'd; format: given */
+	struct corral_shard_log *logs;	/* every log it vouches for, in */
+	size_t nlogs;			/* layer, then name order; malloc'd */
 };
 
 /* Append m as one JSON line.  0, or -1 (ENOMEM). */
 int corral_shard_manifest_format(const struct corral_shard_manifest *m,
     struct corral_buf *b);
+/*
+ * Whether log is the path of a shard's log (see struct corral_shard_log):
+ * 0 with *layer and, when agent is not NULL, *agent (malloc'd) set, or -1
+ * with err saying what is wrong.
+ */
+int corral_shard_log_path(const char *log, long *layer, char **agent,
+    struct corral_err *err);
+/*
+ * Told each record's unit while a log is read; 0, or -1 with err set to
+ * why the log is not the shard's (the read then stops).
+ */
+typedef int corral_shard_unit_fn(void *arg, const char *unit,
+    struct corral_err *err);
+/*
+ * Read the log open on fd (path for messages; from offset 0, a line at a
+ * time, never whole) into lg: it must end in a good seal, whose records
+ * and digest go to lg, and every record must be one
+ * (corral_json_record_parse) of agent lg->agent, whose run is added to
+ * lg->runs, and whose unit cb (may be NULL) takes.  0, or -1 with err
+ * naming path and the first thing wrong.
+ */
+int corral_shard_log_read(int fd, const char *path, struct corral_shard_log *lg,
+    corral_shard_unit_fn *cb, void *arg, struct corral_err *err);
+/*
+ * The logs of the shard directory dir (logs/ and every rerun/N/logs/),
+ * each read by corral_shard_log_read, into m->logs: what its manifest
+ * vouches for.  A log that cannot be vouched for (a link, no seal, a
+ * record not its agent's) is left out, with one line saying why added to
+ * skipped.  0, or -1 with err set (ENOMEM, a directory that cannot be
+ * read).
+ */
+int corral_shard_manifest_logs(struct corral_shard_manifest *m,
+    const char *dir, struct corral_strv *skipped, struct corral_err *err);
+/*
+ * The logs of the shard directory dir, as paths relative to it: every
+ * agent-*.jsonl of logs/, then of each rerun/N/logs/ (N in order), each
+ * directory's sorted; with all, every agent-* file whose name holds
+ * ".jsonl" (checkpoints too).  Appended to names: 0, or -1 with err set.
+ */
+int corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
+    struct corral_err *err);
+void corral_shard_log_release(struct corral_shard_log *lg);
 /*
  * Read the manifest at path into m.  0, or -1 with err naming path and
  * what is wrong ("'X/shard.json': \"of\" is missing").  Release m either

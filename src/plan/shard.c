@@ -8,15 +8,24 @@
  * same history file, by its durations (longest processing time first),
  * the history's digest then entering the plan's fingerprint.  A host's
  * own local history never changes which shard a unit is in.
+ *
+ * The manifest a shard writes when its run is over names every log it
+ * vouches for: its place, its agent, its runs and its seal.  A merge of
+ * the shards takes exactly those logs, checked again here
+ * (corral_shard_log_read), and nothing else it finds.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "base/json.h"
 #include "plan/plan.h"
+#include "record/record.h"
 
 static int
 nomem(struct corral_err *err)
@@ -301,12 +310,384 @@ corral_shard_fingerprint(const char *history, char hex[CORRAL_SHA256_HEX],
 }
 
 /* ------------------------------------------------------------------ */
+/* the logs a manifest vouches for                                     */
+
+/* A layer number: 1 to 999999999, no leading 0, up to end; else -1. */
+static long
+layer_number(const char *p, const char *end)
+{
+	long v = 0;
+
+	if (p == end || *p == '0' || end - p > 9)
+		return -1;
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return v;
+}
+
+int
+corral_shard_log_path(const char *log, long *layer, char **agent,
+    struct corral_err *err)
+{
+	const char *p = log, *slash, *id;
+	size_t n;
+
+	*layer = 0;
+	if (agent)
+		*agent = NULL;
+	if (!strncmp(p, "rerun/", 6)) {
+		slash = strchr(p + 6, '/');
+		if (!slash || (*layer = layer_number(p + 6, slash)) < 0)
+			goto bad;
+		p = slash + 1;
+	}
+	if (strncmp(p, "logs/agent-", 11))
+		goto bad;
+	id = p + 11;
+	n = strlen(id);
+	if (n <= 6 || strcmp(id + n - 6, ".jsonl") || memchr(id, '/', n - 6) ||
+	    memchr(id, '\0', n - 6))
+		goto bad;
+	if (agent && !(*agent = strndup(id, n - 6)))
+		return nomem(err);
+	return 0;
+bad:
+	return corral_err_set(err, 0, "\"%s\" is not logs/agent-ID.jsonl or "
+	    "rerun/N/logs/agent-ID.jsonl", log);
+}
+
+void
+corral_shard_log_release(struct corral_shard_log *lg)
+{
+	free(lg->log);
+	free(lg->agent);
+	corral_strv_release(&lg->runs);
+	memset(lg, 0, sizeof(*lg));
+}
+
+/* A log's records, read a line at a time. */
+struct log_read {
+	struct corral_shard_log *lg;
+	const char *path;
+	corral_shard_unit_fn *cb;
+	void *arg;
+	struct corral_set *runs;
+	struct corral_buf line;
+	size_t lineno;
+	off_t left;		/* bytes up to the end of the last seal */
+	struct corral_err *err;
+};
+
+static int
+log_line(struct log_read *r, const char *p, size_t n)
+{
+	struct corral_json_record jr;
+	struct corral_err why;
+	const char *run;
+	int put, rc = 0;
+
+	r->lineno++;
+	if (corral_seal_is(p, n))
+		return 0;
+	if (corral_json_record_parse(p, n, &jr, &why) < 0)
+		return corral_err_set(r->err, 0, "'%s' line %zu: %s", r->path,
+		    r->lineno, why.msg);
+	run = jr.run ? jr.run : "none";
+	if (!jr.agent_id || strcmp(jr.agent_id, r->lg->agent))
+		rc = corral_err_set(r->err, 0, "'%s' line %zu: a record of "
+		    "agent '%s', not '%s'", r->path, r->lineno,
+		    jr.agent_id ? jr.agent_id : "(none)", r->lg->agent);
+	else if ((put = corral_set_put(r->runs, run, 0, NULL)) < 0 ||
+	    (put == 1 && corral_strv_add(&r->lg->runs, run) < 0))
+		rc = nomem(r->err);
+	else if (r->cb && r->cb(r->arg, jr.unit, &why) < 0)
+		rc = corral_err_set(r->err, 0, "'%s' line %zu: %s", r->path,
+		    r->lineno, why.msg);
+	corral_json_record_release(&jr);
+	return rc;
+}
+
+/* corral_fd_chunks' eater: whole lines to log_line, up to r->left. */
+static int
+log_chunk(void *ctx, const char *p, size_t n)
+{
+	struct log_read *r = ctx;
+	const char *nl;
+	size_t part;
+
+	if ((off_t)n > r->left)
+		n = (size_t)r->left;
+	r->left -= (off_t)n;
+	while (n) {
+		nl = memchr(p, '\n', n);
+		part = nl ? (size_t)(nl - p) : n;
+		if (corral_buf_add(&r->line, p, part) < 0) {
+			nomem(r->err);
+			errno = ENOMEM;
+			return -1;
+		}
+		p += part + (nl != NULL);
+		n -= part + (nl != NULL);
+		if (!nl)
+			break;
+		if (log_line(r, r->line.data, r->line.len) < 0) {
+			errno = 0;
+			return -1;
+		}
+		corral_buf_reset(&r->line);
+	}
+	return 0;
+}
+
+int
+corral_shard_log_read(int fd, const char *path, struct corral_shard_log *lg,
+    corral_shard_unit_fn *cb, void *arg, struct corral_err *err)
+{
+	struct corral_seal_check c;
+	struct log_read r;
+	int rc = -1;
+
+	if (corral_seal_check_fd(fd, path, &c, NULL, err) < 0)
+		return -1;
+	if (c.broken || (c.seals && !c.sealed))
+		return corral_err_set(err, 0, "'%s' changed after it was "
+		    "sealed (line %zu)", path, c.broken ? c.broken :
+		    c.seal_line + 1);
+	if (!c.seals)
+		return corral_err_set(err, 0, "'%s' has no seal", path);
+	lg->records = c.records;
+	memcpy(lg->sha256, c.sha256, sizeof(lg->sha256));
+	memset(&r, 0, sizeof(r));
+	r.lg = lg;
+	r.path = path;
+	r.cb = cb;
+	r.arg = arg;
+	r.left = c.end;
+	r.err = err;
+	if (!(r.runs = corral_set_new()))
+		return nomem(err);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		corral_err_set(err, errno, "cannot read '%s'", path);
+	else if (corral_fd_chunks(fd, log_chunk, &r) == 0)
+		rc = 0;
+	else if (errno)
+		corral_err_set(err, errno, "cannot read '%s'", path);
+	corral_set_free(r.runs);
+	corral_buf_release(&r.line);
+	return rc;
+}
+
+/* dir/rel, or NULL (ENOMEM). */
+static char *
+at(const char *dir, const char *rel)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_addf(&b, "%s/%s", dir, rel) < 0) {
+		corral_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* Vouch for the log at dir/rel, or say in skipped why not. */
+static int
+vouch(struct corral_shard_manifest *m, const char *dir, const char *rel,
+    struct corral_strv *skipped, struct corral_err *err)
+{
+	struct corral_shard_log lg, *v;
+	struct corral_err why;
+	struct stat st;
+	char *path = at(dir, rel);
+	int fd = -1, rc = -1;
+
+	memset(&lg, 0, sizeof(lg));
+	if (!path || !(lg.log = strdup(rel)))
+		goto nomem;
+	if (corral_shard_log_path(rel, &lg.layer, &lg.agent, &why) < 0)
+		goto skip;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		corral_err_set(&why, errno, "cannot open '%s'", path);
+		goto skip;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		corral_err_set(&why, 0, "'%s' is not a regular file", path);
+		goto skip;
+	}
+	if (corral_shard_log_read(fd, path, &lg, NULL, NULL, &why) < 0) {
+		if (why.errnum == ENOMEM)
+			goto nomem;
+		goto skip;
+	}
+	if (!(v = realloc(m->logs, (m->nlogs + 1) * sizeof(*v))))
+		goto nomem;
+	m->logs = v;
+	m->logs[m->nlogs++] = lg;
+	memset(&lg, 0, sizeof(lg));
+	rc = 0;
+	goto out;
+skip:
+	rc = corral_strv_add(skipped, why.msg) < 0 ? nomem(err) : 0;
+	goto out;
+nomem:
+	rc = nomem(err);
+out:
+	if (fd >= 0)
+		close(fd);
+	corral_shard_log_release(&lg);
+	free(path);
+	return rc;
+}
+
+/*
+ * Every agent-*.jsonl of dir/sub (a layer's logs) into names; with all,
+ * every agent-* whose name holds ".jsonl" (checkpoints too).
+ */
+static int
+list_logs(const char *dir, const char *sub, int all, struct corral_strv *names,
+    struct corral_err *err)
+{
+	struct dirent *de;
+	char *path = at(dir, sub);
+	size_t n;
+	DIR *d;
+	int rc = 0;
+
+	if (!path)
+		return nomem(err);
+	if (!(d = opendir(path))) {
+		rc = errno == ENOENT ? 0 : corral_err_set(err, errno,
+		    "cannot open '%s'", path);
+		free(path);
+		return rc;
+	}
+	for (errno = 0; rc == 0 && (de = readdir(d)); errno = 0) {
+		n = strlen(de->d_name);
+		if (strncmp(de->d_name, "agent-", 6) || (all ?
+		    !strstr(de->d_name, ".jsonl") : n < 12 ||
+		    strcmp(de->d_name + n - 6, ".jsonl")))
+			continue;
+		free(path);
+		if (!(path = at(sub, de->d_name)) ||
+		    corral_strv_add(names, path) < 0)
+			rc = nomem(err);
+	}
+	if (rc == 0 && errno)
+		rc = corral_err_set(err, errno, "cannot read '%s/%s'", dir, sub);
+	closedir(d);
+	free(path);
+	return rc;
+}
+
+static int
+name_cmp(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Sort names->v[from..]: none may be there (v NULL). */
+static void
+sort_from(struct corral_strv *names, size_t from)
+{
+	if (names->n > from)
+		qsort(names->v + from, names->n - from, sizeof(*names->v),
+		    name_cmp);
+}
+
+/* The layers of dir's rerun/, as numbers, sorted. */
+static int
+list_layers(const char *dir, long **layers, size_t *n, struct corral_err *err)
+{
+	struct dirent *de;
+	char *path = at(dir, "rerun");
+	long l, *v;
+	size_t i, j;
+	DIR *d;
+	int rc = 0;
+
+	*layers = NULL;
+	*n = 0;
+	if (!path)
+		return nomem(err);
+	d = opendir(path);
+	free(path);
+	if (!d)
+		return errno == ENOENT ? 0 : corral_err_set(err, errno,
+		    "cannot open '%s/rerun'", dir);
+	while (rc == 0 && (de = readdir(d))) {
+		if ((l = layer_number(de->d_name, de->d_name +
+		    strlen(de->d_name))) < 0)
+			continue;
+		if (!(v = realloc(*layers, (*n + 1) * sizeof(*v))))
+			rc = nomem(err);
+		else {
+			*layers = v;
+			for (i = *n; i > 0 && v[i - 1] > l; i--)
+				;
+			for (j = *n; j > i; j--)
+				v[j] = v[j - 1];
+			v[i] = l;
+			(*n)++;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
+    struct corral_err *err)
+{
+	struct corral_buf sub = CORRAL_BUF_INIT;
+	long *layers = NULL;
+	size_t nl = 0, i, from;
+	int rc;
+
+	if ((rc = list_logs(dir, "logs", all, names, err)) == 0) {
+		sort_from(names, 0);
+		rc = list_layers(dir, &layers, &nl, err);
+	}
+	for (i = 0; rc == 0 && i < nl; i++) {
+		corral_buf_reset(&sub);
+		from = names->n;
+		if (corral_buf_addf(&sub, "rerun/%ld/logs", layers[i]) < 0)
+			rc = nomem(err);
+		else if ((rc = list_logs(dir, sub.data, all, names, err)) == 0)
+			sort_from(names, from);
+	}
+	free(layers);
+	corral_buf_release(&sub);
+	return rc;
+}
+
+int
+corral_shard_manifest_logs(struct corral_shard_manifest *m,
+    const char *dir, struct corral_strv *skipped, struct corral_err *err)
+{
+	struct corral_strv names = CORRAL_STRV_INIT;
+	size_t i;
+	int rc;
+
+	rc = corral_shard_dir_logs(dir, 0, &names, err);
+	for (i = 0; rc == 0 && i < names.n; i++)
+		rc = vouch(m, dir, names.v[i], skipped, err);
+	corral_strv_release(&names);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* the shard manifest                                                  */
 
 int
 corral_shard_manifest_format(const struct corral_shard_manifest *m,
     struct corral_buf *b)
 {
+	const struct corral_shard_log *lg;
+	size_t i;
 	int rc = 0;
 
 	rc |= corral_buf_addf(b, "{\"shard\":%ld,\"of\":%ld,"
@@ -318,7 +699,19 @@ corral_shard_manifest_format(const struct corral_shard_manifest *m,
 	rc |= corral_buf_addjson(b, m->run, strlen(m->run));
 	rc |= corral_buf_addstr(b, ",\"version\":");
 	rc |= corral_buf_addjson(b, m->version, strlen(m->version));
-	rc |= corral_buf_addstr(b, "}\n");
+	rc |= corral_buf_addstr(b, ",\"logs\":[");
+	for (i = 0; i < m->nlogs; i++) {
+		lg = &m->logs[i];
+		rc |= corral_buf_addstr(b, i ? ",{\"log\":" : "{\"log\":");
+		rc |= corral_buf_addjson(b, lg->log, strlen(lg->log));
+		rc |= corral_buf_addstr(b, ",\"agent\":");
+		rc |= corral_buf_addjson(b, lg->agent, strlen(lg->agent));
+		rc |= corral_buf_addstr(b, ",\"runs\":");
+		rc |= corral_strv_json(b, &lg->runs);
+		rc |= corral_buf_addf(b, ",\"records\":%zu,\"sha256\":\"%s\"}",
+		    lg->records, lg->sha256);
+	}
+	rc |= corral_buf_addstr(b, "]}\n");
 	return rc < 0 ? -1 : 0;
 }
 
@@ -352,6 +745,75 @@ digest(const cJSON *doc, const char *key, char hex[CORRAL_SHA256_HEX],
 	return 0;
 }
 
+/* One entry of "logs" into lg. */
+static int
+parse_log(const cJSON *e, struct corral_shard_log *lg, struct corral_err *err)
+{
+	const cJSON *runs, *r;
+	char *agent = NULL;
+	long records;
+	int rc;
+
+	if (!cJSON_IsObject(e))
+		return corral_err_set(err, 0, "a log is not a JSON object");
+	if (cj_str_member(e, "log", NULL, &lg->log, err) < 0 ||
+	    corral_shard_log_path(lg->log, &lg->layer, &agent, err) < 0 ||
+	    cj_str_member(e, "agent", NULL, &lg->agent, err) < 0 ||
+	    cj_member(e, "runs", cj_is_array, "an array", 1, &runs, err) < 0 ||
+	    whole(e, "records", 0, &records, err) < 0 ||
+	    digest(e, "sha256", lg->sha256, err) < 0) {
+		free(agent);
+		return -1;
+	}
+	rc = strcmp(agent, lg->agent) ? corral_err_set(err, 0, "\"%s\" is "
+	    "not the log of agent '%s'", lg->log, lg->agent) : 0;
+	free(agent);
+	lg->records = (size_t)records;
+	cJSON_ArrayForEach(r, runs) {
+		if (rc < 0)
+			break;
+		if (!cJSON_IsString(r))
+			rc = corral_err_set(err, 0, "a run of \"%s\" is not a "
+			    "string", lg->log);
+		else if (corral_strv_add(&lg->runs, r->valuestring) < 0)
+			rc = nomem(err);
+	}
+	return rc;
+}
+
+/* "logs": every log the shard vouches for, each once. */
+static int
+parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
+    struct corral_err *err)
+{
+	const cJSON *logs, *e;
+	struct corral_set *seen;
+	size_t n;
+	int rc = 0, put;
+
+	if (cj_member(doc, "logs", cj_is_array, "an array", 1, &logs, err) < 0)
+		return -1;
+	if (!(n = (size_t)cJSON_GetArraySize(logs)))
+		return 0;
+	if (!(m->logs = calloc(n, sizeof(*m->logs))) ||
+	    !(seen = corral_set_new()))
+		return nomem(err);
+	cJSON_ArrayForEach(e, logs) {
+		if ((rc = parse_log(e, &m->logs[m->nlogs++], err)) < 0)
+			break;
+		if ((put = corral_set_put(seen, m->logs[m->nlogs - 1].log, 0,
+		    NULL)) < 0)
+			rc = nomem(err);
+		else if (put == 0)
+			rc = corral_err_set(err, 0, "\"%s\" is in \"logs\" "
+			    "twice", m->logs[m->nlogs - 1].log);
+		if (rc < 0)
+			break;
+	}
+	corral_set_free(seen);
+	return rc;
+}
+
 static int
 parse_manifest(const cJSON *doc, struct corral_shard_manifest *m,
     struct corral_err *err)
@@ -368,7 +830,8 @@ parse_manifest(const cJSON *doc, struct corral_shard_manifest *m,
 	    digest(doc, "plan", m->plan, err) < 0 ||
 	    cj_str_member(doc, "host", NULL, &m->host, err) < 0 ||
 	    cj_str_member(doc, "run", NULL, &m->run, err) < 0 ||
-	    cj_str_member(doc, "version", NULL, &m->version, err) < 0)
+	    cj_str_member(doc, "version", NULL, &m->version, err) < 0 ||
+	    parse_logs(doc, m, err) < 0)
 		return -1;
 	if (m->k > m->n)
 		return corral_err_set(err, 0, "shard %ld of %ld", m->k, m->n);
@@ -404,8 +867,13 @@ out:
 void
 corral_shard_manifest_release(struct corral_shard_manifest *m)
 {
+	size_t i;
+
 	free(m->host);
 	free(m->run);
 	free(m->version);
+	for (i = 0; i < m->nlogs; i++)
+		corral_shard_log_release(&m->logs[i]);
+	free(m->logs);
 	memset(m, 0, sizeof(*m));
 }

@@ -238,6 +238,8 @@ check_line(struct checking *k, struct corral_err *err)
 		return 0;
 	}
 	c->sealed = 1;
+	if (corral_sha256_peek(&k->seal.sha, c->sha256, err) < 0)
+		return -1;
 	c->seals++;
 	c->seal_line = c->lines;
 	c->records = k->seal.records;

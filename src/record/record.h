@@ -150,6 +150,8 @@ struct corral_seal_check {
 				   not the one the lines before it call for
 				   (reading stops there); 0: none */
 	int sealed;		/* the last line is a good seal, none broke */
+	char sha256[CORRAL_SHA256_HEX];	/* the last good seal's digest,
+					   "" when none */
 };
 
 /*
