@@ -166,6 +166,15 @@ corral_fpset_prefetch(const struct corral_fpset *s, uint64_t fp)
 #endif
 }
 
+uint32_t *
+corral_fpset_each(const struct corral_fpset *s, size_t *pos)
+{
+	for (; *pos < s->cap; ++*pos)
+		if (s->fps[*pos])
+			return &s->vals[(*pos)++];
+	return NULL;
+}
+
 size_t
 corral_fpset_size(const struct corral_fpset *s)
 {

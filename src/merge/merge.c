@@ -230,10 +230,10 @@ teardown(struct merge *m)
 	free(m->agents);
 	corral_strv_release(&m->parts);
 	corral_strv_release(&m->why);
-	corral_strv_release(&m->expected);
+	merge_units_close(m);
+	corral_fpset_free(m->notes);
 	corral_fpset_free(m->units);
 	corral_fpset_free(m->dups);
-	free(m->exp_state);
 	if (m->reread_fd >= 0)
 		close(m->reread_fd);
 	corral_buf_release(&m->reread);
@@ -273,8 +273,8 @@ read_logs(struct merge *m, struct corral_err *err)
 		if (!m->agents[i].refused && merge_log(m, (uint32_t)i, err) < 0)
 			return -1;
 	}
-	if (merge_check_parts(m) < 0 || merge_credit_refused(m) < 0)
-		return merge_nomem(err);
+	if (merge_check_parts(m, err) < 0 || merge_credit_refused(m, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -306,8 +306,14 @@ corral_merge_run(const struct corral_merge_opts *o,
 		merge_nomem(err);
 		goto out;
 	}
-	if (merge_write_missing(&m, err) < 0 || merge_commit(&m, err) < 0 ||
-	    merge_append_history(&m, err) < 0)
+	if (merge_write_missing(&m, err) < 0)
+		goto out;
+	/* The units file changed under the merge: nothing is written. */
+	if (st->bad) {
+		rc = 0;
+		goto out;
+	}
+	if (merge_commit(&m, err) < 0 || merge_append_history(&m, err) < 0)
 		goto out;
 	rc = 0;
 out:
