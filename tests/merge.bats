@@ -368,6 +368,17 @@ collide_logs() {
 		flunk "the copy of the pipe was left: $(ls -A pipe)"
 }
 
+@test "merge: units of 10,000 bytes, longer than the merge reads of the units file at once, are matched by name and a missing one is written whole" {
+	local long=$(printf 'u%.0s' $(seq 10000)) other=$(printf 'v%.0s' $(seq 10000))
+	rec "$long" true > logs/agent-0.jsonl
+	rec short true >> logs/agent-0.jsonl
+	printf '%s\n' short "$long" "${long}x" "$other" > units
+	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge -q -u units logs
+	assert_json '.merged == 2 and .missing == 2 and .unexpected == 0' summary.json
+	run -0 jq -r 'select(.status == "not-run") | .unit' failures.jsonl
+	assert_output "$(printf '%s\n' "${long}x" "$other")"
+}
+
 @test "merge: -u over 200,000 units fits in 20 MB of data (the names stay in the units file, not in memory)" {
 	skip_if_wrapped
 	case "$CORRAL_TEST_BIN" in
