@@ -5,7 +5,10 @@
  * logs, and a not-run record in failures.jsonl for every expected unit no
  * log holds, whose note says why when it can (an unfinished agent, a
  * refused log).  Its invariant: every expected unit is counted once,
- * merged or missing.
+ * merged or missing.  The names stay in the units file: an expected unit
+ * is one slot in the record index (MERGE_EXPECTED | its line), settled
+ * by reading its line again, and the missing are written from a last
+ * read of the file.
  */
 #include <errno.h>
 #include <stdlib.h>
