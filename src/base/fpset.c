@@ -4,10 +4,9 @@
  * 32-bit value: 12 bytes a slot and no key kept, so that the merge's index
  * of units (expected or recorded) costs 16 to 24 bytes a unit however long
  * the names are.  A fingerprint is not a key: two keys may share one, so
- * the table holds
- * several values under one fingerprint and the caller, walking them with
- * corral_fpset_next, settles which (if any) is its key by what the value
- * points at.  Correctness never rests on the hash, only the speed does.
+ * the table holds several values under one fingerprint and the caller,
+ * walking them with corral_fpset_next, settles which (if any) is its key
+ * by what the value points at.  Correctness never rests on the hash, only the speed does.
  */
 #include <stdint.h>
 #include <stdlib.h>
