@@ -287,6 +287,15 @@ no_temps() {
 	no_temps
 }
 
+# fp1 PROG ARGS...: PROG as the tests' build makes it, every fingerprint
+# cut to 1 bit so that all names collide (make test builds it and names
+# its directory in CORRAL_TEST_FP1)
+fp1() {
+	[ -x "${CORRAL_TEST_FP1:-}/$1" ] ||
+		{ echo "no $1 in CORRAL_TEST_FP1 ('${CORRAL_TEST_FP1:-}')" >&2; return 99; }
+	PATH="$CORRAL_TEST_FP1:$PATH" "$@"
+}
+
 # collide LOGS...: 120 units over three logs (u-7 retried in its log, then
 # passing), the units file naming them and u-missing, and one unit the
 # units file lacks
@@ -306,7 +315,7 @@ collide_logs() {
 	collide_logs
 	run -1 --separate-stderr corral-merge -o full logs
 	assert_json '.merged == 121 and .duplicates == 0' full/summary.json
-	__corral_merge_fp_bits=1 run -1 --separate-stderr corral-merge -o cut logs
+	run -1 --separate-stderr fp1 corral-merge -o cut logs
 	assert_stderr ""
 	local f
 	for f in successes.jsonl failures.jsonl summary.json; do
@@ -316,7 +325,7 @@ collide_logs() {
 	run -2 --separate-stderr corral-merge -o full-u -u units logs
 	local want=$stderr
 	assert_json '.merged == 121 and .missing == 1 and .unexpected == 1 and .duplicates == 0' full-u/summary.json
-	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge -o cut-u -u units logs
+	run -2 --separate-stderr fp1 corral-merge -o cut-u -u units logs
 	assert_equal "$stderr" "$want"
 	for f in successes.jsonl failures.jsonl summary.json; do
 		cmp full-u/$f cut-u/$f
@@ -327,7 +336,7 @@ collide_logs() {
 	collide_logs
 	rec u-4 true >> logs/agent-0.jsonl
 	rec u-4 true '"attempt":2' >> logs/agent-0.jsonl
-	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge logs
+	run -2 --separate-stderr fp1 corral-merge logs
 	assert_stderr "corral-merge: unit 'u-4' is in both 'logs/agent-0.jsonl' and 'logs/agent-1.jsonl'"
 	[ ! -e summary.json ] || flunk "a merge with a duplicate wrote its results"
 }
@@ -345,7 +354,7 @@ collide_logs() {
 	assert_contains "$want" "corral-merge: unit 'u-extra' in 'logs/agent-2.jsonl' is not in 'units'"
 	assert_json '.units == 122 and .missing == 2 and .unexpected == 1 and .duplicates == 0' full/summary.json
 	assert_json '.note == "NOT-RUN: agent '"'9'"' did not finish"' <(grep '"u-held"' full/failures.jsonl)
-	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge -o cut -u units logs
+	run -2 --separate-stderr fp1 corral-merge -o cut -u units logs
 	assert_equal "$stderr" "$want"
 	local f
 	for f in successes.jsonl failures.jsonl summary.json; do
@@ -373,7 +382,7 @@ collide_logs() {
 	rec "$long" true > logs/agent-0.jsonl
 	rec short true >> logs/agent-0.jsonl
 	printf '%s\n' short "$long" "${long}x" "$other" > units
-	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge -q -u units logs
+	run -2 --separate-stderr fp1 corral-merge -q -u units logs
 	assert_json '.merged == 2 and .missing == 2 and .unexpected == 0' summary.json
 	run -0 jq -r 'select(.status == "not-run") | .unit' failures.jsonl
 	assert_output "$(printf '%s\n' "${long}x" "$other")"

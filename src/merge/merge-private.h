@@ -171,7 +171,6 @@ struct merge {
 	 */
 	struct corral_fpset *units;
 	struct corral_fpset *dups;	/* rec + 1 -> last agent named */
-	int fp_bits;			/* < 64: fingerprints cut (tests) */
 	int hinted;			/* hint_fp is the scanned unit's */
 	uint64_t hint_fp;
 	int reread_fd;			/* the log of reread_agent, or -1 */

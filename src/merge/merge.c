@@ -148,22 +148,6 @@ out:
 	return rc;
 }
 
-/*
- * How many bits of a unit's fingerprint to keep: all 64, unless the
- * environment's __corral_merge_fp_bits (1 to 63, for the tests) cuts them
- * so that names collide, to prove a collision is settled by the names.
- */
-static int
-fp_bits(void)
-{
-	const char *s = getenv("__corral_merge_fp_bits");
-	long n;
-
-	if (!s || (n = strtol(s, NULL, 10)) < 1 || n > 63)
-		return 64;
-	return (int)n;
-}
-
 static int
 setup(struct merge *m, struct corral_err *err)
 {
@@ -171,7 +155,6 @@ setup(struct merge *m, struct corral_err *err)
 
 	m->lockfd = m->reread_fd = -1;
 	m->status_last = m->run_last = m->inputs_last = -1;
-	m->fp_bits = fp_bits();
 	m->units = corral_fpset_new();
 	m->dups = corral_fpset_new();
 	m->status_ix = corral_set_new();
