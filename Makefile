@@ -160,6 +160,26 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) $(LIB) \
 		$(CJSON_LIBS) $(CRYPTO_LIBS)
 
+# corral-merge with every fingerprint cut to 1 bit, so that all names
+# collide: for the tests of collisions only (make test), never installed.
+# Its merge objects are built again with CORRAL_TEST_FP_BITS, which the
+# programs of $(BIN) never see.
+FP1_BIN  := $(BUILD)/fp1/bin
+FP1_OBJS := $(patsubst %.c,$(BUILD)/fp1/%.o,$(filter src/merge/%,$(SRCS)))
+
+$(BUILD)/fp1/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
+	@$(if $(Q),printf '  CC      %s\n' '$@')
+	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
+		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) -Isrc -c -o $@ $<
+
+-include $(FP1_OBJS:.o=.d)
+
+$(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) $(LIB) \
+		| $(FP1_BIN)/
+	@$(if $(Q),printf '  LD      %s\n' '$@')
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(LIB) $(CJSON_LIBS) \
+		$(CRYPTO_LIBS)
+
 $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 		build-aux/mkscript src/base/base.h | $(BIN)/
 	@$(if $(Q),printf '  GEN     %s\n' '$@')
@@ -201,8 +221,9 @@ $(NPM_DIR)/ok: | deps-test
 # VALGRIND=1 runs every program of the suite under valgrind; a leak or an
 # error makes the program exit 99, and so the test fail.
 .PHONY: test check
-test: all deps-test $(NPM_DIR)/ok
+test: all $(FP1_BIN)/corral-merge deps-test $(NPM_DIR)/ok
 	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
+		CORRAL_TEST_FP1=$(CURDIR)/$(FP1_BIN) \
 		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
 		build-aux/run-tests $(TESTS)

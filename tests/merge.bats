@@ -287,6 +287,15 @@ no_temps() {
 	no_temps
 }
 
+# fp1 PROG ARGS...: PROG as the tests' build makes it, every fingerprint
+# cut to 1 bit so that all names collide (make test builds it and names
+# its directory in CORRAL_TEST_FP1)
+fp1() {
+	[ -x "${CORRAL_TEST_FP1:-}/$1" ] ||
+		{ echo "no $1 in CORRAL_TEST_FP1 ('${CORRAL_TEST_FP1:-}')" >&2; return 99; }
+	PATH="$CORRAL_TEST_FP1:$PATH" "$@"
+}
+
 # collide LOGS...: 120 units over three logs (u-7 retried in its log, then
 # passing), the units file naming them and u-missing, and one unit the
 # units file lacks
@@ -306,7 +315,7 @@ collide_logs() {
 	collide_logs
 	run -1 --separate-stderr corral-merge -o full logs
 	assert_json '.merged == 121 and .duplicates == 0' full/summary.json
-	__corral_merge_fp_bits=1 run -1 --separate-stderr corral-merge -o cut logs
+	run -1 --separate-stderr fp1 corral-merge -o cut logs
 	assert_stderr ""
 	local f
 	for f in successes.jsonl failures.jsonl summary.json; do
@@ -316,7 +325,7 @@ collide_logs() {
 	run -2 --separate-stderr corral-merge -o full-u -u units logs
 	local want=$stderr
 	assert_json '.merged == 121 and .missing == 1 and .unexpected == 1 and .duplicates == 0' full-u/summary.json
-	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge -o cut-u -u units logs
+	run -2 --separate-stderr fp1 corral-merge -o cut-u -u units logs
 	assert_equal "$stderr" "$want"
 	for f in successes.jsonl failures.jsonl summary.json; do
 		cmp full-u/$f cut-u/$f
@@ -327,9 +336,72 @@ collide_logs() {
 	collide_logs
 	rec u-4 true >> logs/agent-0.jsonl
 	rec u-4 true '"attempt":2' >> logs/agent-0.jsonl
-	__corral_merge_fp_bits=1 run -2 --separate-stderr corral-merge logs
+	run -2 --separate-stderr fp1 corral-merge logs
 	assert_stderr "corral-merge: unit 'u-4' is in both 'logs/agent-0.jsonl' and 'logs/agent-1.jsonl'"
 	[ ! -e summary.json ] || flunk "a merge with a duplicate wrote its results"
+}
+
+@test "merge: with every fingerprint cut to 1 bit the population is audited as with 64: a unit listed twice, one an unfinished agent held, missing and unknown units, the same messages and not-run records" {
+	collide_logs
+	echo u-3 >> units
+	echo u-held >> units
+	rec u-held true > logs/agent-9.jsonl.part
+	run -2 --separate-stderr corral-merge -o full -u units logs
+	local want=$stderr
+	assert_contains "$want" "corral-merge: unit 'u-3' is listed more than once in 'units'; counted once"
+	assert_contains "$want" "corral-merge: 'logs/agent-9.jsonl.part': agent '9' did not finish"
+	assert_contains "$want" "corral-merge: unit 'u-missing' is missing: no agent reported it"
+	assert_contains "$want" "corral-merge: unit 'u-extra' in 'logs/agent-2.jsonl' is not in 'units'"
+	assert_json '.units == 122 and .missing == 2 and .unexpected == 1 and .duplicates == 0' full/summary.json
+	assert_json '.note == "NOT-RUN: agent '"'9'"' did not finish"' <(grep '"u-held"' full/failures.jsonl)
+	run -2 --separate-stderr fp1 corral-merge -o cut -u units logs
+	assert_equal "$stderr" "$want"
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp full/$f cut/$f
+	done
+}
+
+@test "merge: -u read from a pipe (/dev/fd) audits as the same file does: the same not-run records and counts" {
+	collide_logs
+	rec u-last true '"at":"2024-05-01T10:00:00Z"' >> logs/agent-0.jsonl
+	echo u-last >> units
+	run -2 --separate-stderr corral-merge -o file -u units logs
+	run -2 --separate-stderr bash -c 'corral-merge -o pipe -u <(cat units) logs'
+	assert_contains "$stderr" "corral-merge: unit 'u-missing' is missing: no agent reported it"
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp file/$f pipe/$f
+	done
+	[ -z "$(ls -A pipe | grep '^\.units')" ] ||
+		flunk "the copy of the pipe was left: $(ls -A pipe)"
+}
+
+@test "merge: units of 10,000 bytes, longer than the merge reads of the units file at once, are matched by name and a missing one is written whole" {
+	local long=$(printf 'u%.0s' $(seq 10000)) other=$(printf 'v%.0s' $(seq 10000))
+	rec "$long" true > logs/agent-0.jsonl
+	rec short true >> logs/agent-0.jsonl
+	printf '%s\n' short "$long" "${long}x" "$other" > units
+	run -2 --separate-stderr fp1 corral-merge -q -u units logs
+	assert_json '.merged == 2 and .missing == 2 and .unexpected == 0' summary.json
+	run -0 jq -r 'select(.status == "not-run") | .unit' failures.jsonl
+	assert_output "$(printf '%s\n' "${long}x" "$other")"
+}
+
+@test "merge: -u over 200,000 units fits in 20 MB of data (the names stay in the units file, not in memory)" {
+	skip_if_wrapped
+	case "$CORRAL_TEST_BIN" in
+	*/asan/*) skip "the sanitizer reserves its own memory" ;;
+	esac
+	awk -v dir=logs 'BEGIN {
+		for (i = 0; i < 200000; i++) {
+			printf "{\"agent_id\":\"%d\",\"unit\":\"tests/unit-%07d.bats\",\"ok\":true,\"note\":\"PASS: exit 0\",\"at\":\"2026-11-29T10:00:00.000Z\",\"run\":\"R1\"}\n", i % 16, i > (dir "/agent-" i % 16 ".jsonl")
+			printf "tests/unit-%07d.bats\n", i > "units"
+		} }'
+	echo tests/never-ran.bats >> units
+	run -2 --separate-stderr bash -c 'ulimit -d 20480 && corral-merge -q -u units logs'
+	assert_stderr "corral-merge: unit 'tests/never-ran.bats' is missing: no agent reported it"
+	assert_json '.units == 200001 and .merged == 200000 and .missing == 1' summary.json
 }
 
 @test "merge: missing expected units become not-run records, are named, and exit 2" {

@@ -289,9 +289,39 @@ uint32_t *corral_fpset_next(const struct corral_fpset *s, uint64_t fp,
 /* Ask the CPU to fetch fp's first slot now, for a walk soon after. */
 void corral_fpset_prefetch(const struct corral_fpset *s, uint64_t fp);
 size_t corral_fpset_size(const struct corral_fpset *s);
+/*
+ * Every value in turn, in no useful order: start with *pos = 0; NULL
+ * after the last.  Valid until the next corral_fpset_add.
+ */
+uint32_t *corral_fpset_each(const struct corral_fpset *s, size_t *pos);
 
 /* ------------------------------------------------------------------ */
 /* units.c: reading a population                                       */
+
+/*
+ * A population read one line at a time, for a reader that keeps less than
+ * the names (the merge): every line, empty ones too, as corral_units_read
+ * cuts it.  Release with corral_units_stream_release.
+ */
+struct corral_units_stream {
+	FILE *fp;
+	int sep;
+	const char *name;	/* for messages */
+	char *line;		/* the current line, chomped, NUL terminated */
+	size_t cap;
+	size_t len;		/* its length: 0 for an empty line */
+	size_t lineno;		/* 1 for the first line */
+	off_t off;		/* where the current line starts */
+	off_t next;		/* where the next one starts */
+};
+void corral_units_stream_init(struct corral_units_stream *s, FILE *fp,
+    int sep, const char *name);
+/*
+ * The next line into s: 1, 0 at the end, -1 with err set (a read error,
+ * ENOMEM, a line holding a NUL byte, as corral_units_read says them).
+ */
+int corral_units_next(struct corral_units_stream *s, struct corral_err *err);
+void corral_units_stream_release(struct corral_units_stream *s);
 
 /*
  * Read units from fp, one per line (sep '\n': a line ends as

@@ -2,11 +2,11 @@
 /*
  * fpset.c is an open-addressing table of 64-bit fingerprints, each with a
  * 32-bit value: 12 bytes a slot and no key kept, so that the merge's index
- * of units costs about 16 bytes a unit however long the names are.  A
- * fingerprint is not a key: two keys may share one, so the table holds
- * several values under one fingerprint and the caller, walking them with
- * corral_fpset_next, settles which (if any) is its key by what the value
- * points at.  Correctness never rests on the hash, only the speed does.
+ * of units (expected or recorded) costs 16 to 24 bytes a unit however long
+ * the names are.  A fingerprint is not a key: two keys may share one, so
+ * the table holds several values under one fingerprint and the caller,
+ * walking them with corral_fpset_next, settles which (if any) is its key
+ * by what the value points at.  Correctness never rests on the hash, only the speed does.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -164,6 +164,15 @@ corral_fpset_prefetch(const struct corral_fpset *s, uint64_t fp)
 	(void)s;
 	(void)fp;
 #endif
+}
+
+uint32_t *
+corral_fpset_each(const struct corral_fpset *s, size_t *pos)
+{
+	for (; *pos < s->cap; ++*pos)
+		if (s->fps[*pos])
+			return &s->vals[(*pos)++];
+	return NULL;
 }
 
 size_t

@@ -34,56 +34,81 @@ nul_error(const char *name, size_t lineno, const char *unit, size_t len,
 	return -1;
 }
 
+void
+corral_units_stream_init(struct corral_units_stream *s, FILE *fp, int sep,
+    const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->fp = fp;
+	s->sep = sep;
+	s->name = name;
+}
+
+void
+corral_units_stream_release(struct corral_units_stream *s)
+{
+	free(s->line);
+	s->line = NULL;
+	s->cap = 0;
+}
+
+int
+corral_units_next(struct corral_units_stream *s, struct corral_err *err)
+{
+	ssize_t len;
+	size_t n;
+
+	errno = 0;
+	if ((len = getdelim(&s->line, &s->cap, s->sep, s->fp)) == -1) {
+		if (!ferror(s->fp))
+			return 0;
+		return corral_err_set(err, errno, "cannot read '%s'", s->name);
+	}
+	s->lineno++;
+	s->off = s->next;
+	s->next += len;
+	n = (size_t)len;
+	if (s->sep == '\n')
+		n = corral_line_chomp(s->line, n);
+	else if (n > 0 && s->line[n - 1] == '\0')
+		n--;
+	s->line[n] = '\0';
+	s->len = n;
+	if (n > 0 && s->sep != '\0' && memchr(s->line, '\0', n))
+		return nul_error(s->name, s->lineno, s->line, n, err);
+	return 1;
+}
+
 int
 corral_units_read(FILE *fp, int sep, const char *name,
     struct corral_strv *units, struct corral_strv *dups,
     struct corral_err *err)
 {
+	struct corral_units_stream st;
 	struct corral_set *seen;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0, n;
-	ssize_t len;
-	int rc = -1, put;
+	int rc, put;
 
 	if (!(seen = corral_set_new()))
 		return corral_err_set(err, errno, "reading '%s'", name);
-	errno = 0;
-	while ((len = getdelim(&line, &cap, sep, fp)) != -1) {
-		lineno++;
-		n = (size_t)len;
-		if (sep == '\n')
-			n = corral_line_chomp(line, n);
-		else if (n > 0 && line[n - 1] == '\0')
-			n--;
-		if (n == 0)
+	corral_units_stream_init(&st, fp, sep, name);
+	while ((rc = corral_units_next(&st, err)) > 0) {
+		if (st.len == 0)
 			continue;
-		if (sep != '\0' && memchr(line, '\0', n)) {
-			nul_error(name, lineno, line, n, err);
-			goto out;
-		}
-		if ((put = corral_set_putn(seen, line, n, 0, NULL)) < 0)
-			goto nomem;
+		if ((put = corral_set_putn(seen, st.line, st.len, 0, NULL)) < 0)
+			break;
 		if (put == 0) {
-			if (dups && corral_strv_addn(dups, line, n) < 0)
-				goto nomem;
+			if (dups && corral_strv_addn(dups, st.line, st.len) < 0)
+				break;
 			continue;
 		}
-		if (corral_strv_addn(units, line, n) < 0)
-			goto nomem;
-		errno = 0;
+		if (corral_strv_addn(units, st.line, st.len) < 0)
+			break;
 	}
-	if (ferror(fp)) {
-		corral_err_set(err, errno, "cannot read '%s'", name);
-		goto out;
-	}
-	rc = 0;
-	goto out;
-nomem:
-	corral_err_set(err, errno, "reading '%s'", name);
-out:
-	free(line);
+	if (rc > 0)
+		rc = corral_err_set(err, errno, "reading '%s'", name);
+	corral_units_stream_release(&st);
 	corral_set_free(seen);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 int

@@ -76,8 +76,31 @@ struct rec {
 	uint32_t run;		/* index in runs */
 };
 
-/* A value of m->units: a record's index, or MERGE_EXPECTED | i. */
-#define MERGE_EXPECTED	(UINT32_C(1) << 31)	/* m->expected.v[i] */
+/*
+ * A value of m->units: a record's index, or MERGE_EXPECTED | L for the
+ * expected unit on line L (from 0) of the units file that no log has
+ * reported yet.
+ */
+#define MERGE_EXPECTED	(UINT32_C(1) << 31)
+#define MERGE_CKPT	32	/* units lines between two remembered offsets */
+#define MERGE_WINDOW	4096	/* bytes of the units file read at once */
+
+/*
+ * The units file of -u, kept open and read again by line number: a
+ * name is settled against it, never kept.  A stream that is not a
+ * regular file is first copied to an unlinked temporary.
+ */
+struct units_file {
+	FILE *fp;
+	const char *path;	/* for messages: as -u named it */
+	struct stat st;		/* what was read first */
+	off_t *ckpt;		/* ckpt[k]: where line k * MERGE_CKPT starts */
+	size_t nckpt;
+	char *win;		/* win[0..wn): the bytes from wo on */
+	size_t wcap, wn;
+	off_t wo;
+	int weof;		/* the window reaches the end of the file */
+};
 
 /*
  * With several layers: the attempt of a unit that wins, found by a first
@@ -130,8 +153,10 @@ struct merge {
 	struct agent *agents;
 	size_t nagents;
 	struct corral_strv parts;	/* "LAYER/ID" with a .part */
-	struct corral_strv why;		/* not-run notes, for -2 - k in units */
-	struct corral_strv expected;
+	struct corral_strv why;		/* the not-run notes */
+	struct units_file uf;		/* -u */
+	size_t nexpected;		/* its distinct units */
+	struct corral_fpset *notes;	/* line + 1 -> k: why.v[k] */
 	struct win *wins;		/* NULL with one layer */
 	size_t nwins;
 	struct corral_set *win_ix;	/* unit -> index in wins */
@@ -139,16 +164,13 @@ struct merge {
 	struct corral_strv inputs;
 	struct corral_buf flaky;	/* a flaky record being written */
 	/*
-	 * unit -> a record's index, or MERGE_EXPECTED | i for the unit
-	 * m->expected.v[i], whose state is exp_state[i]: a record's index,
-	 * or < 0 (not_run).  Keyed by fingerprint, settled by name: an
-	 * expected unit's is in memory, a record's is read again from its
-	 * log (merge_same_unit).
+	 * unit -> a record's index, or MERGE_EXPECTED | L for an expected
+	 * unit no log reported yet.  Keyed by fingerprint, settled by name:
+	 * an expected unit's is read again from the units file
+	 * (merge_units_line), a record's from its log (same_unit).
 	 */
 	struct corral_fpset *units;
-	long *exp_state;
 	struct corral_fpset *dups;	/* rec + 1 -> last agent named */
-	int fp_bits;			/* < 64: fingerprints cut (tests) */
 	int hinted;			/* hint_fp is the scanned unit's */
 	uint64_t hint_fp;
 	int reread_fd;			/* the log of reread_agent, or -1 */
@@ -307,23 +329,40 @@ uint32_t merge_rec_agent(const struct merge *m, size_t k);
 /* The fingerprint of a unit's name in m->units. */
 uint64_t merge_fp(const struct merge *m, const char *unit, size_t len);
 /*
- * The state (exp_state) of the expected unit named unit, or NULL when -u
- * does not list it.
+ * The line (from 0) of the expected unit named unit[0..len) that no log
+ * reported yet: 1 with *line set, 0 when there is none, -1 with err set.
  */
-long *merge_expected(const struct merge *m, const char *unit);
+int merge_expected(struct merge *m, const char *unit, size_t len,
+    uint32_t *line, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* population.c: expected, unfinished and missing units                */
 
-/* Read o->units into m->expected and m->units.  0, or -1 with err set. */
+/*
+ * Read o->units into m->units, one slot a distinct unit, its name left in
+ * the file.  0, or -1 with err set.
+ */
 int merge_read_units(struct merge *m, struct corral_err *err);
 /*
- * Say which .part files are ignored or unfinished, name the latter in
- * st->unfinished, and credit their expected units to them.  -1 on ENOMEM.
+ * Line (from 0) of the units file, chomped, into *p (good until the next
+ * call) and *n: 1, 0 when the file has no such line (it changed), -1 with
+ * err set.
  */
-int merge_check_parts(struct merge *m);
-/* Credit the expected units of refused logs to them.  -1 on ENOMEM. */
-int merge_credit_refused(struct merge *m);
+int merge_units_line(struct merge *m, uint32_t line, const char **p,
+    size_t *n, struct corral_err *err);
+/* Close the units file.  */
+void merge_units_close(struct merge *m);
+/*
+ * Say which .part files are ignored or unfinished, name the latter in
+ * st->unfinished, and credit their expected units to them.  0, or -1 with
+ * err set.
+ */
+int merge_check_parts(struct merge *m, struct corral_err *err);
+/*
+ * Credit the expected units of refused logs to them.  0, or -1 with err
+ * set.
+ */
+int merge_credit_refused(struct merge *m, struct corral_err *err);
 /* st->run: o->run, else the greatest run named.  -1 on ENOMEM. */
 int merge_pick_run(struct merge *m);
 /*

@@ -149,22 +149,6 @@ out:
 	return rc;
 }
 
-/*
- * How many bits of a unit's fingerprint to keep: all 64, unless the
- * environment's __corral_merge_fp_bits (1 to 63, for the tests) cuts them
- * so that names collide, to prove a collision is settled by the names.
- */
-static int
-fp_bits(void)
-{
-	const char *s = getenv("__corral_merge_fp_bits");
-	long n;
-
-	if (!s || (n = strtol(s, NULL, 10)) < 1 || n > 63)
-		return 64;
-	return (int)n;
-}
-
 static int
 setup(struct merge *m, struct corral_err *err)
 {
@@ -172,7 +156,6 @@ setup(struct merge *m, struct corral_err *err)
 
 	m->lockfd = m->reread_fd = -1;
 	m->status_last = m->run_last = m->inputs_last = -1;
-	m->fp_bits = fp_bits();
 	m->units = corral_fpset_new();
 	m->dups = corral_fpset_new();
 	m->status_ix = corral_set_new();
@@ -231,10 +214,10 @@ teardown(struct merge *m)
 	free(m->agents);
 	corral_strv_release(&m->parts);
 	corral_strv_release(&m->why);
-	corral_strv_release(&m->expected);
+	merge_units_close(m);
+	corral_fpset_free(m->notes);
 	corral_fpset_free(m->units);
 	corral_fpset_free(m->dups);
-	free(m->exp_state);
 	if (m->reread_fd >= 0)
 		close(m->reread_fd);
 	corral_buf_release(&m->reread);
@@ -274,8 +257,8 @@ read_logs(struct merge *m, struct corral_err *err)
 		if (!m->agents[i].refused && merge_log(m, (uint32_t)i, err) < 0)
 			return -1;
 	}
-	if (merge_check_parts(m) < 0 || merge_credit_refused(m) < 0)
-		return merge_nomem(err);
+	if (merge_check_parts(m, err) < 0 || merge_credit_refused(m, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -307,8 +290,14 @@ corral_merge_run(const struct corral_merge_opts *o,
 		merge_nomem(err);
 		goto out;
 	}
-	if (merge_write_missing(&m, err) < 0 || merge_commit(&m, err) < 0 ||
-	    merge_append_history(&m, err) < 0)
+	if (merge_write_missing(&m, err) < 0)
+		goto out;
+	/* The units file changed under the merge: nothing is written. */
+	if (st->bad) {
+		rc = 0;
+		goto out;
+	}
+	if (merge_commit(&m, err) < 0 || merge_append_history(&m, err) < 0)
 		goto out;
 	rc = 0;
 out:

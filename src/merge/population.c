@@ -5,17 +5,219 @@
  * logs, and a not-run record in failures.jsonl for every expected unit no
  * log holds, whose note says why when it can (an unfinished agent, a
  * refused log).  Its invariant: every expected unit is counted once,
- * merged or missing.
+ * merged or missing.  The names stay in the units file: an expected unit
+ * is one slot in the record index (MERGE_EXPECTED | its line), settled
+ * by reading its line again, and the missing are written from a last
+ * read of the file.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "merge/merge-private.h"
 
 /* ------------------------------------------------------------------ */
-/* expected and unfinished units                                       */
+/* the units file, read again by line                                  */
+
+/*
+ * A units stream that is not a regular file (a pipe by /dev/fd/N) cannot
+ * be read again: copy it to an unlinked temporary in the outdir, and read
+ * that instead.  0, or -1 with err set.
+ */
+static int
+spool(struct merge *m, struct corral_err *err)
+{
+	struct units_file *u = &m->uf;
+	char chunk[65536], *tmp;
+	size_t n;
+	FILE *fp;
+	int fd;
+
+	if (!(tmp = merge_join(m->outdir, ".units.XXXXXX")))
+		return merge_nomem(err);
+	if ((fd = mkstemp(tmp)) < 0) {
+		corral_err_set(err, errno, "cannot copy '%s' to '%s'", u->path,
+		    tmp);
+		free(tmp);
+		return -1;
+	}
+	unlink(tmp);
+	free(tmp);
+	while ((n = fread(chunk, 1, sizeof(chunk), u->fp)) > 0)
+		if (corral_write_all(fd, chunk, n) < 0) {
+			close(fd);
+			return corral_err_set(err, errno, "cannot copy '%s'",
+			    u->path);
+		}
+	if (ferror(u->fp) || !(fp = fdopen(fd, "r"))) {
+		corral_err_set(err, errno, "cannot read '%s'", u->path);
+		close(fd);
+		return -1;
+	}
+	fclose(u->fp);
+	u->fp = fp;
+	rewind(fp);
+	return fstat(fileno(fp), &u->st) < 0 ?
+	    corral_err_set(err, errno, "cannot read '%s'", u->path) : 0;
+}
+
+static int
+open_units(struct merge *m, struct corral_err *err)
+{
+	struct units_file *u = &m->uf;
+
+	u->path = m->o->units;
+	if (!(u->fp = corral_fopen_input(u->path, err)))
+		return -1;
+	if (fstat(fileno(u->fp), &u->st) < 0)
+		return corral_err_set(err, errno, "cannot read '%s'", u->path);
+	m->units_mtime = u->st.st_mtime;
+	if (!S_ISREG(u->st.st_mode) && spool(m, err) < 0)
+		return -1;
+	if (!(u->win = malloc(MERGE_WINDOW)))
+		return merge_nomem(err);
+	u->wcap = MERGE_WINDOW;
+	u->wo = -1;
+	return 0;
+}
+
+void
+merge_units_close(struct merge *m)
+{
+	if (m->uf.fp)
+		fclose(m->uf.fp);
+	free(m->uf.ckpt);
+	free(m->uf.win);
+}
+
+/* Read the window from byte off on.  0, or -1 with err set. */
+static int
+refill(struct units_file *u, off_t off, struct corral_err *err)
+{
+	ssize_t r;
+
+	u->wo = off;
+	u->wn = 0;
+	u->weof = 0;
+	while (u->wn < u->wcap) {
+		r = pread(fileno(u->fp), u->win + u->wn, u->wcap - u->wn,
+		    off + (off_t)u->wn);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return corral_err_set(err, errno, "cannot read '%s'",
+			    u->path);
+		if (r == 0) {
+			u->weof = 1;
+			break;
+		}
+		u->wn += (size_t)r;
+	}
+	return 0;
+}
+
+int
+merge_units_line(struct merge *m, uint32_t line, const char **p, size_t *n,
+    struct corral_err *err)
+{
+	struct units_file *u = &m->uf;
+	off_t pos = u->ckpt[line / MERGE_CKPT];
+	size_t skip = line % MERGE_CKPT, at;
+	char *nl, *big;
+
+	for (;;) {
+		if (pos < u->wo || pos >= u->wo + (off_t)u->wn) {
+			if (u->weof && pos >= u->wo && pos == u->wo +
+			    (off_t)u->wn)
+				return 0;	/* past the end */
+			if (refill(u, pos, err) < 0)
+				return -1;
+			continue;
+		}
+		at = (size_t)(pos - u->wo);
+		nl = memchr(u->win + at, '\n', u->wn - at);
+		if (!nl && !u->weof) {
+			if (at == 0) {	/* a line longer than the window */
+				if (!(big = realloc(u->win, u->wcap * 2)))
+					return merge_nomem(err);
+				u->win = big;
+				u->wcap *= 2;
+			}
+			if (refill(u, pos, err) < 0)
+				return -1;
+			continue;
+		}
+		if (skip == 0) {
+			*p = u->win + at;
+			*n = nl ? (size_t)(nl - *p) + 1 : u->wn - at;
+			if (*n > 0 && (*p)[*n - 1] == '\n')
+				--*n;
+			if (*n > 0 && (*p)[*n - 1] == '\r')
+				--*n;
+			return 1;
+		}
+		if (!nl)
+			return 0;
+		skip--;
+		pos = u->wo + (off_t)(nl + 1 - u->win);
+	}
+}
+
+/* 1 when line of the units file is unit[0..len), 0 if not, -1 (err). */
+static int
+is_line(struct merge *m, uint32_t line, const char *unit, size_t len,
+    struct corral_err *err)
+{
+	const char *p;
+	size_t n;
+	int rc;
+
+	if ((rc = merge_units_line(m, line, &p, &n, err)) <= 0)
+		return rc;
+	return n == len && !memcmp(p, unit, len);
+}
+
+int
+merge_expected(struct merge *m, const char *unit, size_t len,
+    uint32_t *line, struct corral_err *err)
+{
+	size_t pos = 0;
+	uint64_t fp = merge_fp(m, unit, len);
+	uint32_t *vp;
+	int rc;
+
+	while ((vp = corral_fpset_next(m->units, fp, &pos))) {
+		if (!(*vp & MERGE_EXPECTED))
+			continue;
+		if ((rc = is_line(m, *vp & ~MERGE_EXPECTED, unit, len, err)))
+			return rc < 0 ? -1 : (*line = *vp & ~MERGE_EXPECTED, 1);
+	}
+	return 0;
+}
+
+/*
+ * Note that note k says why the expected unit unit[0..len) was not run,
+ * unless a log reported it or an earlier note already says.  0, or -1
+ * with err set.
+ */
+static int
+credit(struct merge *m, const char *unit, size_t len, long k,
+    struct corral_err *err)
+{
+	uint32_t line;
+	size_t pos = 0;
+	int rc;
+
+	if ((rc = merge_expected(m, unit, len, &line, err)) <= 0)
+		return rc;
+	if (corral_fpset_next(m->notes, (uint64_t)line + 1, &pos))
+		return 0;
+	if (corral_fpset_add(m->notes, (uint64_t)line + 1, (uint32_t)k) < 0)
+		return merge_nomem(err);
+	return 0;
+}
 
 /*
  * The caller's groups of absent units come first in m->why (notes 0 ..
@@ -23,21 +225,60 @@
  * not to name them one by one.
  */
 static int
-credit_absent(struct merge *m)
+credit_absent(struct merge *m, struct corral_err *err)
 {
 	const struct corral_merge_absent *a;
 	size_t g, i;
-	long *vp;
 
 	for (g = 0; g < m->o->nabsent; g++) {
 		a = &m->o->absent[g];
 		if (corral_strv_add(&m->why, a->why) < 0)
-			return -1;
+			return merge_nomem(err);
 		for (i = 0; i < a->units->n; i++)
-			if ((vp = merge_expected(m, a->units->v[i])) &&
-			    *vp == -1)
-				*vp = -2 - (long)g;
+			if (credit(m, a->units->v[i], strlen(a->units->v[i]),
+			    (long)g, err) < 0)
+				return -1;
 	}
+	return 0;
+}
+
+/*
+ * Line L of the units file, unit[0..len): its slot in m->units, or, when
+ * an earlier line holds the same unit, a copy in dups.  0, or -1 (err).
+ */
+static int
+add_unit(struct merge *m, uint32_t line, const char *unit, size_t len,
+    struct corral_strv *dups, struct corral_err *err)
+{
+	uint32_t was;
+	int rc;
+
+	if ((rc = merge_expected(m, unit, len, &was, err)) < 0)
+		return -1;
+	if (rc == 1)
+		return corral_strv_addn(dups, unit, len) < 0 ?
+		    merge_nomem(err) : 0;
+	if (corral_fpset_add(m->units, merge_fp(m, unit, len),
+	    MERGE_EXPECTED | line) < 0)
+		return merge_nomem(err);
+	m->nexpected++;
+	return 0;
+}
+
+/* Remember where line s->lineno - 1 starts, when it is a checkpoint. */
+static int
+checkpoint(struct units_file *u, const struct corral_units_stream *s)
+{
+	off_t *v;
+
+	if ((s->lineno - 1) % MERGE_CKPT)
+		return 0;
+	if (u->nckpt % 1024 == 0) {
+		if (!(v = realloc(u->ckpt, (u->nckpt + 1024) * sizeof(*v))))
+			return -1;
+		u->ckpt = v;
+	}
+	u->ckpt[u->nckpt++] = s->off;
 	return 0;
 }
 
@@ -45,76 +286,86 @@ int
 merge_read_units(struct merge *m, struct corral_err *err)
 {
 	struct corral_strv dups = CORRAL_STRV_INIT;
-	struct stat st;
+	struct corral_units_stream s;
 	size_t i;
-	FILE *fp;
-	int rc = -1;
+	int rc;
 
-	if (!(fp = corral_fopen_input(m->o->units, err)))
+	if (open_units(m, err) < 0)
 		return -1;
-	if (fstat(fileno(fp), &st) < 0) {
-		corral_err_set(err, errno, "cannot read '%s'", m->o->units);
-		goto out;
+	if (!(m->notes = corral_fpset_new()))
+		return merge_nomem(err);
+	corral_units_stream_init(&s, m->uf.fp, '\n', m->uf.path);
+	while ((rc = corral_units_next(&s, err)) > 0) {
+		if (s.lineno > MERGE_EXPECTED) {
+			rc = corral_err_set(err, 0, "'%s': too many lines",
+			    m->uf.path);
+			break;
+		}
+		if (checkpoint(&m->uf, &s) < 0) {
+			rc = merge_nomem(err);
+			break;
+		}
+		if (s.len && (rc = add_unit(m, (uint32_t)(s.lineno - 1),
+		    s.line, s.len, &dups, err)) < 0)
+			break;
 	}
-	m->units_mtime = st.st_mtime;
-	if (corral_units_read(fp, '\n', m->o->units, &m->expected, &dups,
-	    err) < 0)
-		goto out;
-	for (i = 0; i < dups.n; i++)
+	corral_units_stream_release(&s);
+	for (i = 0; rc == 0 && i < dups.n; i++)
 		merge_say(m, "unit '%s' is listed more than once in '%s'; "
 		    "counted once", dups.v[i], m->o->units);
-	if (m->expected.n >= MERGE_EXPECTED || !(m->exp_state =
-	    malloc((m->expected.n + 1) * sizeof(*m->exp_state)))) {
-		merge_nomem(err);
-		goto out;
-	}
-	for (i = 0; i < m->expected.n; i++) {
-		m->exp_state[i] = -1;
-		if (corral_fpset_add(m->units, merge_fp(m, m->expected.v[i],
-		    strlen(m->expected.v[i])), MERGE_EXPECTED | (uint32_t)i) <
-		    0) {
-			merge_nomem(err);
-			goto out;
-		}
-	}
-	if (credit_absent(m) < 0) {
-		merge_nomem(err);
-		goto out;
-	}
-	rc = 0;
-out:
 	corral_strv_release(&dups);
-	fclose(fp);
-	return rc;
+	if (rc == 0)
+		rc = credit_absent(m, err);
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * When the units file is not what was first read, the merge is bad
+ * input: the names settled against it may not be the names it held.
+ */
+static void
+check_units(struct merge *m)
+{
+	struct stat st;
+	const struct stat *a = &m->uf.st;
+
+	if (!m->uf.fp)
+		return;
+	if (fstat(fileno(m->uf.fp), &st) < 0 || st.st_ino != a->st_ino ||
+	    st.st_dev != a->st_dev || st.st_size != a->st_size ||
+	    st.st_mtim.tv_sec != a->st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != a->st_mtim.tv_nsec)
+		merge_bad(m, "'%s' changed while it was being merged",
+		    m->uf.path);
 }
 
 /*
  * Credit the expected units an unfinished agent's .part (or a refused
- * log) holds (its complete, valid lines) to it: their value becomes
- * -2 - k for the k-th note in m->why, so the not-run note can name it.
+ * log) holds (its complete, valid lines) to note k of m->why, so the
+ * not-run note can name it.  0, or -1 with err set.
  */
-static void
-credit_part(struct merge *m, const char *path, long k)
+static int
+credit_part(struct merge *m, const char *path, long k, struct corral_err *err)
 {
 	struct corral_json_record jr;
 	struct reader rd;
-	long *vp;
+	int rc = 0;
 
-	if (merge_reader_open(&rd, path, NULL) < 0)
-		return;
-	while (merge_reader_next(&rd, NULL) > 0) {
+	if (!m->o->units || merge_reader_open(&rd, path, NULL) < 0)
+		return 0;
+	while (rc == 0 && merge_reader_next(&rd, NULL) > 0) {
 		if (rd.torn || corral_json_record_parse(rd.line, rd.len, &jr,
 		    NULL) < 0)
 			continue;
-		if ((vp = merge_expected(m, jr.unit)) && *vp == -1)
-			*vp = -2 - k;
+		rc = credit(m, jr.unit, strlen(jr.unit), k, err);
 		corral_json_record_release(&jr);
 	}
 	merge_reader_close(&rd);
+	return rc;
 }
 
 int
-merge_check_parts(struct merge *m)
+merge_check_parts(struct merge *m, struct corral_err *err)
 {
 	struct corral_strv *unf = &m->st->unfinished;
 	struct corral_buf name = CORRAL_BUF_INIT;
@@ -143,13 +394,18 @@ merge_check_parts(struct merge *m)
 		    corral_buf_addf(&name, "agent '%s' did not finish", id) < 0 ||
 		    corral_strv_add(&m->why, name.data) < 0)
 			goto out;
-		credit_part(m, path, (long)m->why.n - 1);
+		if (credit_part(m, path, (long)m->why.n - 1, err) < 0) {
+			rc = -2;
+			goto out;
+		}
 	}
 	rc = 0;
 out:
+	if (rc == -1)
+		merge_nomem(err);
 	free(path);
 	corral_buf_release(&name);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /*
@@ -157,7 +413,7 @@ out:
  * are not trusted, so this only names where a unit's record went).
  */
 int
-merge_credit_refused(struct merge *m)
+merge_credit_refused(struct merge *m, struct corral_err *err)
 {
 	struct corral_buf note = CORRAL_BUF_INIT;
 	size_t i;
@@ -169,10 +425,17 @@ merge_credit_refused(struct merge *m)
 		corral_buf_reset(&note);
 		rc = corral_buf_addf(&note, "the log of agent '%s' is refused: "
 		    "its seal does not hold", m->agents[i].id);
-		if (rc == 0 && (rc = corral_strv_add(&m->why, note.data)) == 0)
-			credit_part(m, m->agents[i].path, (long)m->why.n - 1);
+		if (rc == 0 && (rc = corral_strv_add(&m->why, note.data)) < 0)
+			rc = merge_nomem(err);
+		else if (rc == 0)
+			rc = credit_part(m, m->agents[i].path,
+			    (long)m->why.n - 1, err);
+		else
+			rc = merge_nomem(err);
 	}
 	corral_buf_release(&note);
+	if (rc == 0)
+		check_units(m);
 	return rc;
 }
 
@@ -208,8 +471,8 @@ merge_pick_run(struct merge *m)
 }
 
 /*
- * Write the not-run record of unit u.  v is its value in m->units: -1
- * when no agent reported it, -2 - k when m->why.v[k] says why not.
+ * Write the not-run record of unit u: v is -1 when nothing says why no
+ * agent reported it, -2 - k when m->why.v[k] does.
  */
 static int
 not_run(struct merge *m, const char *u, long v, const char *at,
@@ -244,22 +507,88 @@ out:
 	return rc;
 }
 
-/* Every expected unit that no log holds gets a not-run record. */
+/* For qsort of line numbers. */
+static int
+line_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The lines of the expected units no log holds, in order: *linesp
+ * (malloc'd), *np of them.  0, or -1 on ENOMEM.
+ */
+static int
+missing_lines(struct merge *m, uint32_t **linesp, size_t *np)
+{
+	uint32_t *v, *lines = NULL;
+	size_t pos = 0, n = 0, cap = 0;
+
+	while ((v = corral_fpset_each(m->units, &pos))) {
+		if (!(*v & MERGE_EXPECTED))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if (!(lines = realloc(*linesp, cap * sizeof(*lines))))
+				return -1;
+			*linesp = lines;
+		}
+		(*linesp)[n++] = *v & ~MERGE_EXPECTED;
+	}
+	if (n)
+		qsort(*linesp, n, sizeof(**linesp), line_cmp);
+	*np = n;
+	return 0;
+}
+
+/* Why line's unit was not run: -1 (nothing says), or -2 - k (note k). */
+static long
+why_not(const struct merge *m, uint32_t line)
+{
+	size_t pos = 0;
+	uint32_t *k = corral_fpset_next(m->notes, (uint64_t)line + 1, &pos);
+
+	return k ? -2 - (long)*k : -1;
+}
+
+/*
+ * Every expected unit that no log holds gets a not-run record, in the
+ * order of the units file, read once more from its start.
+ */
 int
 merge_write_missing(struct merge *m, struct corral_err *err)
 {
+	struct corral_units_stream s;
+	uint32_t *lines = NULL;
+	size_t i = 0, n;
 	char mtime[21];
 	const char *at;
-	size_t i;
+	int rc = 0;
 
+	if (!m->o->units)
+		return 0;
+	if (missing_lines(m, &lines, &n) < 0)
+		return merge_nomem(err);
 	iso_time(m->units_mtime, mtime);
 	at = m->at.data ? m->at.data : mtime;
-	for (i = 0; i < m->expected.n; i++) {
-		if (m->exp_state[i] >= 0)
+	if (n && fseeko(m->uf.fp, 0, SEEK_SET) < 0)
+		rc = corral_err_set(err, errno, "cannot read '%s'", m->uf.path);
+	corral_units_stream_init(&s, m->uf.fp, '\n', m->uf.path);
+	while (rc == 0 && i < n && (rc = corral_units_next(&s, err)) > 0) {
+		rc = 0;
+		if (s.lineno - 1 != lines[i])
 			continue;
 		m->st->missing++;
-		if (not_run(m, m->expected.v[i], m->exp_state[i], at, err) < 0)
-			return -1;
+		rc = not_run(m, s.line, why_not(m, lines[i++]), at, err);
 	}
-	return 0;
+	corral_units_stream_release(&s);
+	free(lines);
+	if (rc == 0 && i < n)
+		merge_bad(m, "'%s' changed while it was being merged",
+		    m->uf.path);
+	if (rc == 0)
+		check_units(m);
+	return rc < 0 ? -1 : 0;
 }

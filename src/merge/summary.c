@@ -105,7 +105,7 @@ merge_count_results(struct merge *m)
 		if (not_run && m->recs[i].status == (uint32_t)*not_run)
 			m->st->not_run++;
 	}
-	m->st->units = m->o->units ? m->expected.n : m->st->merged;
+	m->st->units = m->o->units ? m->nexpected : m->st->merged;
 }
 
 int
