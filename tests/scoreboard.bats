@@ -137,6 +137,23 @@ row() {
       output: logs/agent-0/2.out"
 }
 
+@test "scoreboard: -f groups failed units that share a note, naming a few, and lists at most 20 notes, then how many more and where all of them are" {
+	local i
+	for i in $(seq 1 34); do row failures.jsonl "tests/test_$i.py" "FAIL: exit 1: No module named pytest"; done
+	row failures.jsonl lone "FAIL: exit 2: its own"
+	for i in $(seq 1 25); do row failures.jsonl "odd-$i" "FAIL: exit 1: reason $i"; done
+	run -0 corral-scoreboard -f run
+	assert_contains "$output" "  failed units:
+    34 units  FAIL: exit 1: No module named pytest
+      tests/test_1.py, tests/test_2.py, tests/test_3.py and 31 more
+    lone  FAIL: exit 2: its own
+    odd-1  FAIL: exit 1: reason 1"
+	assert_contains "$output" "    odd-18  FAIL: exit 1: reason 18
+    ... and 7 more failures with 7 other notes: corral-scoreboard -u run lists every failed unit"
+	refute_contains "$output" "odd-19 "
+	[ "$(wc -l <<<"$output")" -lt 40 ] || flunk "$(wc -l <<<"$output") lines"
+}
+
 @test "scoreboard: -u prints the failed units, one per line, and nothing else" {
 	row successes.jsonl a "PASS: x"
 	row failures.jsonl 'b c' "FAIL: x"

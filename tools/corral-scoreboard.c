@@ -82,19 +82,62 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 	free(order);
 }
 
+/* Notes listed at most, and units named under a note shared by many. */
+#define NOTES_SHOWN	20
+#define NAMES_SHOWN	3
+
+/*
+ * The failed units grouped by note, in the order each note first came:
+ * a note one unit has with that unit and its output, a note many share
+ * once, with how many and the first few names; at most NOTES_SHOWN
+ * notes, then how many more failures there are and where all of them are.
+ */
 static void
-print_failed(const struct corral_score *s)
+print_failed(const char *dir, const struct corral_score *s)
 {
-	size_t i;
+	size_t *first, *count, nnotes = 0, shown = 0, i, j, k;
 
 	if (!s->failed_unit.n)
 		return;
-	corral_showf(stdout, "  failed units:\n");
+	if (!(first = calloc(s->failed_unit.n, sizeof(*first))) ||
+	    !(count = calloc(s->failed_unit.n, sizeof(*count))))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	for (i = 0; i < s->failed_unit.n; i++) {
-		corral_showf(stdout, "    %s  %s\n", s->failed_unit.v[i], s->failed_note.v[i]);
-		if (*s->failed_output.v[i])
-			corral_showf(stdout, "      output: %s\n", s->failed_output.v[i]);
+		for (j = 0; j < nnotes && strcmp(s->failed_note.v[first[j]],
+		    s->failed_note.v[i]); j++)
+			;
+		if (j == nnotes)
+			first[nnotes++] = i;
+		count[j]++;
 	}
+	corral_showf(stdout, "  failed units:\n");
+	for (j = 0; j < nnotes && j < NOTES_SHOWN; j++) {
+		i = first[j];
+		shown += count[j];
+		if (count[j] == 1) {
+			corral_showf(stdout, "    %s  %s\n", s->failed_unit.v[i],
+			    s->failed_note.v[i]);
+			if (*s->failed_output.v[i])
+				corral_showf(stdout, "      output: %s\n",
+				    s->failed_output.v[i]);
+			continue;
+		}
+		corral_showf(stdout, "    %zu units  %s\n      ", count[j],
+		    s->failed_note.v[i]);
+		for (k = i, i = 0; k < s->failed_unit.n && i < NAMES_SHOWN; k++)
+			if (!strcmp(s->failed_note.v[k], s->failed_note.v[first[j]]))
+				corral_showf(stdout, "%s%s", i++ ? ", " : "",
+				    s->failed_unit.v[k]);
+		if (count[j] > NAMES_SHOWN)
+			corral_showf(stdout, " and %zu more", count[j] - NAMES_SHOWN);
+		corral_showf(stdout, "\n");
+	}
+	if (shown < s->failed_unit.n)
+		corral_showf(stdout, "    ... and %zu more failures with %zu other "
+		    "notes: corral-scoreboard -u %s lists every failed unit\n",
+		    s->failed_unit.n - shown, nnotes - NOTES_SHOWN, dir);
+	free(first);
+	free(count);
 }
 
 static void
@@ -133,7 +176,7 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 		    order[i]));
 	free(order);
 	if (failed)
-		print_failed(s);
+		print_failed(dir, s);
 }
 
 /* -s N: the n slowest units of the run, longest first. */
