@@ -783,7 +783,7 @@ EOF
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
 	assert_json '.strategy == "roundrobin"' proj/.corral/slices/plan.json
 	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=2
-	assert_contains "$stderr" "weighted plan from history: 4 units over 2 slices, none estimated"
+	assert_contains "$stderr" "weighted plan from history: 4 units over 2 slices, every unit's duration known"
 	assert_json '.strategy == "weighted"' proj/.corral/slices/plan.json
 	: > "$RAN"
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2

@@ -235,7 +235,7 @@ hist() {
 	printf '%s\n' f e d c b a > units
 	run -0 --separate-stderr corral-split -s weighted -H history.jsonl -n 2 units
 	assert_json_eq '{"0":["a","d","f"],"1":["b","c","e"]}' "$output"
-	assert_stderr "corral-split: weighted plan from history: 6 units over 2 slices, none estimated"
+	assert_stderr "corral-split: weighted plan from history: 6 units over 2 slices, every unit's duration known"
 }
 
 @test "split: -s weighted deals units of weight 0 round-robin, never leaving a slice empty" {

@@ -251,7 +251,7 @@ say_plan(const struct corral_plan *p, const char *history, int quiet)
 		    p->n, p->units->n);
 	else if (!guessed)
 		corral_warn("weighted plan from history: %zu units over %zu "
-		    "slices, none estimated", p->units->n, p->n);
+		    "slices, every unit's duration known", p->units->n, p->n);
 	else
 		corral_warn("weighted plan from history: %zu units over %zu "
 		    "slices, %zu estimated as %lld ms (the median of %zu "
