@@ -563,7 +563,7 @@ __corral-merge-shards: units
 	$(__corral_o) $(__corral_b)corral-merge -S $(__corral_merge_opts) \
 	$${__corral_shard_history:+-H "$$__corral_shard_history"} \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) \
-	$$__corral_shards; st=$$?; $(__corral_summary); fi; \
+	$$__corral_shards; st=$$?; $(__corral_summary); cat board; fi; \
 	$(__corral_answer)
 
 __corral_layer_stamps :=

@@ -76,6 +76,9 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 	run -0 make -C p corral-merge-shards
 	assert_json '.units == 12 and .merged == 12 and .missing == 0' p/.corral/summary.json
 	assert_equal 12 "$(wc -l < ran)"
+	# the merged result's scoreboard, as corral-run prints its own
+	assert_contains "$output" "corral scoreboard  $PWD/p/.corral"
+	assert_contains "$output" "12 units  ->  12 successes, 0 failures"
 }
 
 @test "merge-shards: a shard that holds none of the units (more shards than units) runs nothing, says so, exits 0 and merges as an empty shard" {
