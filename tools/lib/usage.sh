@@ -65,7 +65,7 @@ finder_start() {
 		case $1 in
 		--help) usage 0 ;;
 		--version)
-			printf '%s %s\n' "$prog" "$version" && version_notice ||
+			{ printf '%s %s\n' "$prog" "$version" && version_notice; } ||
 				die "cannot write standard output"
 			exit 0 ;;
 		--*) ;;
