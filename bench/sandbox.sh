@@ -4,8 +4,9 @@
 #   usage: sandbox.sh [UNITS] [ROUNDS]      (defaults 100 and 5)
 #
 # corral-run-slice runs UNITS units of 'true' without the sandbox and
-# with it (-X bwrap: a bubblewrap per unit, with its mount, network, IPC
-# and PID namespaces), interleaved over ROUNDS rounds; it prints each
+# with it (-X bwrap: a bubblewrap per unit, with its mount, network, IPC,
+# PID, UTS, cgroup and user namespaces, no capability, a session and a
+# session keyring of its own), interleaved over ROUNDS rounds; it prints each
 # round's per-unit times and the median of the per-round ratios, with
 # the cost of the sandbox per unit in milliseconds.  Without a working
 # bwrap it says so and measures nothing.

@@ -3,7 +3,10 @@
 # unit inside bubblewrap.  As root and as an unprivileged user, a unit
 # cannot write the source tree or anything outside its clone, cannot read
 # or write CORRAL_OUT, cannot reach a listener on 127.0.0.1 outside, and
-# leaves no process behind; the same units escape without the sandbox, and
+# leaves no process behind; a hostile unit, root's too, has no capability
+# to undo its mounts, no controlling terminal, no key of the agent's
+# session keyring, no process outside in sight, and UTS, cgroup and IPC
+# namespaces of its own; the same units escape without the sandbox, and
 # ordinary units pass and are recorded the same way with it and without.
 # Asked for where it cannot work, it stops before any unit runs.
 bats_require_minimum_version 1.5.0
@@ -45,6 +48,14 @@ as() {
 		chown -R "$NOBODY:$NOBODY" "$W"
 		setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- "$@"
 	fi
+}
+
+# need_nobody: skip unless this is root and the unprivileged user can
+# run bwrap (user namespaces)
+need_nobody() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to become the unprivileged user"
+	setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- bwrap --ro-bind / / true ||
+		skip "unprivileged user namespaces are disabled here"
 }
 
 # slice WHO SANDBOX CMD UNIT...: run the units as WHO in slice K, with
@@ -129,10 +140,110 @@ connect fail" "$(verdicts)"
 }
 
 @test "sandbox: as an unprivileged user (user namespaces), the same escapes fail in the sandbox and get through without it" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to become the unprivileged user"
-	setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- bwrap --ro-bind / / true ||
-		skip "unprivileged user namespaces are disabled here"
+	need_nobody
 	escapes nobody
+}
+
+# The hostile unit: each probe a unit that exits 1 when it got through.
+# Whatever touches mounts first checks it is in a mount namespace that is
+# not the host's (and counts as through when it is not), so that no probe
+# ever remounts or unmounts anything of the machine; the rest only read,
+# or seize a sleep of the test's own.  A namespace is compared by its id
+# (NS_uts ... are the host's), never by renaming anything.
+HOSTILE='inside() { [ "$(readlink /proc/self/ns/mnt)" != "$NS_mnt" ]; }
+own() { eval "host=\$NS_$1"; [ "$(readlink "/proc/self/ns/$1")" != "$host" ]; }
+case $CORRAL_UNIT in
+caps) grep -q "^CapEff:[[:space:]]*0*$" /proc/self/status ;;
+remount) inside || exit 1; mount -o remount,bind,rw / 2> /dev/null; ! echo unit > "$W/marker" ;;
+umount-tmp) inside || exit 1; umount -l /tmp 2> /dev/null && exit 1; umount -l "$W/out" 2> /dev/null && exit 1
+	[ ! -e "/tmp/$TAG.host" ] && ! cat "$W/out/secret" ;;
+umount-proc) inside || exit 1; umount -l /proc 2> /dev/null && exit 1; [ ! -e "/proc/$VICTIM" ] ;;
+ptrace) "$PY" -c "import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(libc.ptrace(0x4206, int(os.environ[\"VICTIM\"]), 0, 0) == 0)" ;;
+tty) (exec 3< /dev/tty) && exit 1; [ "$(sed "s/.*) //" /proc/self/stat | cut -d" " -f5)" = 0 ] ;;
+keyring) "$PY" "$W/keys.py" probe ;;
+uts|cgroup|ipc) own "$CORRAL_UNIT" ;;
+esac 2> /dev/null'
+HOSTILES='caps remount umount-tmp umount-proc ptrace tty keyring uts cgroup ipc'
+
+# keys: $W/keys.py, the keyring's two sides.  "run CMD...": CMD with a
+# session keyring of its own holding a key named $TAG, after saying in
+# $W/notty whether it has a controlling terminal; "probe": exit 1 when
+# that key is found from the session keyring, or the user keyring is the
+# host's ($HOST_UKEY).
+keys() {
+	cat > "$W/keys.py" <<-'EOF'
+	import ctypes, os, platform, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	libc.syscall.restype = ctypes.c_long
+	ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+	SESSION, USER = ctypes.c_int(-3), ctypes.c_int(-4)
+	tag = os.environ["TAG"].encode()
+	if sys.argv[1] == "user":
+	    print(libc.syscall(KEYCTL, 0, USER, 1))
+	elif sys.argv[1] == "run":
+	    try:
+	        os.close(os.open("/dev/tty", os.O_RDONLY))
+	    except OSError:
+	        open(os.environ["W"] + "/notty", "w").close()
+	    if libc.syscall(KEYCTL, 1, tag + b"-ring") < 0 or \
+	        libc.syscall(ADD_KEY, b"user", tag, b"secret", 6, SESSION) < 0:
+	        sys.exit("keys: " + os.strerror(ctypes.get_errno()))
+	    os.execvp(sys.argv[2], sys.argv[2:])
+	else:
+	    found = libc.syscall(KEYCTL, 10, SESSION, b"user", tag, 0) >= 0
+	    sys.exit(found or libc.syscall(KEYCTL, 0, USER, 0) == int(os.environ["HOST_UKEY"]))
+	EOF
+}
+
+# hostile WHO: the hostile units as WHO in a sandbox, the agent started
+# from a terminal of its own (script(1)), in a session keyring holding a
+# key, beside a sleep of WHO's (VICTIM) outside; each probe must hold
+hostile() {
+	local who=$1 ns sb
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || skip "no $PY for the ptrace and keyring probes"
+	command -v script > /dev/null || skip "no script(1) to give the run a terminal"
+	keys
+	for ns in mnt uts cgroup ipc; do
+		export "NS_$ns=$(readlink "/proc/self/ns/$ns")"
+	done
+	printf 'host\n' > "$W/marker"
+	: > "/tmp/$TAG.host"
+	printf '%s\n' $HOSTILES > "$W/slice"
+	printf '%s\n' "$HOSTILE" > "$W/hostile.sh"
+	as "$who" perl -e 'sleep 1000' "$TAG" > /dev/null 2>&1 3>&- &
+	VICTIM=$!
+	HOST_UKEY=$(as "$who" "$PY" "$W/keys.py" user)
+	export PY VICTIM HOST_UKEY
+	sb="$PY $W/keys.py run corral-run-slice -X bwrap -C $W/src -w $W/out/work -l $W/out/logs"
+	[ "$who" = root ] || sb="$PY $W/keys.py run setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- ${sb#* * run }"
+	run script -qec "$sb -c '. $W/hostile.sh' K $W/slice" /dev/null < /dev/null
+	kill "$VICTIM"
+	assert_no_file "$W/notty"
+	assert_equal "caps pass
+remount pass
+umount-tmp pass
+umount-proc pass
+ptrace pass
+tty pass
+keyring pass
+uts pass
+cgroup pass
+ipc pass" "$(verdicts)"
+	assert_equal 0 "$status"
+	assert_equal host "$(cat "$W/marker")"
+	rm -f "/tmp/$TAG.host"
+}
+
+@test "sandbox: as root, a hostile unit has no capability, cannot remount / writable, unmount /tmp, CORRAL_OUT or /proc, see or ptrace a process outside, reach a controlling terminal or the session keyring, and has its own host name, cgroup and IPC namespaces" {
+	hostile root
+}
+
+@test "sandbox: as an unprivileged user, the same hostile unit is held the same way" {
+	need_nobody
+	hostile nobody
 }
 
 # DETACH: a unit that leaves processes running out of its group and its
@@ -221,9 +332,7 @@ recorded() {
 }
 
 @test "sandbox: unprivileged, the ordinary units are recorded the same with it and without" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to become the unprivileged user"
-	setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- bwrap --ro-bind / / true ||
-		skip "unprivileged user namespaces are disabled here"
+	need_nobody
 	recorded nobody none
 	recorded nobody bwrap
 	diff -u "$W/recorded.none" "$W/recorded.bwrap"

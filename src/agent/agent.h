@@ -236,8 +236,10 @@ void corral_sandbox_note_done(const char *path);
 int corral_sandbox_status(int wstatus);
 /*
  * Send sig to every process of group pgid but its leader, bwrap, whose
- * death takes the whole sandbox at once: a unit's grace period after
- * SIGTERM stays its own.  0, or -1 when /proc cannot tell.
+ * death takes the whole sandbox at once, and of the group bwrap's init
+ * leads in the sandbox's own session (the unit's shell and what it
+ * starts): a unit's grace period after SIGTERM stays its own.  0, or -1
+ * when /proc cannot tell.
  */
 int corral_sandbox_kill(pid_t pgid, int sig);
 

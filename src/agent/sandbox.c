@@ -4,11 +4,16 @@
  * for it: the whole file system read-only, the unit's clone writable and
  * its working directory, a private /tmp, a /dev and a /proc of its own,
  * CORRAL_OUT (and any other directory of the agent's) under an empty
- * tmpfs, no network but a loopback of its own, System V IPC of its own, and
- * a PID namespace of its own that dies with bwrap, so nothing the unit starts outlives it.
- * Everything else about a unit stays as it is: the same process group,
- * limits, output pipe and environment, bwrap being the group's leader
- * and the unit's shell its grandchild.  Here: the command line, a probe
+ * tmpfs, no network but a loopback of its own, System V IPC, a host name
+ * and a cgroup root of its own, and a PID namespace of its own that dies
+ * with bwrap, so nothing the unit starts outlives it.  As root too: no
+ * capability (so no mount, umount or remount undoes any of that), a user
+ * namespace (and so keyrings) of its own where the kernel allows one, and
+ * no controlling terminal (a session of its own), so no keystroke pushed
+ * into the user's.  Everything else about a unit stays as it is: the
+ * same limits, output pipe and environment, bwrap being the leader of
+ * the unit's group and the unit's shell, in bwrap's new session, its
+ * grandchild.  Here: the command line, a probe
  * that the sandbox works before any unit runs, and the few places where
  * bwrap in between changes what the agent sees.
  */
@@ -83,8 +88,10 @@ add_isolation(struct corral_strv *v, const struct corral_sandbox *sb)
 {
 	size_t i;
 
-	if (add(v, BWRAP, "--die-with-parent", NULL) < 0 ||
+	if (add(v, BWRAP, "--die-with-parent", "--new-session") < 0 ||
 	    add(v, "--unshare-pid", "--unshare-net", "--unshare-ipc") < 0 ||
+	    add(v, "--unshare-uts", "--unshare-user-try", NULL) < 0 ||
+	    add(v, "--unshare-cgroup-try", "--cap-drop", "ALL") < 0 ||
 	    add(v, "--ro-bind", "/", "/") < 0 ||
 	    add(v, "--dev", "/dev", NULL) < 0 ||
 	    add(v, "--proc", "/proc", NULL) < 0 ||
@@ -309,9 +316,32 @@ has(const pid_t *set, size_t n, pid_t pid)
 	return 0;
 }
 
-/* Signal the members of pgid but its leader not in done; how many. */
+/*
+ * bwrap's init, the leader's one child: with --new-session it leads the
+ * session and group the unit's shell runs in.  Its pid, or 0.
+ */
+static pid_t
+sandbox_init(pid_t pgid)
+{
+	long ppid, pgrp;
+	pid_t pid, init = 0;
+	DIR *d;
+
+	if (!(d = opendir("/proc")))
+		return 0;
+	while (corral_proc_next(d, &pid, &ppid, &pgrp))
+		if (ppid == pgid && pgrp == pid)
+			init = pid;
+	closedir(d);
+	return init;
+}
+
+/*
+ * Signal the members of pgid but its leader, and of the group of bwrap's
+ * init, not in done; how many.
+ */
 static long
-signal_pass(pid_t pgid, int sig, pid_t *done, size_t *ndone)
+signal_pass(pid_t pgid, pid_t init, int sig, pid_t *done, size_t *ndone)
 {
 	long ppid, pgrp, n = 0;
 	pid_t pid;
@@ -320,7 +350,8 @@ signal_pass(pid_t pgid, int sig, pid_t *done, size_t *ndone)
 	if (!(d = opendir("/proc")))
 		return -1;
 	while (*ndone < MEMBERS_MAX && corral_proc_next(d, &pid, &ppid, &pgrp))
-		if (pgrp == pgid && pid != pgid && !has(done, *ndone, pid) &&
+		if ((pgrp == pgid || (init > 0 && pgrp == init)) &&
+		    pid != pgid && !has(done, *ndone, pid) &&
 		    kill(pid, sig) == 0) {
 			done[(*ndone)++] = pid;
 			n++;
@@ -332,7 +363,7 @@ signal_pass(pid_t pgid, int sig, pid_t *done, size_t *ndone)
 int
 corral_sandbox_kill(pid_t pgid, int sig)
 {
-	pid_t *done;
+	pid_t *done, init = sandbox_init(pgid);
 	size_t ndone = 0;
 	int pass;
 	long n;
@@ -340,7 +371,7 @@ corral_sandbox_kill(pid_t pgid, int sig)
 	if (!(done = malloc(MEMBERS_MAX * sizeof(*done))))
 		return -1;
 	for (pass = 0; pass < PASSES_MAX; pass++)
-		if ((n = signal_pass(pgid, sig, done, &ndone)) <= 0)
+		if ((n = signal_pass(pgid, init, sig, done, &ndone)) <= 0)
 			break;
 	free(done);
 	return n < 0 ? -1 : 0;

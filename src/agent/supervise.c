@@ -373,6 +373,7 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 	p.outfd = outfd;
 	p.errfd = errfd;
 	p.group = 1;
+	p.keyring = r->sandbox != NULL;
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
 	p.nlimits = r->st->nlimits;

@@ -751,10 +751,16 @@ struct corral_proc {
 	 * even if the parent dies the moment it is started).
 	 */
 	int tellfd;
+	/*
+	 * Non-zero: the child joins a new, empty session keyring before it
+	 * execs, so that nothing it starts reaches the keys of the parent's
+	 * (a kernel or seccomp that refuses keyctl refuses the child too).
+	 */
+	int keyring;
 };
 
 #define CORRAL_PROC_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-	-1, -1, 0, 0, 0, NULL, 0, -1 }
+	-1, -1, 0, 0, 0, NULL, 0, -1, 0 }
 
 /*
  * Start p.  0 with *pid set, or the errno that kept it from starting, a

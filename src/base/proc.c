@@ -28,9 +28,14 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef KEYCTL_JOIN_SESSION_KEYRING
+#define KEYCTL_JOIN_SESSION_KEYRING 1	/* <linux/keyctl.h> */
+#endif
 
 #include "base/base.h"
 
@@ -225,6 +230,8 @@ child_exec(struct vchild *c)
 	self = (int32_t)getpid();
 	if (p->tellfd >= 0)
 		(void)send(p->tellfd, &self, sizeof(self), MSG_NOSIGNAL);
+	if (p->keyring)
+		(void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
 	if (
 	    child_fd(0, p->in ? p->in : "/dev/null", O_RDONLY, -1) < 0 ||
 	    child_fd(1, p->out, OUT_FLAGS, p->outfd) < 0 ||
@@ -292,7 +299,7 @@ corral_proc_start(const struct corral_proc *p, pid_t *pid)
 {
 	char *const *envp = p->envp ? p->envp : environ;
 
-	if (p->nlimits || p->tellfd >= 0)
+	if (p->nlimits || p->tellfd >= 0 || p->keyring)
 		return start_vfork(p, envp, pid);
 	return start_spawn(p, envp, pid);
 }
