@@ -174,6 +174,26 @@ relearned() {
 	relearned . tests/a.sh
 }
 
+@test "parts-mk: auto: a failed attempt teaches nothing: a unit that failed early, having read one file, then runs once in the whole tree, not twice" {
+	echo data > proj/lib/data
+	echo more > proj/lib/more
+	# the toggle lies outside the tree: it breaks the unit after one read
+	printf '%s\n' 'cat lib/data > /dev/null' '[ ! -e "$TOGGLE" ] || exit 1' \
+		'cat lib/more > /dev/null' > proj/tests/a.sh
+	export TOGGLE=$PWD/broken
+	touch broken
+	project 'auto' a
+	run -2 --separate-stderr make -C proj corral-run
+	run -0 jq -r 'has("reads")' proj/.corral/failures.jsonl
+	assert_output false
+	rm broken
+	: > "$RAN"
+	run -0 --separate-stderr make -C proj corral-run
+	assert_equal 1 "$(ran_count)"
+	run -0 jq -r '[.attempt, (.reads | join(" "))] | @tsv' proj/.corral/successes.jsonl
+	assert_output "$(printf '1\tlib/data lib/more tests/a.sh')"
+}
+
 @test "parts-mk: auto: a program a unit runs and a directory it lists are learned" {
 	mkdir -p proj/tools proj/data/sub
 	printf '#!/bin/sh\nexit 0\n' > proj/tools/helper

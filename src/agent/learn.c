@@ -342,7 +342,12 @@ watched_attempt(struct corral_run *r, const char *clone, const char *unit,
 	    rc < 0 ? NULL : err);
 	if (rc < 0 || complete < 0)
 		return -1;
-	o->has_reads = complete;
+	/*
+	 * A failed attempt teaches nothing: one that stopped early (a wrong
+	 * interpreter, an import error) read less than the unit needs, and
+	 * its next run would clone too little and run twice.
+	 */
+	o->has_reads = complete && o->ok;
 	return 0;
 }
 

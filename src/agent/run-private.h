@@ -130,7 +130,8 @@ struct outcome {
 	struct corral_strv reads;	/* the files of the tree it read */
 	struct corral_strv opened;	/* of them, those it opened itself
 					   (not in a directory it listed) */
-	int has_reads;		/* they were watched, and none was lost */
+	int has_reads;		/* they were watched, none was lost, and the
+				   attempt passed */
 	struct corral_tap tap;	/* its standard output, read as TAP */
 };
 
