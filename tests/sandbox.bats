@@ -144,13 +144,14 @@ connect fail" "$(verdicts)"
 	escapes nobody
 }
 
-# The hostile unit: each probe a unit that exits 1 when it got through.
+# HOSTILE_UNIT, the hostile unit (HOSTILE, of test_helper, is hostile
+# bytes): each probe a unit that exits 1 when it got through.
 # Whatever touches mounts first checks it is in a mount namespace that is
 # not the host's (and counts as through when it is not), so that no probe
 # ever remounts or unmounts anything of the machine; the rest only read,
 # or seize a sleep of the test's own.  A namespace is compared by its id
 # (NS_uts ... are the host's), never by renaming anything.
-HOSTILE='inside() { [ "$(readlink /proc/self/ns/mnt)" != "$NS_mnt" ]; }
+HOSTILE_UNIT='inside() { [ "$(readlink /proc/self/ns/mnt)" != "$NS_mnt" ]; }
 own() { eval "host=\$NS_$1"; [ "$(readlink "/proc/self/ns/$1")" != "$host" ]; }
 case $CORRAL_UNIT in
 caps) grep -q "^CapEff:[[:space:]]*0*$" /proc/self/status ;;
@@ -212,7 +213,7 @@ hostile() {
 	printf 'host\n' > "$W/marker"
 	: > "/tmp/$TAG.host"
 	printf '%s\n' $HOSTILES > "$W/slice"
-	printf '%s\n' "$HOSTILE" > "$W/hostile.sh"
+	printf '%s\n' "$HOSTILE_UNIT" > "$W/hostile.sh"
 	as "$who" perl -e 'sleep 1000' "$TAG" > /dev/null 2>&1 3>&- &
 	VICTIM=$!
 	HOST_UKEY=$(as "$who" "$PY" "$W/keys.py" user)
