@@ -1157,7 +1157,7 @@ stopped_at_b() {
 
 @test "run-slice: on a terminal -v redraws one progress line in place, and ends it once the run is done" {
 	units a b c
-	run -0 script -qec "corral-run-slice -v -c true -l logs K slice" /dev/null
+	run -0 script -qec "corral-run-slice -v -c true -l logs K slice" /dev/null < /dev/null
 	assert_contains "$output" $'\r\033[Kcorral: 3/3 done (3 pass, 0 fail, 0 skip, 0 flaky, 0 timeout), '
 	refute_contains "$output" "[1/3]"
 }

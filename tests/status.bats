@@ -188,7 +188,7 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 		'CORRAL_CMD = sleep 0.3; test "$$CORRAL_UNIT" != c || exit 77' \
 		"include $CORRAL_ROOT/corral.mk" > proj/Makefile
 	# script(1): the agents' standard error is a terminal, so they redraw
-	run -0 script -qec 'make -C proj -j2 corral-run' /dev/null
+	run -0 script -qec 'make -C proj -j2 corral-run' /dev/null < /dev/null
 	printf '%s' "$output" | tr '\r' '\n' | grep -o '[0-9]*/8 done (.*ETA [0-9.ms]*' > lines
 	[ "$(wc -l < lines)" -ge 7 ] || flunk "$(cat lines)"
 	# every line with units left has an ETA above 0
@@ -202,7 +202,7 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 	printf '%s\n' a b c d e f > proj/units.txt
 	printf '%s\n' 'CORRAL_UNITS_FILE = units.txt' 'CORRAL_CMD = sleep 0.2' \
 		"include $CORRAL_ROOT/corral.mk" > proj/Makefile
-	run -0 script -qec 'make --no-print-directory -C proj -j2 corral-run' /dev/null
+	run -0 script -qec 'make --no-print-directory -C proj -j2 corral-run' /dev/null < /dev/null
 	printf '%s' "$output" > raw
 	grep -aq 'SLICE' raw || flunk "no step lines: $output"
 	grep -aq 'ETA' raw || flunk "no status line: $output"
