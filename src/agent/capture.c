@@ -141,8 +141,7 @@ corral_run_capture_finish(struct capture *c)
 	for (i = 0; i < 2; i++)	/* a last line without its '\n' */
 		if (c->last[i].cur.len && !blank(c->last[i].cur.data,
 		    c->last[i].cur.len))
-			corral_note_lines_see(&c->notes, c->last[i].cur.data,
-			    c->last[i].cur.len);
+			corral_note_lines_see(&c->notes, &c->last[i].cur);
 	if (!c->over || c->err)
 		return;
 	n = snprintf(mark, sizeof(mark), "\n[corral: %lld bytes of output "
@@ -188,7 +187,7 @@ line_done(struct last_line *l, struct corral_note_lines *notes)
 		corral_buf_reset(&l->cur);
 		return;
 	}
-	corral_note_lines_see(notes, l->cur.data, l->cur.len);
+	corral_note_lines_see(notes, &l->cur);
 	t = l->last;
 	l->last = l->cur;
 	l->cur = t;

@@ -8,9 +8,7 @@
  * The note quotes the best one found; with none, the last line of the
  * output, as before.
  */
-#include <errno.h>
 #include <regex.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -55,11 +53,14 @@ make_error(const char *s, size_t n)
 	return starts(s + i, n - i, ": *** ");
 }
 
-/* Which kind of failure line s[0..n) is, or -1 (first: pattern). */
+/*
+ * Which kind of failure line s[0..n) is, or -1 (first: pattern).  s[n]
+ * is '\0' (a corral_buf's), so the pattern reads it in place.
+ */
 static int
 kind_of(struct corral_note_lines *nl, const char *s, size_t n)
 {
-	if (nl->pattern && corral_note_match(nl->pattern, s, n))
+	if (nl->pattern && corral_note_match(nl->pattern, s))
 		return NOTE_PATTERN;
 	if ((starts(s, n, "FAILED ") || starts(s, n, "ERROR ")) &&
 	    holds(s, n, "::"))
@@ -74,8 +75,11 @@ kind_of(struct corral_note_lines *nl, const char *s, size_t n)
 }
 
 void
-corral_note_lines_see(struct corral_note_lines *nl, const char *s, size_t n)
+corral_note_lines_see(struct corral_note_lines *nl,
+    const struct corral_buf *line)
 {
+	const char *s = line->data;
+	size_t n = line->len;
 	int k;
 
 	if (starts(s, n, "Traceback (most recent call last):")) {
@@ -124,18 +128,9 @@ corral_note_pattern_compile(regex_t *re, const char *pattern,
 }
 
 int
-corral_note_match(const regex_t *re, const char *s, size_t n)
+corral_note_match(const regex_t *re, const char *line)
 {
-	char *line = malloc(n + 1);
-	int rc;
-
-	if (!line)
-		return 0;	/* the line is lost, never the output */
-	memcpy(line, s, n);
-	line[n] = '\0';
-	rc = regexec(re, line, 0, NULL, 0) == 0;
-	free(line);
-	return rc;
+	return regexec(re, line, 0, NULL, 0) == 0;
 }
 
 void

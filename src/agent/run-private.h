@@ -286,9 +286,9 @@ void corral_run_capture_release(struct capture *c);
 /* ------------------------------------------------------------------ */
 /* note.c: the line that names a failure                                */
 
-/* Read the whole line s[0..n) (no '\n') for a failure line. */
-void corral_note_lines_see(struct corral_note_lines *nl, const char *s,
-    size_t n);
+/* Read the whole line (no '\n') for a failure line. */
+void corral_note_lines_see(struct corral_note_lines *nl,
+    const struct corral_buf *line);
 /*
  * The line found of kind NOTE_PATTERN, or (any other kind) the best of the
  * tools' own: pytest, go test, a compiler, a traceback, make; or NULL.
@@ -296,7 +296,7 @@ void corral_note_lines_see(struct corral_note_lines *nl, const char *s,
 const struct corral_buf *corral_note_lines_best(
     const struct corral_note_lines *nl, int kind);
 void corral_note_lines_release(struct corral_note_lines *nl);
-/* Whether the line s[0..n) matches re (no on ENOMEM). */
-int corral_note_match(const regex_t *re, const char *s, size_t n);
+/* Whether the NUL-ended line matches re. */
+int corral_note_match(const regex_t *re, const char *line);
 
 #endif /* CORRAL_RUN_PRIVATE_H */

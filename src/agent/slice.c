@@ -543,12 +543,17 @@ unit_tmp_make(struct corral_run *r, struct corral_err *err)
 
 	if (!t)
 		return 0;
-	if (corral_remove_tree(t, err) < 0 && errno != ENOENT)
-		return -1;
-	if (mkdir(t, 0700) < 0)
-		return corral_err_set(err, errno, "cannot make the unit's "
-		    "TMPDIR '%s'", t);
-	return 0;
+	/* what an earlier attempt left when its removal failed goes first */
+	if (mkdir(t, 0700) == 0)
+		return 0;
+	if (errno == EEXIST) {
+		if (corral_remove_tree(t, err) < 0)
+			return -1;
+		if (mkdir(t, 0700) == 0)
+			return 0;
+	}
+	return corral_err_set(err, errno, "cannot make the unit's TMPDIR "
+	    "'%s'", t);
 }
 
 /* err NULL: a failure to remove it is not the attempt's error. */
