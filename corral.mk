@@ -174,49 +174,6 @@ __corral_shard :=
 __corral_shard_kn :=
 __corral_shard_sub = $(if $(__corral_shard),/shard-$(subst /,-of-,$(__corral_shard_kn)))
 CORRAL_OUT        ?= $(CORRAL_SRC)/.corral$(__corral_shard_sub)
-CORRAL_UNITS      ?=
-CORRAL_UNITS_FILE ?=
-CORRAL_DISCOVER   ?=
-CORRAL_PARTS      ?=
-CORRAL_PARTS_CMD  ?=
-CORRAL_PARTS_CHECK ?= 0
-CORRAL_AGENTS     ?=
-CORRAL_SHELL      ?= /bin/sh
-CORRAL_V          ?= 0
-CORRAL_SPLIT      ?= auto
-CORRAL_TIMEOUT    ?=
-CORRAL_SLICE_TIMEOUT ?=
-CORRAL_RUN_TIMEOUT ?=
-CORRAL_GRACE      ?= 5
-CORRAL_RETRIES    ?= 0
-CORRAL_NO_RETRY   ?=
-CORRAL_SKIP_CODES ?= 77
-CORRAL_ERROR_CODES ?= 99
-CORRAL_VERDICT    ?= tap
-CORRAL_TMP        ?= dir
-CORRAL_NOTE_PATTERN ?=
-CORRAL_FAIL_ON_FLAKY ?= 0
-CORRAL_HALT       ?=
-CORRAL_OUTPUT_MAX ?= 1M
-CORRAL_LIMIT_CPU  ?=
-CORRAL_LIMIT_MEM  ?=
-CORRAL_LIMIT_FSIZE ?=
-CORRAL_SANDBOX    ?= none
-CORRAL_SANDBOX_ARGS ?=
-CORRAL_QUIET      ?= 0
-CORRAL_SLOWEST    ?= 5
-CORRAL_JUNIT      ?=
-CORRAL_JUNIT_SUITE ?= $(notdir $(abspath $(CORRAL_SRC)))
-CORRAL_TRACE      ?=
-CORRAL_HTML       ?=
-CORRAL_WAIT       ?=
-CORRAL_ONLY       ?=
-CORRAL_SHARD      ?=
-CORRAL_SHARD_TOTAL ?=
-CORRAL_HISTORY    ?=
-CORRAL_HOST       ?=
-CORRAL_SHARDS     ?=
-CORRAL_LAUNCH     ?=
 # 'make install' writes the bindir it installs the programs into here, for
 # an install whose bindir is not DATADIR/../../bin.
 __corral_install_bindir :=
@@ -256,12 +213,19 @@ __corral_space := $(__corral_empty) $(__corral_empty)
 __corral_list_sep := $(__corral_comma)$(__corral_space)
 __corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_list_sep),$(wordlist\
 	2,$(words $(1)),x $(1))) or $(lastword $(1)),$(1))
+# __corral-knob NAME: NAME is a setting, handed over to corral-engine (its
+# default, and what reads it, are corral-engine's settings table).  Every
+# check below registers its setting; __corral-text registers one that any
+# text is good for.
+__corral_knobs :=
+__corral-knob = $(eval __corral_knobs += $(1))
+__corral-text = $(call __corral-knob,$(1))
 # __corral-refuse NAME,WHAT: stop, $(NAME) being no WHAT.
 __corral-refuse = $(error corral: $(1) is '$($(1))'; it must be $(2))
 # __corral-digits NAME,DIGITS,WHAT: stop unless $(NAME) is empty, or one
 # word whose DIGITS (the value less what its kind allows beside digits)
 # are digits, one at least.
-__corral-digits = $(if $(strip $($(1))),$(if $(or $(word 2,$($(1))),$(strip \
+__corral-digits = $(call __corral-knob,$(1))$(if $(strip $($(1))),$(if $(or $(word 2,$($(1))),$(strip \
 	$(call __corral-nondigits,$(2))),$(if $(2),,none)),$(call \
 	__corral-refuse,$(1),$(3))))
 # __corral-number NAME: a whole number.
@@ -275,14 +239,15 @@ __corral_bytes := a number of bytes, optionally with K$(__corral_comma) M or G
 __corral-bytes = $(call __corral-digits,$(1),$(firstword $(foreach \
 	__corral_u,K M G,$(if $(filter %$(__corral_u),$(strip $($(1)))),$(patsubst \
 	%$(__corral_u),%,$(strip $($(1)))))) $(strip $($(1)))),$(__corral_bytes))
-# __corral-enum NAME,WORDS: one of WORDS.
-__corral-enum = $(if $(or $(if $(strip $($(1))),,empty),$(word 2,$($(1))),$(filter-out \
-	$(2),$($(1)))),$(call __corral-refuse,$(1),$(call __corral-or,$(2))))
+# __corral-enum NAME,WORDS: one of WORDS, or unset (its default).
+__corral-enum = $(call __corral-knob,$(1))$(if $(filter \
+	undefined,$(origin $(1))),,$(if $(or $(if $(strip $($(1))),,empty),$(word 2,$($(1))),$(filter-out \
+	$(2),$($(1)))),$(call __corral-refuse,$(1),$(call __corral-or,$(2)))))
 # __corral-bool NAME: 0 or 1 (empty: 0).
-__corral-bool = $(if $(strip $($(1))),$(call __corral-enum,$(1),0 1))
+__corral-bool = $(call __corral-knob,$(1))$(if $(strip $($(1))),$(call __corral-enum,$(1),0 1))
 # __corral-codes NAME: $(NAME), exit codes separated by commas or spaces,
 # as one comma-separated word; stop unless it is that.
-__corral-codes = $(if $(filter-out $(__corral_comma),$(call \
+__corral-codes = $(call __corral-knob,$(1))$(if $(filter-out $(__corral_comma),$(call \
 	__corral-nondigits,$(strip $(subst $(__corral_comma), ,$($(1)))))),\
 	$(call __corral-refuse,$(1),exit codes separated by commas or \
 	spaces),$(subst $(__corral_space),$(__corral_comma),$(strip \
@@ -303,23 +268,24 @@ $(call __corral-digits,CORRAL_LIMIT_CPU,$(strip $(CORRAL_LIMIT_CPU)),a \
 $(call __corral-bytes,CORRAL_OUTPUT_MAX)
 $(call __corral-bytes,CORRAL_LIMIT_MEM)
 $(call __corral-bytes,CORRAL_LIMIT_FSIZE)
-__corral_no_retry := $(call __corral-codes,CORRAL_NO_RETRY)
-__corral_skip_codes := $(call __corral-codes,CORRAL_SKIP_CODES)
+$(call __corral-codes,CORRAL_NO_RETRY)
+$(call __corral-codes,CORRAL_SKIP_CODES)
 $(call __corral-bool,CORRAL_PARTS_CHECK)
 $(call __corral-bool,CORRAL_FAIL_ON_FLAKY)
 $(call __corral-bool,CORRAL_QUIET)
 $(call __corral-bool,CORRAL_V)
 $(call __corral-enum,CORRAL_SANDBOX,none bwrap)
-# __corral-word NAME,MIN,WHAT: stop unless $(NAME) is one word (MIN 1) or
-# at most one (MIN empty).
-__corral-word = $(if $(filter-out $(if $(2),1,0 1),$(words $($(1)))),\
+# __corral-word NAME,MIN,WHAT: stop unless $(NAME) is one word (MIN 1,
+# when it is set) or at most one (MIN empty).
+__corral-word = $(call __corral-knob,$(1))$(if $(filter-out $(if $(and \
+	$(2),$(filter-out undefined,$(origin $(1)))),1,0 1),$(words $($(1)))),\
 	$(call __corral-refuse,$(1),$(3)))
 # __corral-path NAME,MIN: a path.  It may hold any character but white
 # space, which make cannot keep apart from the space between words;
 # everything else reaches the shell quoted.
 __corral-path = $(call __corral-word,$(1),$(2),one path without spaces (a \
 	make limitation); units may hold spaces)
-__corral_error_codes := $(call __corral-codes,CORRAL_ERROR_CODES)
+$(call __corral-codes,CORRAL_ERROR_CODES)
 $(call __corral-enum,CORRAL_VERDICT,tap exit)
 $(call __corral-enum,CORRAL_TMP,dir shared)
 $(call __corral-path,CORRAL_SRC,1)
@@ -332,8 +298,11 @@ $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
 $(call __corral-word,CORRAL_HOST,,one word)
-$(if $(strip $(CORRAL_JUNIT_SUITE)),,$(call \
-	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name))
+$(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
+	CORRAL_JUNIT_SUITE)),,$(if $(strip $(CORRAL_JUNIT_SUITE)),,$(call \
+	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name)))
+$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
+	SANDBOX_ARGS ONLY SHARDS LAUNCH,$(call __corral-text,CORRAL_$(__corral_n)))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto
 # without an engine, stops make here, before anything runs.  The merge
@@ -384,113 +353,6 @@ __corral_silent := $(findstring s,$(firstword -$(MAKEFLAGS)))
 __corral_bindir := $(if $(CORRAL_BIN),$(abspath $(CORRAL_BIN))/)
 include $(__corral_dir)mk/common.mk
 
-# Each setting becomes options of the program it is for, here and once,
-# as quoted words that the engine puts in its command lines as they are
-# (expanded when a target runs, as the engine's environment is).
-# __corral-opt FLAG,VALUE: the option, or nothing when VALUE is empty.
-__corral-opt = $(if $(strip $(2)),$(call __corral-q,$(1)) $(call \
-	__corral-q,$(strip $(2))))
-# __corral-on TEXT: non-empty when TEXT is exactly 1.
-__corral-on = $(if $(filter 1,$(words $(1))),$(filter 1,$(1)))
-# corral-run-slice's; the run's deadline (-d) is added when it starts.
-__corral_slice_opts = $(strip \
-	$(call __corral-opt,-g,$(CORRAL_GRACE)) \
-	$(call __corral-opt,-R,$(CORRAL_RETRIES)) \
-	$(call __corral-opt,-H,$(filter-out 0,$(strip $(CORRAL_HALT)))) \
-	$(call __corral-opt,-t,$(CORRAL_TIMEOUT)) \
-	$(call __corral-opt,-T,$(CORRAL_SLICE_TIMEOUT)) \
-	$(call __corral-opt,-N,$(__corral_no_retry)) \
-	$(call __corral-opt,-K,$(__corral_skip_codes)) \
-	$(call __corral-opt,-B,$(__corral_error_codes)) \
-	$(if $(filter exit,$(CORRAL_VERDICT)),'-F') \
-	$(if $(filter shared,$(CORRAL_TMP)),'-U') \
-	$(call __corral-opt,-f,$(CORRAL_NOTE_PATTERN)) \
-	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX)) \
-	$(call __corral-opt,-L,$(addprefix cpu=,$(CORRAL_LIMIT_CPU))) \
-	$(call __corral-opt,-L,$(addprefix mem=,$(CORRAL_LIMIT_MEM))) \
-	$(call __corral-opt,-L,$(addprefix fsize=,$(CORRAL_LIMIT_FSIZE))) \
-	$(call __corral-opt,-s,$(CORRAL_SHELL)) \
-	$(if $(or $(__corral_silent),$(call __corral-on,$(CORRAL_QUIET))),,'-v') \
-	$(if $(call __corral-on,$(CORRAL_PARTS_CHECK)),'-W') \
-	$(__corral_sandbox_opts))
-# The sandbox's, also for the check that it works before any unit runs.
-__corral_sandbox_opts = $(if $(filter bwrap,$(CORRAL_SANDBOX)),'-X' 'bwrap' \
-	$(foreach __corral_a,$(CORRAL_SANDBOX_ARGS),'-a' \
-	$(call __corral-q,$(__corral_a))))
-__corral_sandbox_check = $(if $(__corral_sandbox_opts),$(__corral_b)corral-run-slice \
-	-n $(__corral_sandbox_opts) && )
-# CORRAL_PARTS less the word auto, which asks for the learned parts too.
-__corral_auto = $(filter auto,$(CORRAL_PARTS))
-__corral_parts = $(filter-out auto,$(CORRAL_PARTS))
-# corral-plan -c's (a slice's parts); a command is quoted as written.
-__corral_parts_opts = $(strip $(foreach __corral_part,$(__corral_parts),\
-	'-p' $(call __corral-q,$(__corral_part))))$(if $(strip \
-	$(CORRAL_PARTS_CMD)), '-P' $(call __corral-q,$(CORRAL_PARTS_CMD)))
-# corral-parts -k's: the parts, each a quoted word.
-__corral_parts_words = $(foreach __corral_part,$(__corral_parts),$(call \
-	__corral-q,$(__corral_part)))
-__corral_split_opts = $(call __corral-opt,-s,$(CORRAL_SPLIT))
-__corral_score_opts = $(call __corral-opt,-s,$(CORRAL_SLOWEST))
-__corral_merge_opts = $(if $(call __corral-on,$(CORRAL_FAIL_ON_FLAKY)),'-f') \
-	$(call __corral-opt,-k,$(__corral_shard_kn))
-__corral_report_opts = $(strip $(if $(strip $(CORRAL_JUNIT)),\
-	$(call __corral-opt,-j,$(abspath $(CORRAL_JUNIT))) \
-	$(call __corral-opt,-n,$(CORRAL_JUNIT_SUITE)) \
-	$(call __corral-opt,-o,$(CORRAL_OUTPUT_MAX))) \
-	$(call __corral-opt,-T,$(if $(strip $(CORRAL_TRACE)),\
-	$(abspath $(CORRAL_TRACE)))) \
-	$(call __corral-opt,-H,$(if $(strip $(CORRAL_HTML)),\
-	$(abspath $(CORRAL_HTML)))))
-# The run's deadline, Epoch seconds, as the run starts.
-__corral_deadline = $(if $(strip $(CORRAL_RUN_TIMEOUT)), '-d' '$$(date \
-	+%s.%N | awk -v t=$(strip $(CORRAL_RUN_TIMEOUT)) \
-	'{ printf "%.3f", $$1 + t }')')
-
-# The engine's inputs travel in its environment, quoted here and read
-# there as they are (shell variables, or option lists put in command
-# lines), so a '$' in CORRAL_CMD reaches the shell as written.  Values
-# made here go under __corral_* names: a CORRAL_* set on make's command
-# line reaches the engine as it was typed and would win.  One run id for
-# the whole invocation, sortable by time.
-__corral_env = \
-	__corral_guard=$$PPID \
-	__corral_guard_node="$$(uname -n)" \
-	__corral_v=$(call __corral-q,$(__corral_v)) \
-	__corral_silent=$(call __corral-q,$(__corral_silent)) \
-	__corral_shell=$(call __corral-q,$(strip $(CORRAL_SHELL))) \
-	__corral_only=$(call __corral-q,$(strip $(CORRAL_ONLY))) \
-	__corral_src=$(call __corral-q,$(__corral_srcdir)) \
-	__corral_out=$(call __corral-q,$(__corral_outdir)) \
-	__corral_outrel=$(call __corral-q,$(__corral_outrel)) \
-	__corral_units_file=$(call __corral-q,$(if $(CORRAL_UNITS_FILE),$(abspath $(CORRAL_UNITS_FILE)))) \
-	__corral_bin=$(call __corral-q,$(__corral_bindir)) \
-	CORRAL_UNITS=$(call __corral-q,$(CORRAL_UNITS)) \
-	CORRAL_DISCOVER=$(call __corral-q,$(CORRAL_DISCOVER)) \
-	CORRAL_CMD=$(call __corral-q,$(CORRAL_CMD)) \
-	CORRAL_PARTS=$(call __corral-q,$(CORRAL_PARTS)) \
-	CORRAL_PARTS_CMD=$(call __corral-q,$(CORRAL_PARTS_CMD)) \
-	CORRAL_AGENTS=$(call __corral-q,$(strip $(CORRAL_AGENTS))) \
-	__corral_slice_opts=$(call __corral-q,$(__corral_slice_opts))"$(__corral_deadline)" \
-	__corral_parts_opts=$(call __corral-q,$(__corral_parts_opts)) \
-	__corral_parts_words=$(call __corral-q,$(__corral_parts_words)) \
-	__corral_auto=$(call __corral-q,$(if $(__corral_auto),1)) \
-	__corral_split_opts=$(call __corral-q,$(__corral_split_opts)) \
-	__corral_merge_opts=$(call __corral-q,$(__corral_merge_opts)) \
-	__corral_score_opts=$(call __corral-q,$(__corral_score_opts)) \
-	__corral_report_opts=$(call __corral-q,$(__corral_report_opts)) \
-	__corral_shard_k=$(call __corral-q,$(firstword $(__corral_shard))) \
-	__corral_shard_n=$(call __corral-q,$(word 2,$(__corral_shard))) \
-	__corral_shard_history=$(call __corral-q,$(if $(CORRAL_HISTORY),$(abspath $(CORRAL_HISTORY)))) \
-	__corral_host=$(call __corral-q,$(strip $(CORRAL_HOST))) \
-	__corral_launch=$(call __corral-q,$(strip $(CORRAL_LAUNCH))) \
-	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
-		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
-	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
-	__corral_keep_env=$(call __corral-q,$(__corral_user_env)) \
-	__corral_makeflags="$${MAKEFLAGS-}" __corral_mflags="$${MFLAGS-}" \
-	__corral_makelevel="$${MAKELEVEL-}" \
-	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
-
 # What a unit inherits: the user's environment, never the run's settings
 # or internals.  One rule, by name, so that no setting added later can
 # slip through: the agents give a unit no __corral_* variable, and no
@@ -505,13 +367,6 @@ __corral_user_env = $(strip $(foreach __corral_n,$(filter CORRAL_%,\
 	$(.VARIABLES)),$(if $(filter environment%,$(origin $(__corral_n))),\
 	$(__corral_n))))
 
-# __corral-locked: COMMAND run holding CORRAL_OUT's lock.
-__corral-locked = $(call __corral-locked-at,$(__corral_outdir),$(1))
-# __corral-locked-at DIR,COMMAND: COMMAND run holding DIR's lock.
-__corral-locked-at = $(__corral_b)corral-lock \
-	-w $(call __corral-q,$(strip $(CORRAL_WAIT))) \
-	$(call __corral-q,$(1)) $(2)
-
 # CORRAL_SPLIT names a strategy of corral-split, which alone defines them
 # (corral-split -L lists them).  A target that runs the engine checks it
 # as make expands its recipe, before anything runs, so that a make that
@@ -525,18 +380,14 @@ __corral-split-cannot = $(error corral: cannot run\
 	'$(__corral_bindir)corral-split -L' to check CORRAL_SPLIT; set\
 	CORRAL_BIN to where the corral programs are)
 
-# The engine runs in CORRAL_OUT (which corral-lock makes), so that its
-# targets are names of corral's own, whatever characters CORRAL_OUT holds.
-# Its goal leaves the run's answer in CORRAL_OUT/exit-status and succeeds,
-# so that a failed run's one line of make's own error names the target
-# the user asked for, not the engine's internals: the answer becomes the
-# status of this recipe.
-__corral_engine = $(__corral-split-ok)$(if $(__corral_shard_top),$(call \
-	__corral-locked-at,$(__corral_shard_top),true) && )$(__corral_env) $(call __corral-locked,sh -c 'f=$$__corral_out/exit-status; \
-	{ [ ! -e "$$f" ] || rm -f "$$f"; } && "$$@" && { st=0; \
-	{ read -r st < "$$f"; } 2>/dev/null; exit "$$st"; }' sh $(MAKE) \
-	--no-print-directory -C $(call __corral-q,$(__corral_outdir)) \
-	-f $(call __corral-q,$(abspath $(__corral_dir))/mk/engine.mk))
+# The settings are handed over once, each in the environment of the
+# target the user asked for (never the includer's other recipes), as
+# __corral_set_NAME; corral-engine run reads them through its settings
+# table, takes CORRAL_OUT's lock, and runs the engine's graph there.  The
+# engine's own inputs go under __corral_* names beside them: what make -s
+# and V=1 say, the shard corral-shard read, the CORRAL_* names a unit
+# inherits, the make and the engine's makefile.
+__corral_engine = $(__corral-split-ok)$(__corral_b)corral-engine run
 
 # make -n, -q and -t print these recipes and run none of them: a '+'
 # would run the engine (and take the lock, write the plan) even then.
@@ -555,14 +406,26 @@ __corral_goal := $(.DEFAULT_GOAL)
 # With CORRAL_ONLY, just the units it matches, over the result so far.
 __corral_run_goal = $(if $(strip $(CORRAL_ONLY)),__corral-only,__corral-run)
 
+$(foreach __corral_n,$(sort $(__corral_knobs)),$(eval $(__corral_phony): \
+	export __corral_set_$(__corral_n) = $$($(__corral_n))))
+$(__corral_phony): export __corral_v := $(__corral_v)
+$(__corral_phony): export __corral_silent := $(__corral_silent)
+$(__corral_phony): export __corral_bin := $(__corral_bindir)
+$(__corral_phony): export __corral_keep_env = $(__corral_user_env)
+$(__corral_phony): export __corral_shard := $(__corral_shard)
+$(__corral_phony): export __corral_shard_top := $(__corral_shard_top)
+$(__corral_phony): export __corral_make = $(MAKE)
+$(__corral_phony): export __corral_engine_mk := $(abspath \
+	$(__corral_dir))/mk/engine.mk
+
 corral-run:
-	$(__corral_R)$(__corral_sandbox_check)$(__corral_engine) $(__corral_run_goal)
+	$(__corral_R)$(__corral_engine) $(__corral_run_goal)
 
 corral-merge:
 	$(__corral_R)$(__corral_engine) __corral-merge
 
 corral-rerun-failed:
-	$(__corral_R)$(__corral_sandbox_check)$(__corral_engine) __corral-rerun-failed
+	$(__corral_R)$(__corral_engine) __corral-rerun-failed
 
 corral-plan:
 	$(__corral_R)$(__corral_engine) __corral-plan
@@ -574,10 +437,7 @@ corral-merge-shards:
 # without the mark), renaming it away first, under the lock, so that a run
 # waiting for the lock finds either the whole old CORRAL_OUT or none.
 corral-clean:
-	$(__corral_Q)if [ -e $(call __corral-q,$(__corral_outdir)) ]; then \
-		$(call __corral-locked,sh -c 'mv -f -- "$$1" "$$1.clean.$$$$" && \
-		rm -rf -- "$$1.clean.$$$$"' sh \
-		$(call __corral-q,$(__corral_outdir))); fi
+	$(__corral_R)$(__corral_b)corral-engine run clean
 
 .PHONY: $(__corral_phony)
 

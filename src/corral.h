@@ -15,6 +15,7 @@
 #include "plan/plan.h"
 #include "agent/agent.h"
 #include "merge/merge.h"
+#include "engine/engine.h"
 #include "repair/repair.h"
 #include "selftest/selftest.h"
 

@@ -1,0 +1,1597 @@
+/* See LICENSE file for copyright and license details. */
+/*
+ * corral-engine is each step of corral.mk's slice graph: mk/engine.mk
+ * declares the targets, their prerequisites and stamps, and each recipe
+ * is one call of a step here, in CORRAL_OUT.  "run GOAL" starts it all,
+ * from corral.mk's recipe: it reads the settings corral.mk handed over
+ * (engine.h), takes CORRAL_OUT's lock, writes settings.json and the
+ * files the graph depends on, runs the engine's make for GOAL, and exits
+ * with the answer that make's goal left in exit-status.  Every other
+ * step reads settings.json.  It speaks as "corral", the voice of
+ * corral.mk.  Exit status: the run's (0 passed, 2 otherwise) for run; a
+ * step fails (2) only when the graph must stop.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "corral.h"
+
+static void more(FILE *fp);
+
+static const struct corral_usage use = {
+	"corral-engine run GOAL\n"
+	"corral-engine STEP [ARG...]\n"
+	"corral-engine settings",
+	NULL,
+	more
+};
+
+static void
+more(FILE *fp)
+{
+	fputs("\nSteps (run in CORRAL_OUT by mk/engine.mk): units, plan, "
+	    "parts, inputs,\nlive N, slice STEM, merge [-w], answer, layer "
+	    "failed|only, merge-shards.\n'settings' lists every setting "
+	    "with its default.\n", fp);
+}
+
+static const char *const exit_status = "exit-status";
+
+/* ------------------------------------------------------------------ */
+/* what every step shares                                              */
+
+static struct corral_settings S;
+
+static const char *
+set(enum corral_setting_id id)
+{
+	return corral_setting(&S, id);
+}
+
+static void
+xset(enum corral_setting_id id, const char *v)
+{
+	if (corral_setting_set(&S, id, v) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+static void
+load(void)
+{
+	struct corral_err err;
+
+	if (corral_settings_read(&S, CORRAL_SETTINGS_FILE, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+static void
+xadd(struct corral_strv *sv, const char *s)
+{
+	if (corral_strv_add(sv, s) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+static void
+xaddf(struct corral_strv *sv, const char *fmt, const char *s)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_addf(&b, fmt, s) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(sv, b.data);
+	corral_buf_release(&b);
+}
+
+/* OUT/rel, for what names a file in a message or to a program. */
+static void
+xout(struct corral_strv *sv, const char *rel)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_addf(&b, "%s/%s", set(CS_OUT), rel) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(sv, b.data);
+	corral_buf_release(&b);
+}
+
+/* A corral program: CORRAL_BIN's, else found on PATH. */
+static void
+xprog(struct corral_strv *sv, const char *name)
+{
+	if (corral_setting_on(&S, CS_BIN)) {
+		struct corral_buf b = CORRAL_BUF_INIT;
+
+		if (corral_buf_addf(&b, "%s/%s", set(CS_BIN), name) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		xadd(sv, b.data);
+		corral_buf_release(&b);
+	} else
+		xadd(sv, name);
+}
+
+static void
+xsettings_argv(enum corral_prog prog, struct corral_strv *argv)
+{
+	if (corral_settings_argv(&S, prog, argv) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+/* Whether the make running this step is silent (-s) or shows commands. */
+static int
+tell(void)
+{
+	return !corral_setting_on(&S, CS_SILENT) &&
+	    strcmp(set(CS_V), "1") != 0;
+}
+
+/*
+ * The step line "  WHAT    WHO"; on a terminal the agents' status line
+ * (stderr, redrawn in place) is cleared first.
+ */
+static void
+step(const char *what, const char *who)
+{
+	if (!tell())
+		return;
+	if (isatty(1) && isatty(2))
+		fputs("\r\033[K", stdout);
+	printf("  %-7s ", what);
+	corral_showf(stdout, "%s\n", who);
+	fflush(stdout);
+}
+
+/* text as the content of path, rewritten only when it changed. */
+static void
+put(const char *path, const char *text, size_t n)
+{
+	struct corral_err err;
+
+	if (corral_atomic_file(path, text ? text : "", n,
+	    CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+static void
+put_status(const char *path, int st)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%d\n", st);
+	put(path, text, strlen(text));
+}
+
+/* The first line of path as a number, or dflt. */
+static int
+read_status(const char *path, int dflt)
+{
+	FILE *fp = fopen(path, "r");
+	int st = dflt;
+
+	if (fp) {
+		if (fscanf(fp, "%d", &st) != 1)
+			st = dflt;
+		fclose(fp);
+	}
+	return st;
+}
+
+static void
+remove_tree(const char *path)
+{
+	struct corral_err err;
+
+	if (corral_remove_tree(path, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+}
+
+static int
+exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* The lock passed down, held by this step but not by what it starts. */
+static void
+lock_inheritable(int on)
+{
+	const char *s = getenv("__corral_lock");
+	int fd;
+
+	if (s && *s && (fd = atoi(s)) >= 0)
+		(void)fcntl(fd, F_SETFD, on ? 0 : FD_CLOEXEC);
+}
+
+struct spawn {
+	const char *out;	/* stdout to this file, or NULL */
+	int null_err;		/* stderr to /dev/null */
+	int unlocked;		/* without the run's lock */
+	const char *dir;
+	char *const *envp;
+};
+
+/* Run argv and wait: its exit status, 128+N for signal N. */
+static int
+spawn(const struct corral_strv *argv, const struct spawn *how)
+{
+	struct corral_proc p = CORRAL_PROC_INIT;
+	pid_t pid;
+	int e, ws;
+
+	p.path = argv->v[0];
+	p.argv = argv->v;
+	p.envp = how ? how->envp : NULL;
+	p.in = NULL;
+	p.dir = how ? how->dir : NULL;
+	p.out = how ? how->out : NULL;
+	p.err = how && how->null_err ? "/dev/null" : NULL;
+	if (how && how->unlocked)
+		lock_inheritable(0);
+	e = corral_proc_start(&p, &pid);
+	if (how && how->unlocked)
+		lock_inheritable(1);
+	if (e) {
+		errno = e;
+		corral_warn("cannot run '%s':", argv->v[0]);
+		return e == ENOENT ? 127 : 126;
+	}
+	while (corral_proc_reap(pid, &ws) < 0)
+		if (errno != EINTR)
+			corral_die(CORRAL_EXIT_ERR, "wait:");
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* The run's make is gone: its guard pid does not live. */
+static int
+guard_gone(void)
+{
+	long long pid = atoll(set(CS_GUARD));
+
+	return pid > 0 && !corral_pid_alive((pid_t)pid);
+}
+
+static int
+auto_parts(void)
+{
+	struct corral_strv w = CORRAL_STRV_INIT;
+	int on;
+
+	if (corral_words(set(CS_PARTS), &w) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	on = corral_strv_has(&w, "auto");
+	corral_strv_release(&w);
+	return on;
+}
+
+/* The -x options of what is never cloned: CORRAL_OUT, and .git for auto. */
+static void
+excludes(struct corral_strv *argv, int opts)
+{
+	if (corral_setting_on(&S, CS_OUTREL)) {
+		if (opts)
+			xadd(argv, "-x");
+		xadd(argv, set(CS_OUTREL));
+	}
+	if (auto_parts()) {
+		if (opts)
+			xadd(argv, "-x");
+		xadd(argv, ".git");
+	}
+}
+
+static void
+cat(const char *path)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+
+	if (corral_read_file(path, &b, &err) == 0 && b.len)
+		fwrite(b.data, 1, b.len, stdout);
+	corral_buf_release(&b);
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ */
+/* units: the population (and a shard's part of it)                   */
+
+static void
+listing_failed(int st)
+{
+	corral_die(CORRAL_EXIT_ERR, "listing the units failed (status %d)",
+	    st);
+}
+
+/* What CORRAL_DISCOVER prints, in CORRAL_SRC, without the lock. */
+static void
+discover(struct corral_buf *raw)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct spawn how = { "units.raw", 0, 1, NULL, NULL };
+	struct corral_err err;
+	int st;
+
+	how.dir = set(CS_SRC);
+	xadd(&argv, "/bin/sh");
+	xadd(&argv, "-c");
+	xadd(&argv, set(CS_DISCOVER));
+	if ((st = spawn(&argv, &how)) != 0) {
+		unlink("units.raw");
+		listing_failed(st);
+	}
+	if (corral_read_file("units.raw", raw, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	unlink("units.raw");
+	corral_strv_release(&argv);
+}
+
+static void
+listing(struct corral_buf *raw)
+{
+	struct corral_strv words = CORRAL_STRV_INIT;
+	struct corral_err err;
+	size_t i;
+
+	if (corral_setting_on(&S, CS_DISCOVER))
+		discover(raw);
+	else if (corral_setting_on(&S, CS_UNITS_FILE)) {
+		if (corral_read_file(set(CS_UNITS_FILE), raw, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+	} else {
+		if (corral_words(set(CS_UNITS), &words) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		for (i = 0; i < words.n; i++)
+			if (corral_buf_addf(raw, "%s\n", words.v[i]) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		corral_strv_release(&words);
+	}
+}
+
+/* The shard's cut options of corral-shard: -H, -k, -n. */
+static void
+shard_opts(struct corral_strv *argv)
+{
+	const char *kn = set(CS_SHARD), *slash = strchr(kn, '/');
+	struct corral_buf k = CORRAL_BUF_INIT;
+
+	if (corral_setting_on(&S, CS_HISTORY)) {
+		xadd(argv, "-H");
+		xadd(argv, set(CS_HISTORY));
+	}
+	if (!slash || corral_buf_add(&k, kn, (size_t)(slash - kn)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "shard '%s' is not K/N", kn);
+	xadd(argv, "-k");
+	xadd(argv, k.data);
+	xadd(argv, "-n");
+	xadd(argv, slash + 1);
+	corral_buf_release(&k);
+}
+
+static int
+step_units(void)
+{
+	struct corral_buf raw = CORRAL_BUF_INIT, units = CORRAL_BUF_INIT;
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct spawn how = { "units.tmp", 0, 0, NULL, NULL };
+	struct corral_err err;
+	int st;
+
+	listing(&raw);
+	if (corral_units_filter(raw.data ? raw.data : "", raw.len,
+	    set(CS_OUTREL), &units) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (!corral_setting_on(&S, CS_SHARD)) {
+		put("units", units.data, units.len);
+		goto out;
+	}
+	put("population", units.data, units.len);
+	xprog(&argv, "corral-shard");
+	shard_opts(&argv);
+	xadd(&argv, "population");
+	if ((st = spawn(&argv, &how)) != 0) {
+		unlink("units.tmp");
+		return CORRAL_EXIT_ERR;
+	}
+	corral_buf_reset(&units);
+	if (corral_read_file("units.tmp", &units, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	unlink("units.tmp");
+	put("units", units.data, units.len);
+out:
+	corral_buf_release(&raw);
+	corral_buf_release(&units);
+	corral_strv_release(&argv);
+	return CORRAL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* plan and parts                                                      */
+
+/* corral-split's command into dir, of the units file units. */
+static void
+split_argv(struct corral_strv *argv, const char *dir, const char *units)
+{
+	xprog(argv, "corral-split");
+	xsettings_argv(CP_SPLIT, argv);
+	xadd(argv, "-H");
+	xout(argv, "history.jsonl");
+	xadd(argv, "-C");
+	xadd(argv, set(CS_SRC));
+	xadd(argv, "-o");
+	xout(argv, dir);
+	(void)units;
+}
+
+static size_t
+count_slices(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t k;
+
+	for (k = 0;; k++) {
+		snprintf(path, sizeof(path), "%s/%zu.units", dir, k);
+		if (!exists(path))
+			return k;
+	}
+}
+
+/*
+ * A new plan starts the slices afresh: corral-split removes the files
+ * and logs of slices that no longer exist, and re-run layers go, which
+ * answered the old plan.  plan.mk goes first and comes back last: a plan
+ * killed half-way has no plan.mk and is made again whole.
+ */
+static int
+step_plan(void)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct corral_buf plan = CORRAL_BUF_INIT, who = CORRAL_BUF_INIT;
+	size_t k, n;
+	int st;
+
+	if (corral_buf_addf(&who, "%s/plan.mk", set(CS_OUT)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	step("PLAN", who.data);
+	if (unlink("plan.mk") < 0 && errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove 'plan.mk':");
+	split_argv(&argv, "slices", "units");
+	if (corral_setting_on(&S, CS_SILENT))
+		xadd(&argv, "-q");
+	xadd(&argv, "-l");
+	xout(&argv, "logs");
+	xout(&argv, "units");
+	if ((st = spawn(&argv, NULL)) != 0)
+		return st;
+	remove_tree("rerun");
+	n = count_slices("slices");
+	if (corral_buf_addstr(&plan, "__corral_slices :=") < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	for (k = 0; k < n; k++)
+		if (corral_buf_addf(&plan, " %zu", k) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_buf_addch(&plan, '\n') < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	put("plan.mk", plan.data, plan.len);
+	corral_strv_release(&argv);
+	corral_buf_release(&plan);
+	corral_buf_release(&who);
+	return CORRAL_EXIT_OK;
+}
+
+/*
+ * Every slice's parts in dir, by one corral-plan -c, each K.parts
+ * rewritten only when it changed.  The parts command is the user's, so
+ * it runs without the lock.
+ */
+static int
+make_parts(const char *dir)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct spawn how = { NULL, 0, 1, NULL, NULL };
+	int st;
+
+	xprog(&argv, "corral-plan");
+	xadd(&argv, "-c");
+	xadd(&argv, "-C");
+	xadd(&argv, set(CS_SRC));
+	xsettings_argv(CP_PLAN, &argv);
+	if (auto_parts()) {
+		xadd(&argv, "-H");
+		xout(&argv, "history.jsonl");
+	}
+	xadd(&argv, "-o");
+	xout(&argv, dir);
+	st = spawn(&argv, &how);
+	corral_strv_release(&argv);
+	return st;
+}
+
+static int
+step_parts(void)
+{
+	int st = make_parts("slices");
+
+	if (st == 0)
+		put("parts", "", 0);
+	return st ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* inputs and live                                                     */
+
+/* The manifests of dir, their digest added to sha; "none" when refused. */
+static void
+manifests(const char *dir, struct corral_sha256 *sha)
+{
+	struct corral_strv ex = CORRAL_STRV_INIT;
+	struct corral_err err;
+	char path[PATH_MAX];
+	size_t k;
+
+	excludes(&ex, 0);
+	if (corral_manifests_write(set(CS_SRC), dir, &ex, sha, &err) == 0)
+		goto out;
+	corral_warn_err(&err);
+	for (k = 0; snprintf(path, sizeof(path), "%s/%zu.units", dir, k),
+	    exists(path); k++) {
+		snprintf(path, sizeof(path), "%s/%zu.manifest", dir, k);
+		unlink(path);
+	}
+	if (sha && corral_sha256_add(sha, "none\n", 5, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+out:
+	corral_strv_release(&ex);
+}
+
+/* The old manifests, for auto's keep of a learned slice's stamp. */
+struct old_manifest {
+	struct corral_buf text;
+	struct timespec mtime;
+	int there;
+};
+
+static struct old_manifest *
+read_old(size_t n)
+{
+	struct old_manifest *old = xcalloc(n + 1, sizeof(*old));
+	struct corral_err err;
+	struct stat st;
+	char path[64];
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		snprintf(path, sizeof(path), "slices/%zu.manifest", k);
+		if (stat(path, &st) < 0 || corral_read_file(path,
+		    &old[k].text, &err) < 0)
+			continue;
+		old[k].mtime = st.st_mtim;
+		old[k].there = 1;
+	}
+	return old;
+}
+
+static void
+keep_learned(struct old_manifest *old, size_t n)
+{
+	struct corral_err err;
+	char path[64];
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		snprintf(path, sizeof(path), "slices/%zu.manifest", k);
+		if (old[k].there && corral_manifest_keep(path,
+		    old[k].text.data ? old[k].text.data : "", old[k].text.len,
+		    &old[k].mtime, &err) < 0)
+			corral_warn_err(&err);
+		corral_buf_release(&old[k].text);
+	}
+	free(old);
+}
+
+/*
+ * The digest of everything the units depend on (slice-config and every
+ * manifest), recorded with each result so that a failure followed by a
+ * pass on the same inputs reads as flaky; and, once for the run, each
+ * part a parts command printed that does not exist.
+ */
+static int
+step_inputs(void)
+{
+	struct corral_strv missing = CORRAL_STRV_INIT;
+	struct corral_buf cfg = CORRAL_BUF_INIT;
+	struct old_manifest *old = NULL;
+	struct corral_sha256 sha;
+	struct corral_err err;
+	char hex[CORRAL_SHA256_HEX];
+	size_t n = count_slices("slices"), i;
+
+	if (auto_parts())
+		old = read_old(n);
+	if (corral_sha256_init(&sha, &err) < 0 ||
+	    corral_read_file("slice-config", &cfg, &err) < 0 ||
+	    corral_sha256_add(&sha, cfg.data ? cfg.data : "", cfg.len,
+	    &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	manifests("slices", &sha);
+	if (corral_sha256_peek(&sha, hex, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	corral_sha256_release(&sha);
+	hex[16] = '\n';
+	put("inputs", hex, 17);
+	if (old)
+		keep_learned(old, n);
+	if (corral_manifests_missing("slices", &missing) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	for (i = 0; i < missing.n; i++)
+		corral_warn("part '%s' not found in '%s'; not cloned",
+		    missing.v[i], set(CS_SRC));
+	corral_strv_release(&missing);
+	corral_buf_release(&cfg);
+	return CORRAL_EXIT_OK;
+}
+
+/* Whether make runs with -B (its flags are MAKEFLAGS' first word). */
+static int
+make_always(void)
+{
+	const char *f = getenv("MAKEFLAGS");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = strcspn(f, " ");
+	return *f != '-' && memchr(f, 'B', n) != NULL;
+}
+
+/*
+ * What agents show while they run starts afresh with every run, and the
+ * clones agents of a killed run left go: this make holds the lock, and
+ * an agent still alive would hold it too.  The ticks start with the
+ * number of units the run will run ("T N").
+ */
+static int
+step_live(const char *slices)
+{
+	struct corral_err err;
+	char line[32];
+	long long n;
+
+	n = atoll(slices);
+	remove_tree("live");
+	remove_tree("work");
+	if (mkdir("live", 0777) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot make 'live':");
+	snprintf(line, sizeof(line), "T %lld\n", corral_live_total(
+	    (size_t)(n < 0 ? 0 : n), "slice-config", make_always()));
+	if (corral_atomic_file("live/ticks", line, strlen(line),
+	    CORRAL_ATOMIC_NO_SYNC, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	return CORRAL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* slice: one agent                                                    */
+
+/* The agent's name: the slice's, and the shard's after it. */
+static void
+agent_name(struct corral_buf *b, const char *stem)
+{
+	const char *kn = set(CS_SHARD);
+
+	if (corral_buf_addstr(b, corral_path_base(stem)) < 0 ||
+	    (*kn && corral_buf_addf(b, ".s%.*s", (int)strcspn(kn, "/"),
+	    kn) < 0))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+static void
+read_inputs(char out[32])
+{
+	FILE *fp = fopen("inputs", "r");
+
+	out[0] = '\0';
+	if (fp) {
+		if (!fgets(out, 32, fp))
+			out[0] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+		fclose(fp);
+	}
+}
+
+/* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
+static void
+slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
+{
+	struct corral_buf f = CORRAL_BUF_INIT;
+	char inputs[32], *dir = corral_path_dir(stem), *top;
+	int layer = !strncmp(stem, "rerun/", 6);
+
+	if (!dir || !(top = corral_path_dir(dir)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_words(set(CS_LAUNCH), argv) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xprog(argv, "corral-run-slice");
+	xsettings_argv(CP_SLICE, argv);
+	if (!corral_setting_on(&S, CS_SILENT) && strcmp(set(CS_QUIET), "1"))
+		xadd(argv, "-v");
+	if (corral_buf_addf(&f, "%s.est", stem) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (exists(f.data)) {
+		xadd(argv, "-e");
+		xout(argv, f.data);
+	}
+	xadd(argv, "-E");
+	xadd(argv, set(CS_KEEP_ENV));
+	xadd(argv, "-S");
+	xout(argv, "live");
+	xadd(argv, "-C");
+	xadd(argv, set(CS_SRC));
+	xadd(argv, "-P");
+	corral_buf_reset(&f);
+	if (corral_buf_addf(&f, "%s.parts", stem) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xout(argv, f.data);
+	excludes(argv, 1);
+	if (auto_parts()) {
+		xadd(argv, "-A");
+		xout(argv, "history.jsonl");
+	}
+	if (!layer)
+		xadd(argv, "-M");
+	xadd(argv, "-w");
+	xout(argv, "work");
+	xadd(argv, "-D");
+	corral_buf_reset(&f);
+	if (corral_buf_addf(&f, "%s.pass", stem) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xout(argv, f.data);
+	read_inputs(inputs);
+	xadd(argv, "-i");
+	xadd(argv, inputs);
+	xadd(argv, "-l");
+	corral_buf_reset(&f);
+	if (corral_buf_addf(&f, "%s%slogs", strcmp(top, ".") ? top : "",
+	    strcmp(top, ".") ? "/" : "") < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xout(argv, f.data);
+	xadd(argv, agent);
+	corral_buf_reset(&f);
+	if (corral_buf_addf(&f, "%s.units", stem) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xout(argv, f.data);
+	corral_buf_release(&f);
+	free(dir);
+	free(top);
+}
+
+/* make's own variables as corral.mk's recipe had them, for the units. */
+static void
+slice_env(struct corral_strv *env)
+{
+	struct corral_strv extra = CORRAL_STRV_INIT;
+
+	xaddf(&extra, "MAKEFLAGS=%s", set(CS_MAKEFLAGS));
+	xaddf(&extra, "MFLAGS=%s", set(CS_MFLAGS));
+	xaddf(&extra, "MAKELEVEL=%s", set(CS_MAKELEVEL));
+	if (corral_setting_on(&S, CS_LAUNCH))
+		xadd(&extra, "__corral_launched=1");
+	if (corral_proc_env(env, (const char *const *)extra.v) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	corral_strv_release(&extra);
+}
+
+/*
+ * One slice, one agent.  The stamp exists only when every unit passed,
+ * so a slice that failed or died runs again next time; whatever
+ * happened, the step succeeds, and the merge that follows tells the
+ * truth about it -- unless the make that started the run is gone: then
+ * its agents stop, and this step fails so that nothing more starts.
+ */
+static int
+step_slice(const char *stem)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT, env = CORRAL_STRV_INIT;
+	struct corral_buf agent = CORRAL_BUF_INIT;
+	struct spawn how = { NULL, 0, 0, NULL, NULL };
+	int st;
+
+	agent_name(&agent, stem);
+	if (tell()) {
+		if (isatty(1) && isatty(2))
+			fputs("\r\033[K", stdout);
+		printf("  %-7s %s\n", "SLICE", stem);
+		fflush(stdout);
+	}
+	if (corral_setting_on(&S, CS_SHARD) && unlink("shard.json") < 0 &&
+	    errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove 'shard.json':");
+	slice_argv(&argv, stem, agent.data);
+	slice_env(&env);
+	how.envp = env.v;
+	st = spawn(&argv, &how);
+	if (st > 1 && guard_gone()) {
+		corral_warn("make (pid %s) is gone; agent %s stopped",
+		    set(CS_GUARD), agent.data);
+		st = CORRAL_EXIT_ERR;
+	} else {
+		if (st > 1)
+			corral_warn("agent %s stopped (status %d); its units "
+			    "count as not run", agent.data, st);
+		st = CORRAL_EXIT_OK;
+	}
+	corral_strv_release(&argv);
+	corral_strv_release(&env);
+	corral_buf_release(&agent);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* merge                                                               */
+
+/* The logs directories of the main layer and every re-run layer, in order. */
+static void
+layer_logs(struct corral_strv *argv)
+{
+	char path[64];
+	int n;
+
+	xout(argv, "logs");
+	for (n = 1;; n++) {
+		snprintf(path, sizeof(path), "rerun/%d", n);
+		if (!exists(path))
+			break;
+		snprintf(path, sizeof(path), "rerun/%d/logs", n);
+		xout(argv, path);
+	}
+}
+
+/* corral-merge under the guard: only while the run's make lives. */
+static int
+merge(const struct corral_strv *argv)
+{
+	if (guard_gone()) {
+		corral_warn("process %s, which the run hangs on, is gone; "
+		    "'%s' not run", set(CS_GUARD), argv->v[0]);
+		return CORRAL_EXIT_ERR;
+	}
+	return spawn(argv, NULL);
+}
+
+/* The merge of the main layer and every re-run layer, latest winning. */
+static int
+merge_layers(void)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	int st;
+
+	xprog(&argv, "corral-merge");
+	xadd(&argv, "-s");
+	xsettings_argv(CP_MERGE, &argv);
+	xadd(&argv, "-u");
+	xout(&argv, "units");
+	xadd(&argv, "-r");
+	xadd(&argv, set(CS_RUN));
+	xadd(&argv, "-o");
+	xadd(&argv, set(CS_OUT));
+	layer_logs(&argv);
+	st = merge(&argv);
+	corral_strv_release(&argv);
+	return st;
+}
+
+static long long
+lines_in(const char *path)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	long long n = 0;
+	size_t i;
+
+	if (corral_read_file(path, &b, &err) == 0)
+		for (i = 0; i < b.len; i++)
+			n += b.data[i] == '\n';
+	corral_buf_release(&b);
+	return n;
+}
+
+static int
+nonempty(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/*
+ * After a merge: the failed and not-run units (what a re-run takes), the
+ * one-screen summary kept in board, the reports wanted, and a shard's
+ * manifest.  st: the merge's status, and what is returned, 2 when a
+ * report or the manifest failed.
+ */
+static int
+summary(int st)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct spawn how = { "failed.units.tmp", 1, 0, NULL, NULL };
+	FILE *fp;
+
+	xprog(&argv, "corral-scoreboard");
+	xadd(&argv, "-u");
+	xadd(&argv, set(CS_OUT));
+	spawn(&argv, &how);
+	if (rename("failed.units.tmp", "failed.units") < 0)
+		corral_warn("cannot rename 'failed.units.tmp':");
+	corral_strv_release(&argv);
+	if (nonempty("units")) {
+		how.out = "board.tmp";
+		how.null_err = 0;
+		xprog(&argv, "corral-scoreboard");
+		xadd(&argv, "-f");
+		xsettings_argv(CP_SCORE, &argv);
+		xadd(&argv, set(CS_OUT));
+		spawn(&argv, &how);
+		corral_strv_release(&argv);
+	} else if ((fp = fopen("board.tmp", "w"))) {
+		fprintf(fp, "corral: shard %s holds none of the %lld units: "
+		    "there are more shards than units\n", set(CS_SHARD),
+		    lines_in("population"));
+		fclose(fp);
+	}
+	if (rename("board.tmp", "board") < 0)
+		corral_warn("cannot rename 'board.tmp':");
+	if (corral_setting_on(&S, CS_JUNIT) || corral_setting_on(&S,
+	    CS_TRACE) || corral_setting_on(&S, CS_HTML)) {
+		xprog(&argv, "corral-report");
+		xsettings_argv(CP_REPORT, &argv);
+		xadd(&argv, set(CS_OUT));
+		if (spawn(&argv, NULL) != 0)
+			st = CORRAL_EXIT_ERR;
+		corral_strv_release(&argv);
+	}
+	if (corral_setting_on(&S, CS_SHARD)) {
+		how.out = "/dev/null";
+		xprog(&argv, "corral-shard");
+		shard_opts(&argv);
+		xadd(&argv, "-m");
+		xout(&argv, "shard.json");
+		xadd(&argv, "-r");
+		xadd(&argv, set(CS_RUN));
+		if (corral_setting_on(&S, CS_HOST)) {
+			xadd(&argv, "-s");
+			xadd(&argv, set(CS_HOST));
+		}
+		xadd(&argv, "population");
+		if (spawn(&argv, &how) != 0)
+			st = CORRAL_EXIT_ERR;
+		corral_strv_release(&argv);
+	}
+	return st;
+}
+
+/* An empty population is said in one line, and is no result. */
+static void
+no_units(void)
+{
+	if (corral_setting_on(&S, CS_DISCOVER))
+		corral_warn("no units: CORRAL_DISCOVER printed nothing");
+	else if (corral_setting_on(&S, CS_UNITS_FILE))
+		corral_warn("no units: CORRAL_UNITS_FILE '%s' is empty",
+		    set(CS_UNITS_FILE));
+	else
+		corral_warn("no units: CORRAL_UNITS is empty");
+}
+
+/*
+ * The merge of a whole run: made when a slice ran or what it reads
+ * changed, else make finds merged up to date (the last merge found
+ * every unit passed) and shows its board again.  An empty shard of a
+ * population is a result (a matrix wider than the suite).
+ */
+static int
+step_merge_run(void)
+{
+	int st;
+
+	if (unlink("merged") < 0 && errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove 'merged':");
+	if (!nonempty("units") && (!corral_setting_on(&S, CS_SHARD) ||
+	    !nonempty("population"))) {
+		st = CORRAL_EXIT_ERR;
+		no_units();
+	} else {
+		if (corral_setting_on(&S, CS_SHARD) && !nonempty("units"))
+			(void)mkdir("logs", 0777);
+		step("MERGE", set(CS_OUT));
+		remove_tree("rerun");
+		st = summary(merge_layers());
+		if (st == 0)
+			put("merged", "", 0);
+	}
+	put_status("merge-status", st);
+	return CORRAL_EXIT_OK;
+}
+
+static int
+step_answer(void)
+{
+	cat("board");
+	put_status(exit_status, read_status("merge-status", CORRAL_EXIT_ERR));
+	return CORRAL_EXIT_OK;
+}
+
+static int
+step_merge(void)
+{
+	int st = CORRAL_EXIT_ERR;
+
+	step("MERGE", set(CS_OUT));
+	if (!exists("units"))
+		corral_warn("nothing to merge in '%s'; run corral-run first",
+		    set(CS_OUT));
+	else {
+		st = summary(merge_layers());
+		cat("board");
+	}
+	put_status(exit_status, st);
+	return CORRAL_EXIT_OK;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every CORRAL_SRC/.corral/shard-*-of-*, sorted. */
+static void
+default_shards(struct corral_strv *dirs)
+{
+	struct corral_buf top = CORRAL_BUF_INIT;
+	struct dirent *e;
+	size_t from = dirs->n;
+	DIR *d;
+
+	if (corral_buf_addf(&top, "%s/.corral", set(CS_SRC)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if ((d = opendir(top.data))) {
+		while ((e = readdir(d)))
+			if (fnmatch("shard-*-of-*", e->d_name, 0) == 0) {
+				struct corral_buf p = CORRAL_BUF_INIT;
+
+				if (corral_buf_addf(&p, "%s/%s", top.data,
+				    e->d_name) < 0)
+					corral_die(CORRAL_EXIT_ERR,
+					    "out of memory:");
+				xadd(dirs, p.data);
+				corral_buf_release(&p);
+			}
+		closedir(d);
+	}
+	qsort(dirs->v + from, dirs->n - from, sizeof(char *), by_name);
+	corral_buf_release(&top);
+}
+
+static int
+step_merge_shards(void)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT, dirs = CORRAL_STRV_INIT;
+	struct corral_buf who = CORRAL_BUF_INIT;
+	size_t i;
+	int st = CORRAL_EXIT_ERR;
+
+	if (corral_buf_addf(&who, "%s (shards)", set(CS_OUT)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	step("MERGE", who.data);
+	if (corral_setting_on(&S, CS_SHARDS)) {
+		if (corral_words(set(CS_SHARDS), &dirs) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	} else
+		default_shards(&dirs);
+	if (!dirs.n)
+		corral_warn("no shard directories to merge: set "
+		    "CORRAL_SHARDS, or run CORRAL_SHARD=K/N into "
+		    ".corral/shard-K-of-N");
+	else {
+		xprog(&argv, "corral-merge");
+		xadd(&argv, "-S");
+		xsettings_argv(CP_MERGE, &argv);
+		if (corral_setting_on(&S, CS_HISTORY)) {
+			xadd(&argv, "-H");
+			xadd(&argv, set(CS_HISTORY));
+		}
+		xadd(&argv, "-u");
+		xout(&argv, "units");
+		xadd(&argv, "-r");
+		xadd(&argv, set(CS_RUN));
+		xadd(&argv, "-o");
+		xadd(&argv, set(CS_OUT));
+		for (i = 0; i < dirs.n; i++)
+			xadd(&argv, dirs.v[i]);
+		st = summary(merge(&argv));
+		cat("board");
+	}
+	put_status(exit_status, st);
+	corral_strv_release(&argv);
+	corral_strv_release(&dirs);
+	corral_buf_release(&who);
+	return CORRAL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* layers                                                              */
+
+/*
+ * The units of list run as layer n: split across fresh agents, run by
+ * an inner make (sharing the jobserver), and merged over all.  The main
+ * slices holding one of them lose their stamps, so that the next
+ * corral-run runs them again and its main layer alone is the result.
+ */
+static int
+layer_run(const char *list)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT, units = CORRAL_STRV_INIT;
+	struct corral_strv env = CORRAL_STRV_INIT, extra = CORRAL_STRV_INIT;
+	struct corral_buf dir = CORRAL_BUF_INIT;
+	struct spawn how = { NULL, 0, 0, NULL, NULL };
+	struct corral_err err;
+	char line[64];
+	FILE *fp;
+	int n, st = CORRAL_EXIT_ERR;
+
+	for (n = 1; snprintf(line, sizeof(line), "rerun/%d", n),
+	    exists(line); n++)
+		;
+	if (corral_buf_addf(&dir, "rerun/%d/slices", n) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	split_argv(&argv, dir.data, list);
+	xout(&argv, list);
+	if (spawn(&argv, NULL) != 0 || make_parts(dir.data) != 0)
+		goto out;
+	manifests(dir.data, NULL);
+	xunits_load(list, '\n', &units, 0);
+	if (tell()) {
+		printf("  %-7s %zu unit(s) as layer %d\n", "RERUN", units.n,
+		    n);
+		fflush(stdout);
+	}
+	if (corral_unstamp(&units, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if ((fp = fopen("live/ticks", "a"))) {
+		fprintf(fp, "T %zu\n", units.n);
+		fclose(fp);
+	}
+	corral_strv_release(&argv);
+	xadd(&argv, set(CS_MAKE));
+	xadd(&argv, "-f");
+	xadd(&argv, set(CS_ENGINE_MK));
+	xadd(&argv, "__corral-layer");
+	xaddf(&extra, "CORRAL_LAYER=rerun/%s", line + strlen("rerun/"));
+	if (corral_proc_env(&env, (const char *const *)extra.v) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	how.envp = env.v;
+	if (spawn(&argv, &how) == 0) {
+		st = summary(merge_layers());
+		cat("board");
+	}
+out:
+	corral_strv_release(&argv);
+	corral_strv_release(&units);
+	corral_strv_release(&env);
+	corral_strv_release(&extra);
+	corral_buf_release(&dir);
+	return st;
+}
+
+static int
+step_layer(const char *which)
+{
+	struct corral_strv units = CORRAL_STRV_INIT;
+	struct corral_buf only = CORRAL_BUF_INIT;
+	int st = CORRAL_EXIT_ERR;
+
+	if (!strcmp(which, "failed")) {
+		if (!exists("failed.units"))
+			corral_warn("nothing to re-run in '%s'; run "
+			    "corral-run first", set(CS_OUT));
+		else if (!nonempty("failed.units")) {
+			st = CORRAL_EXIT_OK;
+			printf("corral: nothing to re-run: every unit passed\n");
+		} else
+			st = layer_run("failed.units");
+	} else if (!strcmp(which, "only")) {
+		xunits_load("units", '\n', &units, 0);
+		if (corral_units_matching(&units, set(CS_ONLY), &only) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		put("only.units", only.data, only.len);
+		if (!only.len)
+			corral_warn("no unit matches CORRAL_ONLY '%s'",
+			    set(CS_ONLY));
+		else
+			st = layer_run("only.units");
+	} else
+		corral_usage(&use, CORRAL_EXIT_ERR);
+	put_status(exit_status, st);
+	corral_strv_release(&units);
+	corral_buf_release(&only);
+	return CORRAL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* run: from corral.mk's recipe to the engine's make and back          */
+
+/* The run id, sortable by time: 20261202T010203123Z. */
+static void
+run_id(char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(out, 32, "%Y%m%dT%H%M%S", &tm);
+	snprintf(out + n, 32 - n, "%03ldZ", ts.tv_nsec / 1000000);
+}
+
+/* CORRAL_OUT (or the shard's .corral) relative to CORRAL_SRC, or "". */
+static const char *
+outrel(void)
+{
+	const char *src = set(CS_SRC), *excl = corral_setting_on(&S,
+	    CS_SHARD_TOP) ? set(CS_SHARD_TOP) : set(CS_OUT);
+	size_t n = strlen(src);
+
+	if (n == 1)
+		n = 0;	/* "/" */
+	return !strncmp(excl, src, n) && excl[n] == '/' && excl[n + 1] ?
+	    excl + n + 1 : "";
+}
+
+static void
+from_env(enum corral_setting_id id, const char *name)
+{
+	const char *v = getenv(name);
+
+	xset(id, v ? v : "");
+}
+
+/* What the run decides beside the knobs. */
+static void
+run_settings(void)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	char id[32], host[HOST_NAME_MAX + 1] = "";
+	const char *shard = getenv("__corral_shard");
+	struct corral_err err;
+	long long t;
+
+	if (shard && *shard) {
+		if (corral_buf_addstr(&b, shard) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		if (strchr(b.data, ' '))
+			*strchr(b.data, ' ') = '/';
+		xset(CS_SHARD, b.data);
+	}
+	from_env(CS_SHARD_TOP, "__corral_shard_top");
+	xset(CS_OUTREL, outrel());
+	run_id(id);
+	xset(CS_RUN, getenv("CORRAL_RUN") && *getenv("CORRAL_RUN") ?
+	    getenv("CORRAL_RUN") : id);
+	if (corral_setting_on(&S, CS_RUN_TIMEOUT)) {
+		if (corral_seconds_parse(set(CS_RUN_TIMEOUT), &t,
+		    "CORRAL_RUN_TIMEOUT", &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+		corral_buf_reset(&b);
+		t += corral_time_epoch_ms();
+		if (corral_buf_addf(&b, "%lld.%03lld", t / 1000, t % 1000) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		xset(CS_DEADLINE, b.data);
+	}
+	corral_buf_reset(&b);
+	if (corral_buf_addf(&b, "%ld", (long)getppid()) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xset(CS_GUARD, b.data);
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	xset(CS_GUARD_NODE, host);
+	from_env(CS_KEEP_ENV, "__corral_keep_env");
+	from_env(CS_MAKE, "__corral_make");
+	if (!corral_setting_on(&S, CS_MAKE))
+		xset(CS_MAKE, "make");
+	from_env(CS_ENGINE_MK, "__corral_engine_mk");
+	from_env(CS_MAKEFLAGS, "MAKEFLAGS");
+	from_env(CS_MFLAGS, "MFLAGS");
+	from_env(CS_MAKELEVEL, "MAKELEVEL");
+	from_env(CS_SILENT, "__corral_silent");
+	if (!corral_setting_on(&S, CS_JUNIT_SUITE))
+		xset(CS_JUNIT_SUITE, corral_path_base(set(CS_SRC)));
+	corral_buf_release(&b);
+}
+
+/* The files the graph depends on, each rewritten only when it changed. */
+static void
+write_settings(void)
+{
+	static const char *const joined[] = { "slice-config", "parts-config",
+	    "merge-config" };
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t i;
+
+	if (corral_settings_json(&S, &b) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_atomic_file(CORRAL_SETTINGS_FILE, b.data, b.len,
+	    CORRAL_ATOMIC_NO_SYNC, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < sizeof(joined) / sizeof(joined[0]); i++) {
+		corral_buf_reset(&b);
+		if (corral_settings_joined(&S, joined[i], &b) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		put(joined[i], b.data, b.len);
+	}
+	/* The slice count: CORRAL_AGENTS, else auto; never make's -j. */
+	corral_buf_reset(&b);
+	if (corral_buf_addf(&b, "%s\n", set(CS_AGENTS)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	put("agents", b.data, b.len);
+	corral_buf_release(&b);
+}
+
+/* A part of CORRAL_PARTS that does not exist stops the run, named once. */
+static int
+check_parts(void)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT, words = CORRAL_STRV_INIT;
+	size_t i, n;
+	int st = 0;
+
+	if (corral_words(set(CS_PARTS), &words) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xprog(&argv, "corral-parts");
+	xadd(&argv, "-k");
+	xadd(&argv, "-C");
+	xadd(&argv, set(CS_SRC));
+	n = argv.n;
+	for (i = 0; i < words.n; i++)
+		if (strcmp(words.v[i], "auto"))
+			xadd(&argv, words.v[i]);
+	if (argv.n > n)
+		st = spawn(&argv, NULL);
+	corral_strv_release(&argv);
+	corral_strv_release(&words);
+	return st;
+}
+
+/* The sandbox works, or the run stops before any unit (exit 2). */
+static int
+check_sandbox(void)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT, words = CORRAL_STRV_INIT;
+	size_t i;
+	int st;
+
+	if (strcmp(set(CS_SANDBOX), "bwrap"))
+		return 0;
+	xprog(&argv, "corral-run-slice");
+	xadd(&argv, "-n");
+	xadd(&argv, "-X");
+	xadd(&argv, "bwrap");
+	if (corral_words(set(CS_SANDBOX_ARGS), &words) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	for (i = 0; i < words.n; i++) {
+		xadd(&argv, "-a");
+		xadd(&argv, words.v[i]);
+	}
+	st = spawn(&argv, NULL);
+	corral_strv_release(&argv);
+	corral_strv_release(&words);
+	return st;
+}
+
+static volatile sig_atomic_t child_pid, caught;
+
+static void
+forward(int sig)
+{
+	caught = sig;
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+/* The engine's make for goal, in CORRAL_OUT; its status. */
+static int
+run_make(const char *goal)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT;
+	struct corral_proc p = CORRAL_PROC_INIT;
+	struct sigaction sa;
+	pid_t pid;
+	int e, ws, sigs[] = { SIGHUP, SIGINT, SIGTERM };
+	size_t i;
+
+	xadd(&argv, set(CS_MAKE));
+	xadd(&argv, "--no-print-directory");
+	xadd(&argv, "-f");
+	xadd(&argv, set(CS_ENGINE_MK));
+	xadd(&argv, goal);
+	p.path = argv.v[0];
+	p.argv = argv.v;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, NULL);
+	if ((e = corral_proc_start(&p, &pid))) {
+		errno = e;
+		corral_die(CORRAL_EXIT_ERR, "cannot run '%s':", argv.v[0]);
+	}
+	child_pid = pid;
+	while (corral_proc_reap(pid, &ws) < 0)
+		if (errno != EINTR)
+			corral_die(CORRAL_EXIT_ERR, "wait:");
+	child_pid = 0;
+	corral_strv_release(&argv);
+	if (caught) {
+		signal(caught, SIG_DFL);
+		raise(caught);
+	}
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static const char *
+wait_setting(void)
+{
+	return corral_setting_on(&S, CS_WAIT) ? set(CS_WAIT) : NULL;
+}
+
+/*
+ * corral-clean: CORRAL_OUT removed only when corral made it (the lock
+ * refuses one without the mark), renamed away first, under the lock, so
+ * that a run waiting for the lock finds either the whole old CORRAL_OUT
+ * or none.
+ */
+static int
+clean(void)
+{
+	struct corral_buf away = CORRAL_BUF_INIT;
+	struct corral_lock l;
+
+	if (!exists(set(CS_OUT)))
+		return CORRAL_EXIT_OK;
+	corral_lock_init(&l);
+	xlock(&l, set(CS_OUT), CORRAL_LOCK_CREATE, wait_setting(),
+	    "CORRAL_OUT");
+	if (corral_buf_addf(&away, "%s.clean.%ld", set(CS_OUT),
+	    (long)getpid()) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (rename(set(CS_OUT), away.data) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot rename '%s':",
+		    set(CS_OUT));
+	remove_tree(away.data);
+	corral_lock_release(&l);
+	corral_buf_release(&away);
+	return CORRAL_EXIT_OK;
+}
+
+static int
+is_run_goal(const char *goal)
+{
+	return !strcmp(goal, "__corral-run") || !strcmp(goal,
+	    "__corral-only") || !strcmp(goal, "__corral-rerun-failed");
+}
+
+static int
+cmd_run(const char *goal)
+{
+	struct corral_lock top, l;
+	struct corral_err err;
+	char cwd[PATH_MAX];
+	int st;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		corral_die(CORRAL_EXIT_ERR, "getcwd:");
+	if (corral_settings_from_env(&S, cwd, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	run_settings();
+	if (!strcmp(goal, "clean"))
+		return clean();
+	if (is_run_goal(goal) && check_sandbox() != 0)
+		return CORRAL_EXIT_ERR;
+	if (corral_setting_on(&S, CS_SHARD_TOP)) {
+		corral_lock_init(&top);
+		xlock(&top, set(CS_SHARD_TOP), CORRAL_LOCK_CREATE,
+		    wait_setting(), "CORRAL_OUT");
+		corral_lock_release(&top);
+	}
+	corral_lock_init(&l);
+	xlock(&l, set(CS_OUT), CORRAL_LOCK_CREATE, wait_setting(),
+	    "CORRAL_OUT");
+	if (chdir(set(CS_OUT)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot enter '%s':", set(CS_OUT));
+	if (unlink(exit_status) < 0 && errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
+		    exit_status);
+	write_settings();
+	if (is_run_goal(goal) && check_parts() != 0)
+		return CORRAL_EXIT_ERR;
+	if (corral_lock_pass(&l, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if ((st = run_make(goal)) != 0)
+		return st;
+	return read_status(exit_status, CORRAL_EXIT_OK);
+}
+
+/* 'settings': every knob, its default and its kind, for the docs. */
+static int
+cmd_settings(void)
+{
+	const struct corral_setting *row;
+	size_t i;
+
+	for (i = 0; i < CS_COUNT; i++) {
+		row = &corral_settings_table[i];
+		if (row->kind != CK_INTERNAL)
+			printf("%s\t%s\n", row->name, row->dflt);
+	}
+	xflush_stdout();
+	return CORRAL_EXIT_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *cmd;
+	int st;
+
+	corral_setprogname("corral");
+	corral_usage_check(&use, argc, argv);
+	if (argc < 2 || !strcmp(argv[1], "-h"))
+		corral_usage(&use, argc < 2 ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK);
+	cmd = argv[1];
+	corral_settings_init(&S);
+	if (!strcmp(cmd, "run") && argc == 3)
+		st = cmd_run(argv[2]);
+	else if (!strcmp(cmd, "settings") && argc == 2)
+		st = cmd_settings();
+	else {
+		load();
+		if (!strcmp(cmd, "units") && argc == 2)
+			st = step_units();
+		else if (!strcmp(cmd, "plan") && argc == 2)
+			st = step_plan();
+		else if (!strcmp(cmd, "parts") && argc == 2)
+			st = step_parts();
+		else if (!strcmp(cmd, "inputs") && argc == 2)
+			st = step_inputs();
+		else if (!strcmp(cmd, "live") && argc == 3)
+			st = step_live(argv[2]);
+		else if (!strcmp(cmd, "slice") && argc == 3)
+			st = step_slice(argv[2]);
+		else if (!strcmp(cmd, "merge") && argc == 3 &&
+		    !strcmp(argv[2], "-w"))
+			st = step_merge_run();
+		else if (!strcmp(cmd, "merge") && argc == 2)
+			st = step_merge();
+		else if (!strcmp(cmd, "answer") && argc == 2)
+			st = step_answer();
+		else if (!strcmp(cmd, "layer") && argc == 3)
+			st = step_layer(argv[2]);
+		else if (!strcmp(cmd, "merge-shards") && argc == 2)
+			st = step_merge_shards();
+		else
+			corral_usage(&use, CORRAL_EXIT_ERR);
+	}
+	corral_settings_release(&S);
+	xflush_stdout();
+	return st;
+}
