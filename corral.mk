@@ -11,126 +11,14 @@
 #   CORRAL_PARTS    = auto
 #   include path/to/corral.mk
 #
-# Inputs, with their defaults (set them before the include):
-#   CORRAL_UNITS      =          the units, as words
-#   CORRAL_UNITS_FILE =          a file holding one unit per line
-#   CORRAL_DISCOVER   =          a shell command, run in CORRAL_SRC, printing
-#                                one unit per line; exactly one of these three
-#   CORRAL_CMD        =          shell command run for each unit, in its
-#                                agent's private clone (required); it sees
-#                                $CORRAL_UNIT, $CORRAL_AGENT, $CORRAL_WORKDIR,
-#                                $CORRAL_ATTEMPT, $CORRAL_RUN, $CORRAL_NOTE
-#                                and the user's environment, never the run's
-#                                settings (see "What a unit inherits")
-#   CORRAL_PARTS      ?=         parts (paths relative to CORRAL_SRC) that every
-#                                agent clones; a unit that is a path is always
-#                                cloned with its agent; one that does not
-#                                exist stops the run; the word auto: also
-#                                what each unit was seen to read (learned in
-#                                a clone of the whole tree the first time)
-#   CORRAL_PARTS_CHECK ?= 0      1: a unit that fails is tried once more in a
-#                                clone of the whole tree, and its record
-#                                says if it passes there (a part is missing)
-#   CORRAL_PARTS_CMD  ?=         shell command printing the extra parts of the
-#                                unit $CORRAL_UNIT, one per line
-#   CORRAL_SRC        ?= the directory of the makefile that includes this one
-#   CORRAL_OUT        ?= $(CORRAL_SRC)/.corral   results; never a unit, never
-#                                cloned
-#   CORRAL_AGENTS     ?=         number of agents (slices); empty: as many
-#                                as the population calls for, never -j
-#   CORRAL_BIN        ?=         directory of the corral programs: bin/ beside
-#                                this file, else the bindir of an install, else
-#                                empty (found on PATH)
-#   CORRAL_SHELL      ?= /bin/sh the shell that runs CORRAL_CMD (make's
-#                                SHELL does not apply)
-#   CORRAL_V          ?= 0       1 shows every command (so does V=1); make
-#                                -s prints no step or progress lines
-#   CORRAL_SPLIT      ?= auto    how a plan cuts the units: roundrobin;
-#                                weighted (longest first over durations
-#                                learned from history.jsonl); auto: weighted
-#                                once history knows a unit, else roundrobin
-#                                (corral-split -L lists the strategies)
-#   CORRAL_TIMEOUT    ?=         seconds an attempt of a unit may take
-#                                (fractions allowed); empty: no limit
-#   CORRAL_SLICE_TIMEOUT ?=      seconds a whole slice may take; the units
-#                                left then are recorded as not-run
-#   CORRAL_RUN_TIMEOUT ?=        seconds the whole corral-run may take
-#   CORRAL_GRACE      ?= 5       seconds from SIGTERM to SIGKILL on a timeout
-#   CORRAL_RETRIES    ?= 0       times a failed unit is tried again, at once,
-#                                by the same agent; a pass after a failure
-#                                is flaky
-#   CORRAL_NO_RETRY   ?=         exit codes never retried (e.g. 23 for a
-#                                sanitizer), separated by commas or spaces
-#   CORRAL_SKIP_CODES ?= 77      exit codes that mean the unit skipped
-#                                itself: status skip, never a failure
-#   CORRAL_ERROR_CODES ?= 99     exit codes that mean a hard error (the unit
-#                                could not even tell): status error
-#   CORRAL_NOTE_PATTERN ?=       an extended regular expression: a failed
-#                                unit's note quotes the first line of its
-#                                output that matches (before pytest's,
-#                                go test's, a compiler's, a traceback's and
-#                                make's own failure lines, then the last line)
-#   CORRAL_TMP        ?= dir     dir: each unit gets an empty TMPDIR (and TMP,
-#                                TEMP) of its own, outside CORRAL_OUT,
-#                                removed when it ends; shared: units share
-#                                the caller's TMPDIR
-#   CORRAL_VERDICT    ?= tap     tap: a unit that prints TAP and exits 0
-#                                fails on a "not ok", "Bail out!" or a plan
-#                                it fell short of, as prove judges; exit: the
-#                                exit status alone decides
-#   CORRAL_FAIL_ON_FLAKY ?= 0    1: a flaky unit makes corral-run fail
-#   CORRAL_HALT       ?=         once this many units failed, agents start
-#                                no unit: the rest are not-run, noted as
-#                                halted; empty: never
-#   CORRAL_OUTPUT_MAX ?= 1M      bytes of each unit's output kept (the first
-#                                and last halves, a marker between); 0: all
-#   CORRAL_LIMIT_CPU  ?=         CPU seconds per unit process (setrlimit)
-#   CORRAL_LIMIT_MEM  ?=         address space per unit process, bytes
-#                                (K, M, G suffixes)
-#   CORRAL_LIMIT_FSIZE ?=        largest file a unit may write, bytes
-#   CORRAL_SANDBOX    ?= none    bwrap: each unit inside bubblewrap, the file
-#                                system read-only but its clone and a private
-#                                /tmp, CORRAL_OUT hidden, no network, its
-#                                processes gone with it; a run stops (exit 2)
-#                                before any unit when bwrap cannot do that
-#   CORRAL_SANDBOX_ARGS ?=       the user's own bwrap options, as words
-#                                (--bind DIR DIR), after corral's
-#   CORRAL_QUIET      ?= 0       1: no progress lines while units run
-#   CORRAL_SLOWEST    ?= 5       the summary ends with this many of the
-#                                run's slowest units; 0: none
-#   CORRAL_JUNIT      ?=         a file to write the JUnit XML report to on
-#                                every merge; empty: none
-#   CORRAL_JUNIT_SUITE ?= $(notdir CORRAL_SRC)   the JUnit report's suite
-#                                name (default: the project directory's)
-#   CORRAL_TRACE      ?=         a file to write the run's timeline to on
-#                                every merge, as a Chrome trace (Perfetto)
-#   CORRAL_HTML       ?=         a file to write the run to on every merge,
-#                                as one self-contained HTML page
-#   CORRAL_ONLY       ?=         shell patterns over unit names: corral-run
-#                                runs only the units matching one, as a
-#                                layer over the result so far (the others
-#                                keep theirs), and plans nothing again
-#   CORRAL_WAIT       ?=         seconds to wait for another run holding
-#                                CORRAL_OUT; empty: as long as it takes;
-#                                0: refuse at once (exit 2)
-#   CORRAL_SHARD      ?=         K/N: run only shard K of N of the units, a
-#                                cut every host computes alike; auto: K and
-#                                N from the CI engine or job array; the
-#                                default CORRAL_OUT is then
-#                                .corral/shard-K-of-N
-#   CORRAL_SHARD_TOTAL ?=        N for auto when the engine gives only an
-#                                index (a Kubernetes Indexed Job)
-#   CORRAL_HISTORY    ?=         a history.jsonl every host is given: shards
-#                                are cut by its durations
-#   CORRAL_HOST       ?=         the name records and shard manifests give
-#                                this host; empty: its host name
-#   CORRAL_LAUNCH     ?=         a command prefix every slice's agent runs
-#                                under, split at white space: for Slurm,
-#                                srun -n1 --exact --quit-on-interrupt inside
-#                                one salloc; make's -j stays the schedule
-#   CORRAL_SHARDS     ?=         the shard directories corral-merge-shards
-#                                reads; empty: every .corral/shard-*-of-*
-#                                under CORRAL_SRC
+# The settings are the CORRAL_* variables, set before the include: one of
+# CORRAL_UNITS, CORRAL_UNITS_FILE or CORRAL_DISCOVER, and CORRAL_CMD, are
+# required; every other one has a default.  README's table and
+# corral.mk(7) say what each means; 'corral-engine settings' prints each
+# with its default, from the one table that programs read them through
+# (src/engine/settings.c).  This file checks each value by its kind, so
+# that a bad one stops make at once, naming it, and hands them all over to
+# corral-engine in the environment of the target asked for.
 #
 # Targets:
 #   corral-run           run what changed or failed, merge, print a summary;
@@ -245,13 +133,12 @@ __corral-enum = $(call __corral-knob,$(1))$(if $(filter \
 	$(2),$($(1)))),$(call __corral-refuse,$(1),$(call __corral-or,$(2)))))
 # __corral-bool NAME: 0 or 1 (empty: 0).
 __corral-bool = $(call __corral-knob,$(1))$(if $(strip $($(1))),$(call __corral-enum,$(1),0 1))
-# __corral-codes NAME: $(NAME), exit codes separated by commas or spaces,
-# as one comma-separated word; stop unless it is that.
+# __corral-codes NAME: stop unless $(NAME) is exit codes separated by
+# commas or spaces.
 __corral-codes = $(call __corral-knob,$(1))$(if $(filter-out $(__corral_comma),$(call \
 	__corral-nondigits,$(strip $(subst $(__corral_comma), ,$($(1)))))),\
 	$(call __corral-refuse,$(1),exit codes separated by commas or \
-	spaces),$(subst $(__corral_space),$(__corral_comma),$(strip \
-	$(subst $(__corral_comma), ,$($(1))))))
+	spaces))
 
 $(call __corral-number,CORRAL_AGENTS)
 $(call __corral-seconds,CORRAL_TIMEOUT)
@@ -302,7 +189,7 @@ $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 	CORRAL_JUNIT_SUITE)),,$(if $(strip $(CORRAL_JUNIT_SUITE)),,$(call \
 	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name)))
 $(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
-	SANDBOX_ARGS ONLY SHARDS LAUNCH,$(call __corral-text,CORRAL_$(__corral_n)))
+	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call __corral-text,CORRAL_$(__corral_n)))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto
 # without an engine, stops make here, before anything runs.  The merge
@@ -408,6 +295,8 @@ __corral_run_goal = $(if $(strip $(CORRAL_ONLY)),__corral-only,__corral-run)
 
 $(foreach __corral_n,$(sort $(__corral_knobs)),$(eval $(__corral_phony): \
 	export __corral_set_$(__corral_n) = $$($(__corral_n))))
+$(__corral_phony): export __corral_unset = $(foreach __corral_n,$(sort \
+	$(__corral_knobs)),$(if $(filter undefined,$(origin $(__corral_n))),$(__corral_n)))
 $(__corral_phony): export __corral_v := $(__corral_v)
 $(__corral_phony): export __corral_silent := $(__corral_silent)
 $(__corral_phony): export __corral_bin := $(__corral_bindir)

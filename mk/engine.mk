@@ -1,54 +1,24 @@
 ################################################################################
 #
-# engine.mk -- corral's slice graph, run by corral.mk as a sub-make
+# engine.mk -- corral's slice graph, run by corral-engine in CORRAL_OUT
 #
 ################################################################################
 #
-# corral.mk runs this make in CORRAL_OUT.  Inputs come from the
-# environment corral.mk sets, checked there already.  Recipes read them as
-# shell variables ("$$CORRAL_CMD"), or put the option lists in their
-# command lines as they are, so no value is ever expanded by make:
-#   __corral_src, __corral_out   CORRAL_SRC and CORRAL_OUT, absolute
-#   __corral_outrel          CORRAL_OUT relative to CORRAL_SRC when inside
-#                            it, else empty
-#   __corral_units_file      CORRAL_UNITS_FILE, absolute, or empty
-#   __corral_bin             CORRAL_BIN with a trailing '/', or empty
-#   __corral_v               1: show every command
-#   __corral_silent          non-empty: make -s, no step lines
-#   __corral_shell           CORRAL_SHELL, the shell of CORRAL_CMD
-#   __corral_only            CORRAL_ONLY, shell patterns over unit names
-#   CORRAL_UNITS, CORRAL_DISCOVER, CORRAL_CMD, CORRAL_PARTS,
-#   CORRAL_PARTS_CMD, CORRAL_AGENTS   as the user set them
-#   CORRAL_RUN               the run id, shared by every record of this run
-#   __corral_slice_opts, __corral_parts_opts, __corral_split_opts,
-#   __corral_merge_opts, __corral_score_opts, __corral_report_opts
-#                            the options of corral-run-slice, corral-plan
-#                            -c, corral-split, corral-merge,
-#                            corral-scoreboard and corral-report that
-#                            come from CORRAL_*
-#                            settings, as quoted words
-#   __corral_sandbox         corral-run-slice's sandbox options, or empty;
-#                            a change re-runs every slice
-#   __corral_guard           the pid of the make running corral.mk; once
-#                            it is gone (a zombie is gone), agents stop and
-#                            no merge starts
-#   __corral_lock            the descriptor of CORRAL_OUT's lock, which this
-#                            make, its recipes and its agents hold
-#   __corral_shard_k, __corral_shard_n   this run is shard K of N, or empty
-#   __corral_shard_history   CORRAL_HISTORY, absolute, or empty
-#   __corral_host            CORRAL_HOST, or empty (the host's name)
-#   __corral_shards          the shard directories corral-merge-shards reads
-#   __corral_launch          CORRAL_LAUNCH: the prefix of every agent's
-#                            command, split at white space, or empty
-#   __corral_guard_node      the node the guard runs on (uname -n): an
-#                            agent launched on another has no guard
-#   __corral_keep_env        the CORRAL_* names of the user's own
-#                            environment: the only CORRAL_* variables,
-#                            beside the agent's own, that units get
-#   __corral_makeflags, __corral_mflags, __corral_makelevel
-#                            MAKEFLAGS, MFLAGS and MAKELEVEL as make gave
-#                            them to corral.mk's recipe: what units get,
-#                            not this make's (its -rR, its level)
+# Make declares, C decides.  This file is only the graph: its targets, what
+# each depends on, and the stamps that make's up-to-date logic compares
+# (make -jN is the parallelism, the stamps the incrementality).  Each recipe
+# is one call of one step of corral-engine (tools/corral-engine.c,
+# src/engine/), which reads the run's settings from settings.json.
+#
+# corral-engine run, started by corral.mk's recipe, reads the settings
+# corral.mk checked and handed over, takes CORRAL_OUT's lock (this make,
+# its recipes and its agents inherit it), writes the files below that hold
+# the settings, and runs this make in CORRAL_OUT for one goal; the goal
+# leaves the run's answer in exit-status, which corral-engine run exits
+# with.  From the environment this make reads only __corral_v (V=1),
+# __corral_bin (where corral-engine is), __corral_set_CORRAL_PARTS (auto
+# makes the parts depend on the history) and, in a layer's inner make,
+# CORRAL_LAYER.
 #
 # Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
 # __corral-plan, __corral-merge-shards and __corral-layer (every slice of
@@ -57,35 +27,33 @@
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
 # content changes, so that make's mtimes say what really changed):
 #   .corral-out             mark: corral made this directory
-#   .lock                   flocked by the run (corral-lock), its pid inside
-#   units, agents           the population and the slice count (CORRAL_AGENTS,
-#                           else "auto": as many as the population calls
-#                           for, never make's -j)
+#   .lock                   flocked by the run, its pid inside
+#   settings.json           every setting of the run (corral-engine settings
+#                           lists them, with their defaults)
+#   agents, slice-config, parts-config, merge-config
+#                           the settings the plan, every slice, the parts and
+#                           the merge depend on (the settings table's
+#                           "joins" column says which)
+#   units                   the population (CORRAL_OUT never in it)
 #   population, shard.json  of a shard: the whole population (units is the
 #                           shard's part of it), and the manifest, written
 #                           when its run is over (a slice that starts
 #                           removes it)
-#   cmd, parts-config       the settings the slices depend on
-#   exit-status             the answer of the last corral.mk goal, which
-#                           corral.mk's recipe exits with
+#   exit-status             the answer of the last goal
 #   plan.mk                 the slice list; remade from units and agents
 #                           (and by __corral-plan), slice 0 the longest
-#   slices/K.units          slice K's units, from corral-split
-#   slices/K.est            their expected ms, once history knows them
+#   slices/K.units, K.est   slice K's units and their expected ms
 #   slices/plan.json        what the plan rests on (strategy, estimates)
 #   slices/K.parts          what slice K clones
-#   parts                   stamp: one corral-plan -c -o wrote every K.parts
-#   slices/K.manifest       the stat manifest of those parts, all of them
-#                           checked by one corral-checkout -M per run
+#   parts                   stamp: every K.parts was written
+#   slices/K.manifest       the stat manifest of those parts
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
-#   inputs                  digest of cmd and every manifest, in records
-#   merge-config, merged    the merge's settings, and the stamp of the last
-#                           merge of a whole run that found every unit
-#                           passed; merge-status, the last one's status
+#   inputs                  digest of slice-config and every manifest
+#   merged                  stamp of the last merge of a whole run that found
+#                           every unit passed; merge-status, the last one's
 #   board                   what corral-scoreboard -f said after a merge
-#   live/                   what running agents show corral-status (each
-#                           agent's status file, the run's ticks); cleared
+#   live/                   what running agents show corral-status; cleared
 #                           when a run starts
 #   work/                   the agents' clones; cleared when a run starts
 #   rerun/N/{slices,logs}   the same for the N-th layer (corral-rerun-failed,

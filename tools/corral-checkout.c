@@ -69,48 +69,6 @@ run_manifest(const char *src, const char *manifest,
 	return CORRAL_EXIT_OK;
 }
 
-/*
- * Slice k's manifest, from dir/k.parts, added to sha; 1 when there is no
- * slice k, 0 when there is (its manifest written, or removed if its parts
- * are refused).  Dies on I/O errors of its own.
- */
-static int
-slice_manifest(const char *src, const char *dir, size_t k,
-    const struct corral_strv *exclude, struct corral_sha256 *sha)
-{
-	struct corral_strv parts = CORRAL_STRV_INIT;
-	struct corral_buf path = CORRAL_BUF_INIT, out = CORRAL_BUF_INIT;
-	struct corral_err err;
-	int rc = 0;
-
-	if (corral_buf_addf(&path, "%s/%zu.parts", dir, k) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (access(path.data, F_OK) < 0) {
-		rc = 1;
-		goto out;
-	}
-	xunits_load(path.data, '\n', &parts, 0);
-	path.len -= strlen("parts");
-	path.data[path.len] = '\0';
-	if (corral_buf_addstr(&path, "manifest") < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_checkout_manifest(src, &parts, exclude, &out, NULL,
-	    &err) < 0) {
-		if (unlink(path.data) < 0 && errno != ENOENT)
-			corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
-			    path.data);
-	} else if (corral_atomic_file(path.data, out.data ? out.data : "",
-	    out.len, CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC,
-	    &err) < 0 || corral_sha256_add(sha, out.data ? out.data : "",
-	    out.len, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-out:
-	corral_strv_release(&parts);
-	corral_buf_release(&path);
-	corral_buf_release(&out);
-	return rc;
-}
-
 static int
 run_manifests(const char *src, const char *dir,
     const struct corral_strv *exclude)
@@ -118,13 +76,10 @@ run_manifests(const char *src, const char *dir,
 	struct corral_sha256 sha;
 	struct corral_err err;
 	char hex[CORRAL_SHA256_HEX];
-	size_t k;
 
-	if (corral_sha256_init(&sha, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-	for (k = 0; slice_manifest(src, dir, k, exclude, &sha) == 0; k++)
-		;
-	if (corral_sha256_peek(&sha, hex, &err) < 0)
+	if (corral_sha256_init(&sha, &err) < 0 ||
+	    corral_manifests_write(src, dir, exclude, &sha, &err) < 0 ||
+	    corral_sha256_peek(&sha, hex, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	corral_sha256_release(&sha);
 	if (printf("%s\n", hex) < 0 || fflush(stdout) == EOF)

@@ -221,6 +221,37 @@ struct spawn {
 	char *const *envp;
 };
 
+/* V=1: every command shown, as make shows its recipes, quoted for sh. */
+static void
+show_command(const struct corral_strv *argv)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	const char *p;
+	size_t i;
+	int rc = 0;
+
+	if (strcmp(set(CS_V), "1"))
+		return;
+	for (i = 0; rc == 0 && i < argv->n; i++) {
+		p = argv->v[i];
+		rc = corral_buf_addstr(&b, i ? " " : "");
+		if (*p && !p[strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijkl"
+		    "mnopqrstuvwxyz0123456789_./=:,@%+-")]) {
+			rc |= corral_buf_addstr(&b, p);
+			continue;
+		}
+		rc |= corral_buf_addch(&b, '\'');
+		for (; rc == 0 && *p; p++)
+			rc = *p == '\'' ? corral_buf_addstr(&b, "'\\''") :
+			    corral_buf_addch(&b, *p);
+		rc |= corral_buf_addch(&b, '\'');
+	}
+	if (rc == 0)
+		corral_showf(stdout, "%s\n", b.data);
+	fflush(stdout);
+	corral_buf_release(&b);
+}
+
 /* Run argv and wait: its exit status, 128+N for signal N. */
 static int
 spawn(const struct corral_strv *argv, const struct spawn *how)
@@ -229,6 +260,7 @@ spawn(const struct corral_strv *argv, const struct spawn *how)
 	pid_t pid;
 	int e, ws;
 
+	show_command(argv);
 	p.path = argv->v[0];
 	p.argv = argv->v;
 	p.envp = how ? how->envp : NULL;
@@ -618,7 +650,7 @@ step_inputs(void)
 	if (auto_parts())
 		old = read_old(n);
 	if (corral_sha256_init(&sha, &err) < 0 ||
-	    corral_read_file("slice-config", &cfg, &err) < 0 ||
+	    corral_read_state("slice-config", &cfg, &err) < 0 ||
 	    corral_sha256_add(&sha, cfg.data ? cfg.data : "", cfg.len,
 	    &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
@@ -1313,6 +1345,9 @@ run_settings(void)
 	from_env(CS_MFLAGS, "MFLAGS");
 	from_env(CS_MAKELEVEL, "MAKELEVEL");
 	from_env(CS_SILENT, "__corral_silent");
+	/* V=1 as well as CORRAL_V=1, as corral.mk read them. */
+	if (getenv("__corral_v") && !strcmp(getenv("__corral_v"), "1"))
+		xset(CS_V, "1");
 	if (!corral_setting_on(&S, CS_JUNIT_SUITE))
 		xset(CS_JUNIT_SUITE, corral_path_base(set(CS_SRC)));
 	corral_buf_release(&b);
@@ -1531,7 +1566,10 @@ cmd_run(const char *goal)
 	return read_status(exit_status, CORRAL_EXIT_OK);
 }
 
-/* 'settings': every knob, its default and its kind, for the docs. */
+/*
+ * 'settings': every setting and its default, one a line, tab between:
+ * the CORRAL_* knobs, then what the run decides (lower case).
+ */
 static int
 cmd_settings(void)
 {
@@ -1540,8 +1578,7 @@ cmd_settings(void)
 
 	for (i = 0; i < CS_COUNT; i++) {
 		row = &corral_settings_table[i];
-		if (row->kind != CK_INTERNAL)
-			printf("%s\t%s\n", row->name, row->dflt);
+		printf("%s\t%s\n", row->name, row->dflt);
 	}
 	xflush_stdout();
 	return CORRAL_EXIT_OK;

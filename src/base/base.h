@@ -494,6 +494,9 @@ int corral_buf_eat(void *b, const char *p, size_t n);
 /* Read a whole file into b (appending), by open_input.  0, or -1/err. */
 int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);
+/* The same for a file of corral's own state, by open_state. */
+int corral_read_state(const char *path, struct corral_buf *b,
+    struct corral_err *err);
 /* mkdir -p.  0, or -1 with err set. */
 int corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err);
 /*

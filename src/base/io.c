@@ -263,6 +263,20 @@ corral_read_file(const char *path, struct corral_buf *b,
 }
 
 int
+corral_read_state(const char *path, struct corral_buf *b,
+    struct corral_err *err)
+{
+	int fd, rc;
+
+	if ((fd = corral_open_state(path, O_RDONLY, 0, err)) < 0)
+		return -1;
+	if ((rc = corral_fd_chunks(fd, corral_buf_eat, b)) < 0)
+		corral_err_set(err, errno, "cannot read '%s'", path);
+	close(fd);
+	return rc;
+}
+
+int
 corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
 {
 	struct stat st;

@@ -29,7 +29,7 @@ enum corral_setting_id {
 	CS_TMP, CS_NOTE_PATTERN, CS_FAIL_ON_FLAKY, CS_HALT, CS_OUTPUT_MAX,
 	CS_LIMIT_CPU, CS_LIMIT_MEM, CS_LIMIT_FSIZE, CS_SANDBOX,
 	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_JUNIT, CS_JUNIT_SUITE,
-	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_TOTAL, CS_HISTORY,
+	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_KNOB, CS_SHARD_TOTAL, CS_HISTORY,
 	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_BIN, CS_V,
 	/* what corral.mk or the run itself decides, not a CORRAL_* knob */
 	CS_SHARD,	/* "K N" (CORRAL_SHARD as corral-shard -e read it) */
@@ -122,7 +122,8 @@ int corral_setting_on(const struct corral_settings *s,
 const struct corral_setting *corral_setting_find(const char *name);
 /*
  * Fill s from the environment corral.mk handed over: each knob from
- * __corral_set_NAME, its default when empty, checked by its kind
+ * __corral_set_NAME, its default when empty or named in __corral_unset
+ * (exit codes: only when unset; empty is none), checked by its kind
  * ("CORRAL_GRACE is 'x'; it must be a number of seconds"), paths made
  * absolute against cwd.  The internal rows are left empty for the
  * caller.  0, or -1 with err set.
@@ -194,7 +195,8 @@ long long corral_live_total(size_t nslices, const char *config, int all);
 /*
  * Write dir/K.manifest from dir/K.parts for K = 0.. up to the first
  * missing K.parts, each only when it changed (a slice whose parts are
- * refused loses its manifest), and add each manifest to sha.  0, or -1
+ * refused loses its manifest), and add each manifest to sha (if not
+ * NULL).  0, or -1
  * with err set (I/O; the manifests are then not all there).
  */
 int corral_manifests_write(const char *src, const char *dir,

@@ -52,8 +52,8 @@ slice_manifest(const char *src, const char *dir, size_t k,
 			    path.data);
 	} else if (corral_atomic_file(path.data, out.data ? out.data : "",
 	    out.len, CORRAL_ATOMIC_KEEP_SAME | CORRAL_ATOMIC_NO_SYNC,
-	    err) < 0 || corral_sha256_add(sha, out.data ? out.data : "",
-	    out.len, err) < 0)
+	    err) < 0 || (sha && corral_sha256_add(sha, out.data ?
+	    out.data : "", out.len, err) < 0))
 		rc = -1;
 	corral_strv_release(&parts);
 	corral_buf_release(&path);

@@ -93,6 +93,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { TO(CP_REPORT, 'H'), NO } },
 	[CS_WAIT] = { "CORRAL_WAIT", "", CK_SECONDS, NULL, NULL, { NO, NO } },
 	[CS_ONLY] = { "CORRAL_ONLY", "", CK_TEXT, NULL, NULL, { NO, NO } },
+	[CS_SHARD_KNOB] = { "CORRAL_SHARD", "", CK_WORD, NULL, NULL,
+	    { NO, NO } },
 	[CS_SHARD_TOTAL] = { "CORRAL_SHARD_TOTAL", "", CK_NUMBER, NULL, NULL,
 	    { NO, NO } },
 	[CS_HISTORY] = { "CORRAL_HISTORY", "", CK_PATH, NULL, NULL,
@@ -377,13 +379,18 @@ absolute_words(const char *value, const char *cwd)
 	return b.data;
 }
 
-/* value as the row keeps it, malloc'd: its default when empty. */
+/*
+ * value as the row keeps it, malloc'd: its default when unset, or empty
+ * (but exit codes: none).
+ */
 static char *
-normal(const struct corral_setting *row, const char *value, const char *cwd)
+normal(const struct corral_setting *row, const char *value, int unset,
+    const char *cwd)
 {
 	char *t = row->kind == CK_TEXT ? strdup(value) : trimmed(value), *v;
 
-	if (!t || *t || !*row->dflt)
+	if (!t || !*row->dflt || (*t && !unset) || (!unset && row->kind ==
+	    CK_CODES))
 		v = t;
 	else {
 		free(t);
@@ -399,6 +406,19 @@ normal(const struct corral_setting *row, const char *value, const char *cwd)
 	}
 	free(v);
 	return t;
+}
+
+/* Whether corral.mk says name was never set (__corral_unset). */
+static int
+is_unset(const char *name)
+{
+	const char *list = getenv("__corral_unset"), *p;
+	size_t n = strlen(name);
+
+	for (p = list; p && (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' '))
+			return 1;
+	return 0;
 }
 
 int
@@ -421,7 +441,8 @@ corral_settings_from_env(struct corral_settings *s, const char *cwd,
 			rc = corral_err_set(err, ENOMEM, "settings");
 		else if (!(v = getenv(name.data)))
 			v = "";
-		if (rc == 0 && !(s->v[i] = normal(row, v, cwd)))
+		if (rc == 0 && !(s->v[i] = normal(row, v, is_unset(row->name),
+		    cwd)))
 			rc = corral_err_set(err, ENOMEM, "settings");
 		if (rc == 0)
 			rc = corral_setting_check(row, s->v[i], err);
@@ -457,7 +478,7 @@ corral_settings_read(struct corral_settings *s, const char *file,
 	cJSON *doc = NULL;
 	const char *v;
 	size_t i;
-	int rc = corral_read_file(file, &text, err);
+	int rc = corral_read_state(file, &text, err);
 
 	if (rc == 0 && !(doc = cj_object_text(text.data ? text.data : "",
 	    text.len, &why)))
