@@ -86,9 +86,11 @@ EOF
 	CORRAL_BIN=$PWD/logbin run -0 make -C proj corral-run CORRAL_AGENTS=100
 	assert_contains "$output" "100 successes, 0 failures"
 	assert_equal 100 "$(ran_count)"
-	# corral-split -L: corral.mk checks CORRAL_SPLIT; no plan is made
+	# corral-split -L: corral.mk checks CORRAL_SPLIT; corral-parts -k: the
+	# parts exist; five steps of the engine (run, units, inputs, live,
+	# answer), and no plan, no agent, no merge
 	run -0 sort calls
-	assert_output "$(printf '%s\n' corral-checkout corral-lock corral-parts corral-split)"
+	assert_output "$(printf '%s\n' corral-engine corral-engine corral-engine corral-engine corral-engine corral-parts corral-split)"
 	run -0 cmp first.json proj/.corral/summary.json
 }
 
@@ -259,8 +261,13 @@ EOF
 @test "corral-mk: every message of corral.mk and its engine starts 'corral:', none 'corral.mk:'" {
 	run -1 grep -n 'corral\.mk:' "$CORRAL_ROOT/corral.mk" "$CORRAL_ROOT"/mk/*.mk
 	run -0 grep -ohE '\$\(error [^ ]*|echo "[a-z][^ ]*' "$CORRAL_ROOT/corral.mk" "$CORRAL_ROOT"/mk/*.mk
-	[ "${#lines[@]}" -ge 10 ] || flunk "only ${#lines[@]} messages found"
+	[ "${#lines[@]}" -ge 8 ] || flunk "only ${#lines[@]} messages found"
 	run -1 grep -vxE '\$\(error corral:|echo "corral:' <<<"$output"
+	# the engine's steps say the rest, as corral too
+	run -2 corral-engine units
+	assert_output "corral: cannot open 'settings.json': No such file or directory"
+	run -2 corral-engine run __corral-run
+	assert_contains "$output" "corral: "
 }
 
 @test "corral-mk: a background process that CORRAL_DISCOVER or CORRAL_PARTS_CMD leaves does not hold the run lock" {
@@ -731,16 +738,21 @@ EOF
 
 @test "corral-mk: a helper that fails halfway through writing a target leaves no target behind" {
 	project a b c
-	# corral.mk's programs: the stub checkout, the real rest
+	# corral.mk's programs: the stub split, the real rest
 	mkdir stubbin
 	for p in "$CORRAL_TEST_BIN"/corral-*; do ln -s "$p" stubbin/; done
-	rm stubbin/corral-checkout
-	cp "$CORRAL_ROOT/tests/stubs/half/corral-checkout" stubbin/
+	rm stubbin/corral-split
+	cp "$CORRAL_ROOT/tests/stubs/half/corral-split" stubbin/
 	CORRAL_REAL_BIN=$CORRAL_TEST_BIN CORRAL_BIN=$PWD/stubbin \
-		run -0 make -C proj -j3 corral-run
-	run -0 find proj/.corral/slices -name '*.manifest'
-	assert_output ""
+		run -2 make -C proj -j3 corral-run
+	assert_no_file proj/.corral/plan.mk
+	assert_no_file proj/.corral/summary.json
+	assert_equal 0 "$(ran_count)"
+	# the next run plans again, whole
+	run -0 make -C proj -j3 corral-run
 	assert_json '.successes == 3' proj/.corral/summary.json
+	run -0 cat proj/.corral/slices/0.units
+	refute_contains "$output" half
 }
 
 # slow_project UNIT...: a project whose unit "slow" takes 0.6 s and every

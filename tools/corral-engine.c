@@ -1537,6 +1537,9 @@ cmd_run(const char *goal)
 		corral_die(CORRAL_EXIT_ERR, "getcwd:");
 	if (corral_settings_from_env(&S, cwd, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (!corral_setting_on(&S, CS_OUT) || !corral_setting_on(&S, CS_SRC))
+		corral_die(CORRAL_EXIT_ERR, "CORRAL_SRC or CORRAL_OUT is empty; "
+		    "corral.mk runs 'corral-engine run' with them set");
 	run_settings();
 	if (!strcmp(goal, "clean"))
 		return clean();

@@ -282,6 +282,8 @@ corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
 	struct stat st;
 	char *p, *s;
 
+	if (!*path)
+		return corral_err_set(err, ENOENT, "cannot create ''");
 	if (!(p = strdup(path)))
 		return corral_err_set(err, errno, "cannot create '%s'", path);
 	for (s = p + 1; ; s++) {
