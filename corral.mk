@@ -484,12 +484,17 @@ __corral_env = \
 	__corral_host=$(call __corral-q,$(strip $(CORRAL_HOST))) \
 	__corral_launch=$(call __corral-q,$(strip $(CORRAL_LAUNCH))) \
 	__corral_shards=$(call __corral-q,$(if $(CORRAL_SHARDS),$(abspath \
-		$(CORRAL_SHARDS)),$(sort $(wildcard $(__corral_srcdir)/.corral/shard-*-of-*)))) \
+		$(CORRAL_SHARDS)),$(sort $(wildcard $(call \
+		__corral-glob-q,$(__corral_srcdir))/.corral/shard-*-of-*)))) \
 	__corral_sandbox=$(call __corral-q,$(__corral_sandbox_opts)) \
 	__corral_keep_env=$(call __corral-q,$(__corral_user_env)) \
 	__corral_makeflags="$${MAKEFLAGS-}" __corral_mflags="$${MFLAGS-}" \
 	__corral_makelevel="$${MAKELEVEL-}" \
 	CORRAL_RUN="$${CORRAL_RUN:-$$(date -u +%Y%m%dT%H%M%S%3NZ)}"
+
+# __corral-glob-q TEXT: TEXT as a pattern of $(wildcard) that matches
+# just itself: its glob characters escaped (a path may hold * ? [ \).
+__corral-glob-q = $(subst [,\[,$(subst ?,\?,$(subst *,\*,$(subst \,\\,$(1)))))
 
 # What a unit inherits: the user's environment, never the run's settings
 # or internals.  One rule, by name, so that no setting added later can

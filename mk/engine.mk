@@ -364,12 +364,13 @@ __corral-gone = { [ -n "$$__corral_guard" ] && ! $(__corral_b)corral-lock \
 # guard is asked about only when the agent did not finish.  The agent
 # gets make's own variables as corral.mk's recipe had them, and passes
 # its units only the user's CORRAL_* (-E): what a unit inherits is the
-# user's environment (corral.mk, "What a unit inherits").
+# user's environment (corral.mk, "What a unit inherits").  The launcher
+# (CORRAL_LAUNCH) is split into its words, never globbed (set -f).
 %.pass: %.units %.manifest cmd
 	$(__corral_Q)$(if $(__corral_tell),$(call __corral-step,SLICE,'$*'); )\
 	$(if $(__corral_shard),rm -f shard.json; )\
 	if [ -f $*.est ]; then set -- -e $(__corral_o)/$*.est; else set --; fi; \
-	i=; { read -r i < inputs; } 2>/dev/null; \
+	i=; { read -r i < inputs; } 2>/dev/null; set -f; \
 	MAKEFLAGS=$$__corral_makeflags MFLAGS=$$__corral_mflags \
 	MAKELEVEL=$$__corral_makelevel \
 	__corral_launched=$${__corral_launch:+1} $$__corral_launch \
@@ -553,13 +554,15 @@ __corral-only: units inputs parts-config | __corral-live
 
 # The merge of shard directories (CORRAL_SHARDS, or every
 # .corral/shard-*-of-* under CORRAL_SRC) over the population found here.
+# The list is split into its words, never globbed (set -f): a directory
+# may hold * ? [.
 __corral_phony += __corral-merge-shards
 __corral-merge-shards: units
 	$(call __corral-say,MERGE,$(__corral_O) (shards))
 	$(__corral_Q)if [ -z "$$__corral_shards" ]; then st=2; printf '%s%s\n' \
 		"corral: no shard directories to merge: set CORRAL_SHARDS, " \
 		"or run CORRAL_SHARD=K/N into .corral/shard-K-of-N" >&2; \
-	else $(__corral_b)corral-lock $${__corral_guard:+-G "$$__corral_guard"} \
+	else set -f; $(__corral_b)corral-lock $${__corral_guard:+-G "$$__corral_guard"} \
 	$(__corral_o) $(__corral_b)corral-merge -S $(__corral_merge_opts) \
 	$${__corral_shard_history:+-H "$$__corral_shard_history"} \
 	-u $(__corral_o)/units -r "$$CORRAL_RUN" -o $(__corral_o) \
