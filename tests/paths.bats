@@ -4,7 +4,9 @@
 # character device, a FIFO) or refused, never replaced; an input that is
 # not a regular file is refused at once, never waited on.  Devices are made
 # here with mknod (1,7 is a full device, 1,3 a null one), never the real
-# /dev/full: a regression would replace it.
+# /dev/full: a regression would replace it.  And corral.mk's path knobs
+# holding the characters a shell or a glob reads as syntax: each used
+# exactly where its value says, never globbed.
 bats_require_minimum_version 1.5.0
 
 setup() {
