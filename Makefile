@@ -234,8 +234,9 @@ check: test
 # Measurements, printed as ratios measured side by side, never timed
 # assertions (RELIABILITY 6.1): first the table of bench/table.sh (every
 # ratio of a first run, a run per unit, a no-op run, the merge and, with
-# BENCH_SUITE=DIR, a real bats suite, and how each grows; it runs
-# bench/dispatch.sh and bench/suite.sh itself; BENCH_ROUNDS=N rounds,
+# BENCH_SUITE=DIR, a real bats suite, and how each grows, and the programs
+# a run starts; it runs bench/dispatch.sh, bench/suite.sh and
+# bench/execs.sh itself; BENCH_ROUNDS=N rounds,
 # BENCH_BIG=1 adds 100,000 units and 1 GB of logs), then the cost of
 # timeouts and limits per unit (P11, P2), the makespan of a weighted plan
 # against round-robin and the lower bound, checkout, the merge and the
@@ -243,7 +244,7 @@ check: test
 .PHONY: bench
 bench: all deps-test
 	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \
-		bench/dispatch.sh bench/suite.sh,\
+		bench/dispatch.sh bench/suite.sh bench/execs.sh,\
 		$(wildcard bench/*.sh)); do \
 		PATH="$(CURDIR)/$(BIN):$$PATH" CORRAL_BIN="$(CURDIR)/$(BIN)" \
 		$$b || exit; echo; done

@@ -19,6 +19,9 @@
 #   BENCH_QUICK=0    1: a tenth of every population, to check this script,
 #                    not to measure
 #
+# With strace on PATH, it also counts the programs a first and a no-op run
+# of one unit start (bench/execs.sh, issue 23).
+#
 # A first run is timed from nothing: the previous run's CORRAL_OUT is
 # removed before the clock starts, as the xargs side has nothing to remove.
 # Needs corral's programs on PATH (make bench puts bin/ there), a C
@@ -316,6 +319,23 @@ if [ -n "$suite" ]; then
 		"$(sed -n 's/.*median of [0-9]* rounds: \([0-9.]*\).*/\1/p' "$work/suite")" "<= 0.65" le 0.65
 else
 	printf '| a real bats suite at -j2, first run / serial bats | not run (set BENCH_SUITE to a bats project) | <= 0.65 | |\n' >> "$rows"
+fi
+
+# ---------------------------------------------------------------------
+# 7. The programs a run starts (issue 23): successful execve under strace
+# for a one-unit project, a first run and a no-op run, by bench/execs.sh
+# (its histogram shown here; make bench runs it no more).  A count, the
+# same on any machine for the same code.
+if command -v strace > /dev/null 2>&1; then
+	sh "$root/bench/execs.sh" > "$work/execs"
+	cat "$work/execs"
+	echo
+	row "programs started (successful \`execve\`) by a first \`make -s corral-run\` of one unit (bench/execs.sh)" \
+		"$(sed -n 's/^first \([0-9]*\)$/\1/p' "$work/execs")" "<= 25" le 25
+	row "programs started by a no-op \`make -s corral-run\` of one unit (bench/execs.sh)" \
+		"$(sed -n 's/^noop \([0-9]*\)$/\1/p' "$work/execs")" "<= 12" le 12
+else
+	printf '| programs started by a first / a no-op `make -s corral-run` of one unit | not run (no strace) | <= 25 / <= 12 | |\n' >> "$rows"
 fi
 
 echo "corral bench (issue 14): $rounds rounds each, medians of per-round ratios; $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
