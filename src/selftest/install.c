@@ -25,6 +25,7 @@ const struct corral_command corral_commands[] = {
 	{ "checkout", "make a private copy of just the parts a slice needs" },
 	{ "demo", "a live tour: 12 checks over 4 agents through corral.mk" },
 	{ "doctor", "verify that this install really works" },
+	{ "engine", "each step of corral.mk's slice graph, and its settings" },
 	{ "find-combine", "several finders as one; agreement is corroboration" },
 	{ "find-cppcheck", "cppcheck's findings as corral findings" },
 	{ "find-gcc", "gcc's warnings and analyzer as corral findings" },
