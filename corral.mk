@@ -107,41 +107,48 @@ __corral-or = $(if $(word 2,$(1)),$(subst $(__corral_space),$(__corral_list_sep)
 # text is good for.
 __corral_knobs :=
 __corral-knob = $(eval __corral_knobs += $(1))
-# __corral-val NAME: $(NAME), or nothing when NAME was never set (no
-# warning under --warn-undefined-variables).
-__corral-val = $(if $(filter undefined,$(origin $(1))),,$($(1)))
 __corral-text = $(call __corral-knob,$(1))
+# __corral-get NAME: $(NAME) stripped, or nothing when NAME was never set
+# (no warning under --warn-undefined-variables); __corral-raw: as it is.
+__corral-get = $(strip $(call __corral-raw,$(1)))
+__corral-raw = $(if $(filter undefined,$(origin $(1))),,$($(1)))
 # __corral-refuse NAME,WHAT: stop, $(NAME) being no WHAT.
-__corral-refuse = $(error corral: $(1) is '$(call __corral-val,$(1))'; it must be $(2))
+__corral-refuse = $(error corral: $(1) is '$(call __corral-get,$(1))'; it \
+	must be $(2))
 # __corral-digits NAME,DIGITS,WHAT: stop unless $(NAME) is empty, or one
 # word whose DIGITS (the value less what its kind allows beside digits)
 # are digits, one at least.
-__corral-digits = $(call __corral-knob,$(1))$(if $(strip $(call __corral-val,$(1))),$(if $(or $(word 2,$(call __corral-val,$(1))),$(strip \
+__corral-digits = $(call __corral-knob,$(1))$(if $(call \
+	__corral-get,$(1)),$(if $(or $(word 2,$(call __corral-get,$(1))),$(strip \
 	$(call __corral-nondigits,$(2))),$(if $(2),,none)),$(call \
 	__corral-refuse,$(1),$(3))))
 # __corral-number NAME: a whole number.
-__corral-number = $(call __corral-digits,$(1),$(strip $(call __corral-val,$(1))),a number)
+__corral-number = $(call __corral-digits,$(1),$(call __corral-get,$(1)),a \
+	number)
 # __corral-seconds NAME: seconds, a fraction allowed (1, 0.5, 2.).
 __corral-seconds = $(call __corral-digits,$(1),$(if $(filter-out .,$(call \
-	__corral-nondigits,$(strip $(call __corral-val,$(1))))),x,$(subst .,,$(strip $(call __corral-val,$(1))))),a \
-	number of seconds)
+	__corral-nondigits,$(call __corral-get,$(1)))),x,$(subst .,,$(call \
+	__corral-get,$(1)))),a number of seconds)
 # __corral-bytes NAME: bytes, with one K, M or G at the end or none.
 __corral_bytes := a number of bytes, optionally with K$(__corral_comma) M or G
 __corral-bytes = $(call __corral-digits,$(1),$(firstword $(foreach \
-	__corral_u,K M G,$(if $(filter %$(__corral_u),$(strip $(call __corral-val,$(1)))),$(patsubst \
-	%$(__corral_u),%,$(strip $(call __corral-val,$(1)))))) $(strip $(call __corral-val,$(1)))),$(__corral_bytes))
+	__corral_u,K M G,$(if $(filter %$(__corral_u),$(call \
+	__corral-get,$(1))),$(patsubst %$(__corral_u),%,$(call \
+	__corral-get,$(1))))) $(call __corral-get,$(1))),$(__corral_bytes))
 # __corral-enum NAME,WORDS: one of WORDS, or unset (its default).
-__corral-enum = $(call __corral-knob,$(1))$(if $(filter \
-	undefined,$(origin $(1))),,$(if $(or $(if $(strip $(call __corral-val,$(1))),,empty),$(word 2,$(call __corral-val,$(1))),$(filter-out \
-	$(2),$(call __corral-val,$(1)))),$(call __corral-refuse,$(1),$(call __corral-or,$(2)))))
+__corral-enum = $(call __corral-knob,$(1))$(if $(filter undefined,$(origin \
+	$(1))),,$(if $(or $(if $(call __corral-get,$(1)),,empty),$(word 2,$(call \
+	__corral-get,$(1))),$(filter-out $(2),$(call __corral-get,$(1)))),$(call \
+	__corral-refuse,$(1),$(call __corral-or,$(2)))))
 # __corral-bool NAME: 0 or 1 (empty: 0).
-__corral-bool = $(call __corral-knob,$(1))$(if $(strip $(call __corral-val,$(1))),$(call __corral-enum,$(1),0 1))
+__corral-bool = $(call __corral-knob,$(1))$(if $(call __corral-get,$(1)),$(call \
+	__corral-enum,$(1),0 1))
 # __corral-codes NAME: stop unless $(NAME) is exit codes separated by
 # commas or spaces.
-__corral-codes = $(call __corral-knob,$(1))$(if $(filter-out $(__corral_comma),$(call \
-	__corral-nondigits,$(strip $(subst $(__corral_comma), ,$(call __corral-val,$(1)))))),\
-	$(call __corral-refuse,$(1),exit codes separated by commas or \
-	spaces))
+__corral-codes = $(call __corral-knob,$(1))$(if $(filter-out \
+	$(__corral_comma),$(call __corral-nondigits,$(strip $(subst \
+	$(__corral_comma), ,$(call __corral-get,$(1)))))),$(call \
+	__corral-refuse,$(1),exit codes separated by commas or spaces))
 
 $(call __corral-number,CORRAL_AGENTS)
 $(call __corral-seconds,CORRAL_TIMEOUT)
@@ -153,8 +160,8 @@ $(call __corral-number,CORRAL_RETRIES)
 $(call __corral-number,CORRAL_HALT)
 $(call __corral-number,CORRAL_SLOWEST)
 $(call __corral-number,CORRAL_SHARD_TOTAL)
-$(call __corral-digits,CORRAL_LIMIT_CPU,$(strip $(call __corral-val,CORRAL_LIMIT_CPU)),a \
-	whole number of seconds)
+$(call __corral-digits,CORRAL_LIMIT_CPU,$(call \
+	__corral-get,CORRAL_LIMIT_CPU),a whole number of seconds)
 $(call __corral-bytes,CORRAL_OUTPUT_MAX)
 $(call __corral-bytes,CORRAL_LIMIT_MEM)
 $(call __corral-bytes,CORRAL_LIMIT_FSIZE)
@@ -168,8 +175,8 @@ $(call __corral-enum,CORRAL_SANDBOX,none bwrap)
 # __corral-word NAME,MIN,WHAT: stop unless $(NAME) is one word (MIN 1,
 # when it is set) or at most one (MIN empty).
 __corral-word = $(call __corral-knob,$(1))$(if $(filter-out $(if $(and \
-	$(2),$(filter-out undefined,$(origin $(1)))),1,0 1),$(words $(call __corral-val,$(1)))),\
-	$(call __corral-refuse,$(1),$(3)))
+	$(2),$(filter-out undefined,$(origin $(1)))),1,0 1),$(words $(call \
+	__corral-get,$(1)))),$(call __corral-refuse,$(1),$(3)))
 # __corral-path NAME,MIN: a path.  It may hold any character but white
 # space, which make cannot keep apart from the space between words;
 # everything else reaches the shell quoted.
@@ -189,23 +196,27 @@ $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
 $(call __corral-word,CORRAL_HOST,,one word)
 $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
-	CORRAL_JUNIT_SUITE)),,$(if $(strip $(call __corral-val,CORRAL_JUNIT_SUITE)),,$(call \
+	CORRAL_JUNIT_SUITE)),,$(if $(call __corral-get,CORRAL_JUNIT_SUITE),,$(call \
 	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name)))
+# Any text will do for these; CORRAL_SPLIT is checked when a target runs
+# (against corral-split -L), CORRAL_SHARD by corral-shard -e below.
 $(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
-	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call __corral-text,CORRAL_$(__corral_n)))
+	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call \
+	__corral-text,CORRAL_$(__corral_n)))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto
 # without an engine, stops make here, before anything runs.  The merge
 # of the shards is no shard.
-ifneq ($(and $(strip $(call __corral-val,CORRAL_SHARD)),$(filter-out \
+ifneq ($(and $(strip $(call __corral-get,CORRAL_SHARD)),$(filter-out \
 	corral-merge-shards,$(or $(MAKECMDGOALS),corral-run))),)
 __corral_shard := $(shell '$(subst ','\'',$(if $(CORRAL_BIN),$(abspath \
-	$(CORRAL_BIN))/))corral-shard' -t '$(strip $(call __corral-val,CORRAL_SHARD_TOTAL))' \
-	-e '$(subst ','\'',$(strip $(call __corral-val,CORRAL_SHARD)))' 2>&1)
+	$(CORRAL_BIN))/))corral-shard' -t '$(strip $(call __corral-get,CORRAL_SHARD_TOTAL))' \
+	-e '$(subst ','\'',$(strip $(call __corral-get,CORRAL_SHARD)))' 2>&1)
 ifneq ($(words $(__corral_shard)):$(strip $(call \
 	__corral-nondigits,$(__corral_shard))),2:)
 $(error corral: $(or $(subst corral-shard: ,,$(__corral_shard)),\
-	corral-shard gave nothing for CORRAL_SHARD '$(call __corral-val,CORRAL_SHARD)'))
+	corral-shard gave nothing for CORRAL_SHARD '$(call \
+	__corral-get,CORRAL_SHARD)'))
 endif
 __corral_shard_kn := $(subst $(__corral_space),/,$(__corral_shard))
 endif
@@ -236,7 +247,7 @@ __corral_excldir = $(or $(__corral_shard_top),$(__corral_outdir))
 
 # V=1 is kbuild's and automake's way of asking for every command.
 __corral_v := $(if $(filter 1,$(if $(filter-out undefined,$(origin V)),\
-	$(strip $(V)))),1,$(strip $(call __corral-val,CORRAL_V)))
+	$(strip $(V)))),1,$(strip $(call __corral-get,CORRAL_V)))
 # make -s: no step lines and no progress; summaries and errors stay.  The
 # first word of MAKEFLAGS holds make's one-letter flags.
 __corral_silent := $(findstring s,$(firstword -$(MAKEFLAGS)))
@@ -294,10 +305,11 @@ __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 __corral_goal := $(.DEFAULT_GOAL)
 
 # With CORRAL_ONLY, just the units it matches, over the result so far.
-__corral_run_goal = $(if $(strip $(call __corral-val,CORRAL_ONLY)),__corral-only,__corral-run)
+__corral_run_goal = $(if $(call __corral-get,CORRAL_ONLY),__corral-only,\
+	__corral-run)
 
 $(foreach __corral_n,$(sort $(__corral_knobs)),$(eval $(__corral_phony): \
-	export __corral_set_$(__corral_n) = $$(call __corral-val,$(__corral_n))))
+	export __corral_set_$(__corral_n) = $$(call __corral-raw,$(__corral_n))))
 $(__corral_phony): export __corral_unset = $(foreach __corral_n,$(sort \
 	$(__corral_knobs)),$(if $(filter undefined,$(origin $(__corral_n))),$(__corral_n)))
 $(__corral_phony): export __corral_v := $(__corral_v)

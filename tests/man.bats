@@ -64,13 +64,13 @@ synopsis() {
 	[ "$n" -ge 16 ] || flunk "only $n programs compared"
 }
 
-@test "man: every CORRAL_* knob corral.mk defines is in corral.mk(7), with its default" {
+@test "man: every CORRAL_* knob of the settings table is in corral.mk(7), with its default" {
 	local knob value entry n=0
-	while read -r knob value; do
+	while IFS=$'\t' read -r knob value; do
 		entry=$(sed -n "/^\.It Ev $knob\$/,/^\.It /p" "$MAN/corral.mk.7" | sed '$d')
 		[ -n "$entry" ] || flunk "corral.mk.7 has no '.It Ev $knob'"
 		case $knob in
-		CORRAL_UNITS|CORRAL_UNITS_FILE|CORRAL_DISCOVER) ;;
+		CORRAL_UNITS|CORRAL_UNITS_FILE|CORRAL_DISCOVER|CORRAL_CMD) ;;
 		*) assert_contains "$entry" "default" ;;
 		esac
 		case $value in
@@ -78,8 +78,8 @@ synopsis() {
 		*) assert_contains "$entry" ".Li $value" ;;
 		esac
 		n=$((n + 1))
-	done < <(sed -n 's/^\(CORRAL_[A-Z_]*\) *?= *\([^ ]*\).*/\1 \2/p' "$CORRAL_ROOT/corral.mk")
-	[ "$n" -ge 20 ] || flunk "only $n knobs found in corral.mk"
+	done < <(corral-engine settings | grep '^CORRAL_')
+	[ "$n" -ge 40 ] || flunk "only $n knobs found in the settings table"
 	grep -q '^\.It Ev CORRAL_CMD$' "$MAN/corral.mk.7" || flunk "CORRAL_CMD is missing"
 }
 

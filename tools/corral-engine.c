@@ -815,8 +815,11 @@ slice_env(struct corral_strv *env)
 	xaddf(&extra, "MAKEFLAGS=%s", set(CS_MAKEFLAGS));
 	xaddf(&extra, "MFLAGS=%s", set(CS_MFLAGS));
 	xaddf(&extra, "MAKELEVEL=%s", set(CS_MAKELEVEL));
-	if (corral_setting_on(&S, CS_LAUNCH))
+	if (corral_setting_on(&S, CS_LAUNCH)) {
+		/* An agent a launcher starts on another node has no guard. */
 		xadd(&extra, "__corral_launched=1");
+		xaddf(&extra, "__corral_guard_node=%s", set(CS_GUARD_NODE));
+	}
 	if (corral_proc_env(env, (const char *const *)extra.v) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	corral_strv_release(&extra);
