@@ -113,8 +113,8 @@ __corral-text = $(call __corral-knob,$(1))
 __corral-get = $(strip $(call __corral-raw,$(1)))
 __corral-raw = $(if $(filter undefined,$(origin $(1))),,$($(1)))
 # __corral-refuse NAME,WHAT: stop, $(NAME) being no WHAT.
-__corral-refuse = $(error corral: $(1) is '$(call __corral-get,$(1))'; it \
-	must be $(2))
+__corral-refuse = $(error corral: $(1) is '$(call \
+	__corral-get,$(1))'; it must be $(2))
 # __corral-digits NAME,DIGITS,WHAT: stop unless $(NAME) is empty, or one
 # word whose DIGITS (the value less what its kind allows beside digits)
 # are digits, one at least.
