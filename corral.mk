@@ -305,8 +305,7 @@ __corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
 __corral_goal := $(.DEFAULT_GOAL)
 
 # With CORRAL_ONLY, just the units it matches, over the result so far.
-__corral_run_goal = $(if $(call __corral-get,CORRAL_ONLY),__corral-only,\
-	__corral-run)
+__corral_run_goal = __corral-$(if $(call __corral-get,CORRAL_ONLY),only,run)
 
 $(foreach __corral_n,$(sort $(__corral_knobs)),$(eval $(__corral_phony): \
 	export __corral_set_$(__corral_n) = $$(call __corral-raw,$(__corral_n))))
