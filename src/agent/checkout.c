@@ -432,18 +432,35 @@ list_entry(struct job *j, const char *from, const char *rel,
 	return rc;
 }
 
+/* The letter of a listed entry's type; 0: a clone never holds it. */
+static int
+entry_type(const char *path, unsigned char d_type)
+{
+	struct stat st;
+
+	if (d_type == DT_UNKNOWN) {
+		if (lstat(path, &st) < 0)
+			return 0;
+		d_type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ?
+		    DT_REG : S_ISLNK(st.st_mode) ? DT_LNK :
+		    S_ISFIFO(st.st_mode) ? DT_FIFO : DT_UNKNOWN;
+	}
+	return d_type == DT_DIR ? 'd' : d_type == DT_REG ? 'f' :
+	    d_type == DT_LNK ? 'l' : d_type == DT_FIFO ? 'p' : 0;
+}
+
 /*
- * How an entry of a listing is written ("NAME/T", T its type, a link's
- * "NAME/l -> TARGET"), into b; 0 with b empty when a clone never holds
- * it (a socket, a device, a clone of corral's, what is left out).
+ * How the entry de of a listing is written ("NAME/T", T its type, a
+ * link's "NAME/l -> TARGET"), into b; 0 with b empty when a clone never
+ * holds it (a socket, a device, a clone of corral's, what is left out).
  */
 static int
 listed_entry(struct job *j, const char *from, const char *rel,
-    const char *name, struct corral_buf *b)
+    const struct dirent *de, struct corral_buf *b)
 {
+	const char *name = de->d_name;
 	char *path = corral_path_join(from, name), *child = NULL;
 	char target[PATH_MAX];
-	struct stat st;
 	ssize_t n = -1;
 	int type, rc = 0;
 
@@ -452,11 +469,8 @@ listed_entry(struct job *j, const char *from, const char *rel,
 		rc = -1;
 		goto out;
 	}
-	if (lstat(path, &st) < 0 || excluded(j, child))
-		goto out;
-	type = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' :
-	    S_ISLNK(st.st_mode) ? 'l' : S_ISFIFO(st.st_mode) ? 'p' : 0;
-	if (!type || (type == 'd' && is_clone(path)))
+	if (excluded(j, child) || !(type = entry_type(path, de->d_type)) ||
+	    (type == 'd' && is_clone(path)))
 		goto out;
 	if (type == 'l' && (n = readlink(path, target, sizeof(target) - 1)) >= 0)
 		target[n] = '\0';
@@ -492,7 +506,7 @@ list_names(struct job *j, const char *from, const char *rel,
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    strcmp(de->d_name, CORRAL_CLONE_MARK) &&
-		    ((rc = listed_entry(j, from, rel, de->d_name, &b)) < 0 ||
+		    ((rc = listed_entry(j, from, rel, de, &b)) < 0 ||
 		    (b.len && corral_strv_add(&names, b.data) < 0)))
 			rc = -1;
 	closedir(d);
@@ -748,7 +762,7 @@ copy_existing(struct job *j, const char *from, const char *rel,
 {
 	int rc;
 
-	listing = listing && S_ISDIR(st->st_mode);
+	listing = listing && S_ISDIR(st->st_mode) && !is_clone(from);
 	if (listing && excluded(j, rel))
 		return 0;
 	if (j->list)
