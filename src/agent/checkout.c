@@ -62,9 +62,13 @@ struct job {
 	struct corral_err *err;
 };
 
+static int add_listed(struct job *j, const char *from, const char *rel,
+    const struct dirent *de, struct corral_strv *names);
 static int copy_entry(struct job *j, const char *rel);
 static int is_clone(const char *path);
 static int make_parents(struct job *j, const char *rel);
+static int names_line(struct job *j, const char *rel, const struct stat *st,
+    struct corral_strv *names);
 
 /* 1 when path is root or lies below it. */
 static int
@@ -356,6 +360,7 @@ static int
 copy_dir(struct job *j, const char *from, const char *to, const char *rel,
     const struct stat *st)
 {
+	struct corral_strv names = CORRAL_STRV_INIT;
 	struct dirent *de;
 	char *child;
 	DIR *d;
@@ -371,13 +376,20 @@ copy_dir(struct job *j, const char *from, const char *to, const char *rel,
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, CORRAL_CLONE_MARK))
 			continue;
-		if (!(child = corral_path_join(rel, de->d_name)))
+		/* A manifest says a directory's names too, read on the way. */
+		if (j->list && add_listed(j, from, rel, de, &names) < 0)
+			rc = -1;
+		else if (!(child = corral_path_join(rel, de->d_name)))
 			rc = corral_err_set(j->err, errno, "checkout");
-		else
+		else {
 			rc = copy_entry(j, child);
-		free(child);
+			free(child);
+		}
 	}
 	closedir(d);
+	if (rc == 0 && j->list)
+		rc = names_line(j, rel, st, &names);
+	corral_strv_release(&names);
 	return rc;
 }
 
@@ -459,45 +471,94 @@ listed_entry(struct job *j, const char *from, const char *rel,
     const struct dirent *de, struct corral_buf *b)
 {
 	const char *name = de->d_name;
-	char *path = corral_path_join(from, name), *child = NULL;
-	char target[PATH_MAX];
+	char target[PATH_MAX], *path = NULL, *child = NULL;
 	ssize_t n = -1;
-	int type, rc = 0;
+	int type, rc = -1;
 
 	corral_buf_reset(b);
-	if (!path || !(child = corral_path_join(rel, name))) {
-		rc = -1;
-		goto out;
+	/* Most entries need neither path: a file the kernel typed. */
+	if (j->exclude && j->exclude->n) {
+		if (!(child = corral_path_join(rel, name)))
+			goto out;
+		if (excluded(j, child))
+			goto none;
 	}
-	if (excluded(j, child) || !(type = entry_type(path, de->d_type)) ||
-	    (type == 'd' && is_clone(path)))
+	if (de->d_type == DT_REG || de->d_type == DT_FIFO)
+		type = entry_type(NULL, de->d_type);
+	else if ((path = corral_path_join(from, name)))
+		type = entry_type(path, de->d_type);
+	else
 		goto out;
+	if (!type || (type == 'd' && is_clone(path)))
+		goto none;
 	if (type == 'l' && (n = readlink(path, target, sizeof(target) - 1)) >= 0)
 		target[n] = '\0';
-	rc = corral_buf_addf(b, "%s/%c%s%s", name, type, n >= 0 ? " -> " : "",
-	    n >= 0 ? target : "");
+	if (corral_buf_addstr(b, name) < 0 || corral_buf_addch(b, '/') < 0 ||
+	    corral_buf_addch(b, type) < 0 || (n >= 0 &&
+	    (corral_buf_addstr(b, " -> ") < 0 ||
+	    corral_buf_addstr(b, target) < 0)))
+		goto out;
+none:
+	rc = 0;
 out:
 	free(path);
 	free(child);
 	return rc;
 }
 
+/* Add the entry de of the directory from (rel) to a listing's names. */
+static int
+add_listed(struct job *j, const char *from, const char *rel,
+    const struct dirent *de, struct corral_strv *names)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc = 0;
+
+	if (listed_entry(j, from, rel, de, &b) < 0 ||
+	    (b.len && corral_strv_add(names, b.data) < 0))
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_buf_release(&b);
+	return rc;
+}
+
 /*
- * Manifest mode: the directory at from as a listing, one line "n MODE
- * COUNT SHA256 REL/" ("./" for the root): how many entries a clone holds
- * in it, and the digest of how they are written, sorted bytewise, each
- * ended by a NUL (which no name holds).
+ * Manifest mode: the directory rel as a listing, from its names (which
+ * it sorts), one line "n MODE COUNT SHA256 REL/" ("./" for the root):
+ * how many entries a clone holds in it, and the digest of how they are
+ * written, sorted bytewise, each ended by a NUL (which no name holds).
  */
+static int
+names_line(struct job *j, const char *rel, const struct stat *st,
+    struct corral_strv *names)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_sha256 sha = { NULL };
+	char hex[CORRAL_SHA256_HEX];
+	size_t i;
+	int rc;
+
+	corral_strv_sort_unique(names);
+	rc = corral_sha256_init(&sha, j->err);
+	for (i = 0; rc == 0 && i < names->n; i++)
+		rc = corral_sha256_add(&sha, names->v[i],
+		    strlen(names->v[i]) + 1, j->err);
+	if (rc == 0 && (rc = corral_sha256_peek(&sha, hex, j->err)) == 0 &&
+	    (corral_buf_addf(&b, "n %04o %zu %s %s/",
+	    (unsigned)(st->st_mode & 07777), names->n, hex,
+	    *rel ? rel : ".") < 0 || corral_strv_add(j->list, b.data) < 0))
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_sha256_release(&sha);
+	corral_buf_release(&b);
+	return rc;
+}
+
+/* Manifest mode: the directory at from (rel) listed, as its one line. */
 static int
 list_names(struct job *j, const char *from, const char *rel,
     const struct stat *st)
 {
 	struct corral_strv names = CORRAL_STRV_INIT;
-	struct corral_buf b = CORRAL_BUF_INIT;
-	struct corral_sha256 sha = { NULL };
-	char hex[CORRAL_SHA256_HEX];
 	struct dirent *de;
-	size_t i;
 	DIR *d;
 	int rc = 0;
 
@@ -505,32 +566,12 @@ list_names(struct job *j, const char *from, const char *rel,
 		return corral_err_set(j->err, errno, "cannot open '%s'", from);
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    strcmp(de->d_name, CORRAL_CLONE_MARK) &&
-		    ((rc = listed_entry(j, from, rel, de, &b)) < 0 ||
-		    (b.len && corral_strv_add(&names, b.data) < 0)))
-			rc = -1;
+		    strcmp(de->d_name, CORRAL_CLONE_MARK))
+			rc = add_listed(j, from, rel, de, &names);
 	closedir(d);
-	if (rc < 0) {
-		rc = corral_err_set(j->err, errno, "manifest");
-		goto out;
-	}
-	corral_strv_sort_unique(&names);
-	if ((rc = corral_sha256_init(&sha, j->err)) < 0)
-		goto out;
-	for (i = 0; rc == 0 && i < names.n; i++)
-		rc = corral_sha256_add(&sha, names.v[i], strlen(names.v[i]) + 1,
-		    j->err);
-	if (rc < 0 || (rc = corral_sha256_peek(&sha, hex, j->err)) < 0)
-		goto out;
-	corral_buf_reset(&b);
-	if (corral_buf_addf(&b, "n %04o %zu %s %s/",
-	    (unsigned)(st->st_mode & 07777), names.n, hex, *rel ? rel : ".") < 0 ||
-	    corral_strv_add(j->list, b.data) < 0)
-		rc = corral_err_set(j->err, errno, "manifest");
-out:
-	corral_sha256_release(&sha);
+	if (rc == 0)
+		rc = names_line(j, rel, st, &names);
 	corral_strv_release(&names);
-	corral_buf_release(&b);
 	return rc;
 }
 
@@ -622,8 +663,7 @@ copy_entry(struct job *j, const char *rel)
 	}
 	if (j->list) {
 		rc = list_entry(j, from, rel, &st);
-		if (rc == 0 && S_ISDIR(st.st_mode) && !is_clone(from) &&
-		    (rc = list_names(j, from, rel, &st)) == 0)
+		if (rc == 0 && S_ISDIR(st.st_mode) && !is_clone(from))
 			rc = copy_dir(j, from, to, rel, &st);
 		if (rc == 0 && S_ISLNK(st.st_mode))
 			rc = follow_link(j, from, rel);
