@@ -438,8 +438,13 @@ main(int argc, char *argv[])
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_agent_check(argv[optind], &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	/* "lib/" is the whole of lib; with -A, corral-plan's "DIR/" lists. */
+	for (i = 0; i < o.parts.n; i++)
+		corral_path_trim_slashes(o.parts.v[i]);
 	for (i = 0; i < o.files.n; i++)
 		xunits_load(o.files.v[i], '\n', &o.parts, 0);
+	for (i = 0; !o.history && i < o.parts.n; i++)
+		corral_path_trim_slashes(o.parts.v[i]);
 	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);

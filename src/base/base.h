@@ -425,6 +425,18 @@ const char *corral_path_base(const char *path);
  */
 char *corral_path_normalise(const char *path);
 
+/*
+ * A part written "DIR/" (and "./" for the root) is a directory listed: a
+ * clone holds the names in it, each entry a placeholder, and a manifest
+ * one line of them (corral_checkout).  corral_path_is_listing: 1 when
+ * part is one (it ends in '/' after something else).
+ * corral_path_trim_slashes: drop the '/'s that end path, in place, all
+ * but a lone one, so that a path a user gave ("lib/", the whole of lib)
+ * never reads as a listing.
+ */
+int corral_path_is_listing(const char *part);
+void corral_path_trim_slashes(char *path);
+
 /* For corral_path_lexical: refuse "", "." and ".." components too. */
 #define CORRAL_PATH_CANONICAL	1
 
