@@ -259,10 +259,11 @@ proving-ground: all deps-test
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 	$(Q)proving-ground/scale
 
-# A real one-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
+# A real three-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
 # slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
-# CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, and
-# an array with one task cancelled (build-aux/slurm-test).
+# CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, an
+# array with one task cancelled, a slice on each node, and a node lost
+# mid-run (build-aux/slurm-test).
 .PHONY: slurm-test
 slurm-test: all
 	$(Q)build-aux/deps slurm

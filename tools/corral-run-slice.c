@@ -72,7 +72,7 @@ static const struct corral_usage use = {
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
 	"-M\tparts that do not exist are not named (the caller names them)\n"
-	"-m HOST\tthe host named in every record (default: this one)\n"
+	"-m HOST\tthe host named in every record (default: the Slurm node, else this host)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
 	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
@@ -324,6 +324,24 @@ elsewhere(void)
 	return strcmp(node, here) != 0;
 }
 
+/*
+ * The host a record names when -m gives none: inside a Slurm step the
+ * node (SLURMD_NODENAME), since nodes may share a host name; else this
+ * host's name; NULL when it has none.
+ */
+static const char *
+default_host(char *buf, size_t size)
+{
+	const char *node = getenv("SLURMD_NODENAME");
+
+	if (node && *node)
+		return node;
+	if (gethostname(buf, size - 1) < 0)
+		return NULL;
+	buf[size - 1] = '\0';
+	return buf;
+}
+
 /* -E NAMES: the words of NAMES, split at white space. */
 static void
 keep_names(struct opts *o, const char *names)
@@ -455,8 +473,8 @@ main(int argc, char *argv[])
 
 	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
-	if (!r.host && gethostname(host, sizeof(host) - 1) == 0)
-		r.host = host;
+	if (!r.host)
+		r.host = default_host(host, sizeof(host));
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;
