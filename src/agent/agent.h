@@ -73,12 +73,6 @@ int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 
 /* The file corral_checkout leaves at the top of every clone. */
 #define CORRAL_CLONE_MARK ".corral-clone"
-/*
- * Remove path and everything under it, never following a symlink; a
- * directory without owner rwx gets it first.  A path that does not exist
- * is fine.  0, or -1 with err set.
- */
-int corral_remove_tree(const char *path, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* env.c: what a unit inherits                                          */

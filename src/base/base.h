@@ -594,6 +594,26 @@ int corral_atomic_file_at(const char *dir, const char *rel, const char *text,
 /* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
+/* tree.c: a tree removed, never through a symbolic link               */
+
+/*
+ * name under dirfd (AT_FDCWD: a path) opened as a directory, never
+ * through a symlink, its descriptor in *fd (closedir closes both).  NULL
+ * with err set.
+ */
+DIR *corral_dir_open(int dirfd, const char *name, int *fd,
+    struct corral_err *err);
+/*
+ * Remove the directory entry name under dirfd and, for a directory,
+ * everything below it.  Symlinks are removed, never followed.  A directory
+ * a unit made unreadable is given u+rwx back first.  A name that does not
+ * exist is fine.  0, or -1 with err set.
+ */
+int corral_remove_at(int dirfd, const char *name, struct corral_err *err);
+/* corral_remove_at of path (relative to the working directory). */
+int corral_remove_tree(const char *path, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
 /* time.c                                                              */
 
 /*
