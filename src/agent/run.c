@@ -46,6 +46,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
+#include "checkout/checkout.h"
 #include "agent/agent.h"
 #include "agent/agent-private.h"
 #include "agent/run-private.h"

@@ -64,5 +64,5 @@ corral_remove_at(int dirfd, const char *name, struct corral_err *err)
 int
 corral_remove_tree(const char *path, struct corral_err *err)
 {
-	return remove_at(AT_FDCWD, path, err);
+	return corral_remove_at(AT_FDCWD, path, err);
 }

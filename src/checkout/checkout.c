@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 
 /* A directory whose mode and times are set once it is full. */
 struct dirmeta {
