@@ -530,7 +530,7 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 			return -1;
 		while ((rc = merge_reader_next(&rd, err)) > 0) {
 			if (rd.torn || corral_line_blank(rd.line, rd.len) ||
-			    merge_scan_record(rd.line, rd.len, &jr, &m->scratch,
+			    corral_record_scan(rd.line, rd.len, &jr, &m->scratch,
 			    NULL, NULL, NULL) < 0)
 				continue;
 			rc = consider(m, (uint32_t)i, rd.off, &jr);
@@ -673,7 +673,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		return 0;
 	}
 	m->hinted = 0;
-	if (merge_scan_record(rd->line, rd->len, &jr, &m->scratch, prefetch,
+	if (corral_record_scan(rd->line, rd->len, &jr, &m->scratch, prefetch,
 	    m, &e) < 0) {
 		merge_bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;

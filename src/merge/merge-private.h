@@ -12,7 +12,6 @@
  *                 place together (the commit record, rolled forward)
  *   summary.c     summary.json
  *   history.c     history.jsonl: the records of runs not yet committed
- *   scan.c        a log line read as a record without building a tree
  *   reader.c      a file read one line at a time, for all of them, and
  *                 the result files read record by record, for the
  *                 scoreboard (score.c) and the reports (report.c)
@@ -258,34 +257,6 @@ struct merge_results {
  */
 int merge_results_read(const struct merge_results *m, const char *name,
     int success, struct corral_err *err);
-
-/* ------------------------------------------------------------------ */
-/* scan.c: a log line read as a record without building a tree         */
-
-/*
- * Told a record's unit (its bytes in the line) as soon as the scanner has
- * read it, before the rest of the line: the merge fetches the unit's slot
- * meanwhile.  The line may still turn out not to be one the scanner takes.
- */
-typedef void merge_unit_hint_fn(void *ctx, const char *unit, size_t len);
-/*
- * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
- * verdict and message, but of the record's members only unit, ok, status,
- * run, at and inputs are read when the scanner takes the line: then they
- * are copies in scratch, good until its next use, and r->doc is NULL.
- * hint (may be NULL) is called as said above.  Release r with
- * corral_json_record_release either way.
- */
-int merge_scan_record(const char *line, size_t len,
-    struct corral_json_record *r, struct corral_buf *scratch,
-    merge_unit_hint_fn *hint, void *ctx, struct corral_err *err);
-/*
- * The scanner alone: 1 with r filled (as above) when it takes the line, 0
- * when it leaves it to corral_json_record_parse (for fuzz/scan.c).
- */
-int merge_scan_takes(const char *line, size_t len,
-    struct corral_json_record *r, struct corral_buf *scratch,
-    merge_unit_hint_fn *hint, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */
