@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define CORRAL_VERSION "0.1.0"
@@ -236,6 +237,54 @@ int corral_line_blank(const char *s, size_t n);
  */
 int corral_line_take(struct corral_buf *cur, size_t max, const char **p,
     size_t *n, int *whole);
+
+/* ------------------------------------------------------------------ */
+/* reader.c: a file read one line at a time                            */
+
+/* A file being read one line at a time, from a buffer of its own. */
+struct corral_reader {
+	int fd;
+	const char *path;
+	char *buf;	/* buf[b..e) is read and not yet handed out */
+	size_t cap, b, e;
+	char *line;	/* in buf */
+	size_t len;
+	size_t raw;	/* bytes read, '\n' and '\r' included */
+	size_t lineno;
+	off_t off;	/* where the line starts in the file */
+	off_t end;	/* where it ends, its ending included */
+	int torn;	/* the line had no '\n' */
+	struct stat st;
+};
+
+/*
+ * Open path for reading (corral_fopen_input) with a large buffer, and
+ * fstat it into rd->st.  0, or -1 with err (may be NULL) set.  rd keeps
+ * path; release with corral_reader_close.
+ */
+int corral_reader_open(struct corral_reader *rd, const char *path,
+    struct corral_err *err);
+void corral_reader_close(struct corral_reader *rd);
+/*
+ * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
+ * NUL terminated, in rd->line (good until the next call); rd->raw,
+ * rd->torn, rd->lineno, rd->off and rd->end follow.
+ * 1: a line; 0: end of file; -1: read error (err set).
+ */
+int corral_reader_next(struct corral_reader *rd, struct corral_err *err);
+/* Back to the first line.  0, or -1 with err set. */
+int corral_reader_rewind(struct corral_reader *rd, struct corral_err *err);
+/* On from byte off of the file (lineno goes on).  0, or -1 with err set. */
+int corral_reader_seek(struct corral_reader *rd, off_t off,
+    struct corral_err *err);
+/*
+ * Up to n bytes from where the lines have got to, into p: how many (0 at
+ * the end of the file), or -1 with err set.
+ */
+ssize_t corral_reader_read(struct corral_reader *rd, char *p, size_t n,
+    struct corral_err *err);
+/* 1 when the file is not the one first opened (size or mtime moved). */
+int corral_reader_changed(struct corral_reader *rd);
 
 /* ------------------------------------------------------------------ */
 /* set.c: a hash set of strings mapping each to an integer             */

@@ -12,9 +12,6 @@
  *                 place together (the commit record, rolled forward)
  *   summary.c     summary.json
  *   history.c     history.jsonl: the records of runs not yet committed
- *   reader.c      a file read one line at a time, for all of them, and
- *                 the result files read record by record, for the
- *                 scoreboard (score.c) and the reports (report.c)
  */
 #ifndef CORRAL_MERGE_PRIVATE_H
 #define CORRAL_MERGE_PRIVATE_H
@@ -124,22 +121,6 @@ struct out {
 	int open;
 };
 
-/* A log being read one line at a time, from a buffer of its own. */
-struct reader {
-	int fd;
-	const char *path;
-	char *buf;	/* buf[b..e) is read and not yet handed out */
-	size_t cap, b, e;
-	char *line;	/* in buf */
-	size_t len;
-	size_t raw;	/* bytes read, '\n' and '\r' included */
-	size_t lineno;
-	off_t off;	/* where the line starts in the file */
-	off_t end;	/* where it ends, its ending included */
-	int torn;	/* the line had no '\n' */
-	struct stat st;
-};
-
 struct merge {
 	const struct corral_merge_opts *o;
 	struct corral_merge_stats *st;
@@ -209,35 +190,7 @@ char *merge_join(const char *dir, const char *name);
 int merge_bytes_cmp(const void *x, const void *y);
 
 /* ------------------------------------------------------------------ */
-/* reader.c: a file read one line at a time                            */
-
-/*
- * Open path for reading (corral_fopen_input) with a large buffer, and
- * fstat it into rd->st.  0, or -1 with err (may be NULL) set.  rd keeps
- * path; release with merge_reader_close.
- */
-int merge_reader_open(struct reader *rd, const char *path,
-    struct corral_err *err);
-void merge_reader_close(struct reader *rd);
-/*
- * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
- * NUL terminated, in rd->line (good until the next call); rd->raw,
- * rd->torn, rd->lineno, rd->off and rd->end follow.
- * 1: a line; 0: end of file; -1: read error (err set).
- */
-int merge_reader_next(struct reader *rd, struct corral_err *err);
-/* Back to the first line.  0, or -1 with err set. */
-int merge_reader_rewind(struct reader *rd, struct corral_err *err);
-/* On from byte off of the file (lineno goes on).  0, or -1 with err set. */
-int merge_reader_seek(struct reader *rd, off_t off, struct corral_err *err);
-/*
- * Up to n bytes from where the lines have got to, into p: how many (0 at
- * the end of the file), or -1 with err set.
- */
-ssize_t merge_reader_read(struct reader *rd, char *p, size_t n,
-    struct corral_err *err);
-/* 1 when the file is not the one first opened (size or mtime moved). */
-int merge_reader_changed(struct reader *rd);
+/* results.c: the result files read record by record                  */
 
 /* What merge_results_read does with a result file's lines. */
 struct merge_results {
@@ -257,6 +210,7 @@ struct merge_results {
  */
 int merge_results_read(const struct merge_results *m, const char *name,
     int success, struct corral_err *err);
+
 
 /* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */
