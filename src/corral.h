@@ -17,6 +17,7 @@
 #include "checkout/checkout.h"
 #include "agent/agent.h"
 #include "merge/merge.h"
+#include "report/report.h"
 #include "repair/repair.h"
 #include "selftest/selftest.h"
 

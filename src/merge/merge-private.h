@@ -190,29 +190,6 @@ char *merge_join(const char *dir, const char *name);
 int merge_bytes_cmp(const void *x, const void *y);
 
 /* ------------------------------------------------------------------ */
-/* results.c: the result files read record by record                  */
-
-/* What merge_results_read does with a result file's lines. */
-struct merge_results {
-	const char *dir;	/* where the result files are */
-	/* each record, of successes.jsonl when success: 0, or -1 (ENOMEM) */
-	int (*row)(void *ctx, const struct corral_json_record *r,
-	    int success);
-	void *ctx;
-	/* gets "NAME line N: why" for each line that is not a record */
-	struct corral_strv *unreadable;
-};
-
-/*
- * Read the result file m->dir/name record by record, blank lines
- * skipped.  1 when it was read, 0 when there is no such file, -1 with err
- * set (I/O; ENOMEM, also when row fails).
- */
-int merge_results_read(const struct merge_results *m, const char *name,
-    int success, struct corral_err *err);
-
-
-/* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */
 
 /*

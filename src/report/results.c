@@ -5,11 +5,11 @@
  */
 #include <errno.h>
 
-#include "merge/merge-private.h"
+#include "report/report-private.h"
 
 /* The line rd is at, as a record, to m->row; else named in m->unreadable. */
 static int
-result_line(const struct merge_results *m, struct corral_reader *rd,
+result_line(const struct report_results *m, struct corral_reader *rd,
     const char *name, int success)
 {
 	struct corral_json_record r;
@@ -33,7 +33,7 @@ result_line(const struct merge_results *m, struct corral_reader *rd,
 }
 
 int
-merge_results_read(const struct merge_results *m, const char *name,
+report_results_read(const struct report_results *m, const char *name,
     int success, struct corral_err *err)
 {
 	struct corral_buf path = CORRAL_BUF_INIT;
