@@ -488,4 +488,3 @@ corral_lock_find(const char *path)
 	free(p);
 	return NULL;
 }
-

@@ -5,8 +5,6 @@
  * standard output.  They are the programs' (tools/tool/): the library
  * reports and never exits.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
