@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 /* What the options say beyond struct corral_run. */
 struct opts {

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "checkout/checkout.h"
 #include "agent/agent.h"
 #include "agent/run-private.h"
 

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 
 /* A directory whose mode and times are set once it is full. */
 struct dirmeta {
@@ -995,61 +995,6 @@ out:
 	return rc;
 }
 
-/*
- * name under dirfd (AT_FDCWD: a path) opened as a directory, never
- * through a symlink, its descriptor in *fd.  NULL with err set.
- */
-static DIR *
-open_dir(int dirfd, const char *name, int *fd, struct corral_err *err)
-{
-	DIR *d;
-
-	*fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (*fd >= 0 && (d = fdopendir(*fd)))
-		return d;
-	corral_err_set(err, errno, "cannot open '%s'", name);
-	if (*fd >= 0)
-		close(*fd);
-	return NULL;
-}
-
-/*
- * Remove the directory entry name under dirfd and, for a directory,
- * everything below it.  Symlinks are removed, never followed.  A directory
- * a unit made unreadable is given u+rwx back first.
- */
-static int
-remove_at(int dirfd, const char *name, struct corral_err *err)
-{
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, rc = 0;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 :
-		    corral_err_set(err, errno, "cannot stat '%s'", name);
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
-			return corral_err_set(err, errno, "cannot remove '%s'",
-			    name);
-		return 0;
-	}
-	if ((st.st_mode & 0700) != 0700)
-		fchmodat(dirfd, name, (st.st_mode & 07777) | 0700, 0);
-	if (!(d = open_dir(dirfd, name, &fd, err)))
-		return -1;
-	while (rc == 0 && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			rc = remove_at(fd, de->d_name, err);
-	closedir(d);
-	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 &&
-	    errno != ENOENT)
-		rc = corral_err_set(err, errno, "cannot remove '%s'", name);
-	return rc;
-}
-
 int
 corral_clone_remove(const char *dest, struct corral_err *err)
 {
@@ -1066,15 +1011,15 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 		    "not removing it", dest);
 	if ((st.st_mode & 0700) != 0700)
 		chmod(dest, (st.st_mode & 07777) | 0700);
-	if (!(d = open_dir(AT_FDCWD, dest, &fd, err)))
+	if (!(d = corral_dir_open(AT_FDCWD, dest, &fd, err)))
 		return -1;
 	/* The mark goes last, so a clone half removed is still a clone. */
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    strcmp(de->d_name, CORRAL_CLONE_MARK))
-			rc = remove_at(fd, de->d_name, err);
+			rc = corral_remove_at(fd, de->d_name, err);
 	if (rc == 0)
-		rc = remove_at(fd, CORRAL_CLONE_MARK, err);
+		rc = corral_remove_at(fd, CORRAL_CLONE_MARK, err);
 	closedir(d);
 	if (rc == 0 && rmdir(dest) < 0 && errno != ENOENT)
 		rc = corral_err_set(err, errno, "cannot remove '%s'", dest);
@@ -1166,10 +1111,4 @@ out:
 	corral_strv_release(&normex);
 	corral_strv_release(&lines);
 	return rc;
-}
-
-int
-corral_remove_tree(const char *path, struct corral_err *err)
-{
-	return remove_at(AT_FDCWD, path, err);
 }
