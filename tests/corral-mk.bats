@@ -139,6 +139,25 @@ EOF
 	assert_json '.agents == 5' proj/.corral/summary.json
 }
 
+@test "corral-mk: with CORRAL_AGENTS set and no history, a plan that would put many units in a slice is cut as auto's, kept, and cut to CORRAL_AGENTS from history" {
+	project $(seq -f 'u%02g' 0 39)
+	run -0 --separate-stderr make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_contains "$stderr" "round-robin plan: 40 units over 40 slices, not 4: no history of these units"
+	assert_json '.agents == 40 and .successes == 40' proj/.corral/summary.json
+	# round-robin over 4 would put u00, u04, u08 and u12 in one slice
+	assert_equal 4 "$(grep -lxE 'u(00|04|08|12)' proj/.corral/slices/*.units | wc -l)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=4
+	assert_contains "$stderr" "weighted plan from history: 40 units over 4 slices"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_json '.agents == 4 and .successes == 40' proj/.corral/summary.json
+	: > "$RAN"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+}
+
 @test "corral-mk: a failing slice re-runs and a passing one does not" {
 	project ok-1 ok-2 bad-3 ok-4
 	# What fails is decided outside the project, so fixing it changes no part.

@@ -242,7 +242,11 @@ say_plan(const struct corral_plan *p, const char *history, int quiet)
 		    history, p->wt.unreadable);
 	if (quiet)
 		return;
-	if (!strcmp(p->strategy, "roundrobin"))
+	if (!strcmp(p->strategy, "roundrobin") && p->asked)
+		corral_warn("round-robin plan: %zu units over %zu slices, not "
+		    "%ld: no history of these units", p->units->n, p->n,
+		    p->asked);
+	else if (!strcmp(p->strategy, "roundrobin"))
 		corral_warn("round-robin plan: %zu units over %zu slices; no "
 		    "history of these units", p->units->n, p->n);
 	else if (p->wt.kind == CORRAL_WEIGHTS_BYTES)

@@ -27,6 +27,20 @@
 size_t corral_split_auto(size_t nunits);
 
 /*
+ * How many slices a plan that knows no duration cuts when nslices are
+ * asked for (a CORRAL_AGENTS the user set): nslices while none holds
+ * more than CORRAL_SPLIT_BLIND units, else as many as
+ * corral_split_auto's, and never fewer than nslices.  Round-robin over a
+ * few slices puts long units together as often as not, and nothing
+ * tells where they are; many slices let make's queue balance them as a
+ * shared queue would.  The plan is kept until the population or the
+ * count changes, so a second run re-runs nothing; cut again with
+ * history, it has nslices slices, weighted.
+ */
+#define CORRAL_SPLIT_BLIND 2
+size_t corral_split_blind(size_t nunits, long nslices);
+
+/*
  * Round-robin split, exactly as the original: unit i goes to slice i mod
  * n, where n = max(1, min(nslices, nunits)); order is kept inside a slice.
  * On success *slicesp is an array of n vectors (each holding pointers into
@@ -117,6 +131,8 @@ struct corral_plan {
 	const char *strategy;		/* what was done: "roundrobin" or
 					   "weighted" */
 	struct corral_set *ix;		/* unit -> its index in units->v */
+	long asked;			/* the slices asked for, when a plan
+					   without history cut more; else 0 */
 };
 
 /* ------------------------------------------------------------------ */
