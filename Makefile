@@ -222,7 +222,7 @@ $(NPM_DIR)/ok: | deps-test
 # error makes the program exit 99, and so the test fail.
 .PHONY: test check
 test: all $(FP1_BIN)/corral-merge deps-test $(NPM_DIR)/ok
-	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
+	+$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) SUITE_OUT=$(CURDIR)/$(BUILD)/suite \
 		CORRAL_TEST_FP1=$(CURDIR)/$(FP1_BIN) \
 		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \
