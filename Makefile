@@ -91,9 +91,13 @@ ALL_LDFLAGS := $(FLAVOR) $(LDFLAGS)
 
 # src/AREA/*.c: every area but selftest makes libcorral.a; selftest (the
 # install lookup, the tour, the doctor, the repair demo) makes a library of
-# its own, linked only by the programs that use it.
+# its own, linked only by the programs that use it.  tools/tool/*.c (what
+# only the programs do: die, usage, the x* helpers, xlock) makes
+# libcorral-tool.a, which every program links: libcorral never exits.
 SRCS  := $(sort $(wildcard src/*/*.c))
 TOOLS := $(sort $(wildcard tools/*.c))
+TOOL_SRCS := $(sort $(wildcard tools/tool/*.c))
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
 SELFTEST_SRCS := $(filter src/selftest/%,$(SRCS))
 OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(SELFTEST_SRCS),$(SRCS)))
 SELFTEST_OBJS := $(SELFTEST_SRCS:%.c=$(BUILD)/%.o)
@@ -107,6 +111,7 @@ VERSION := $(shell sed -n 's/^\#define CORRAL_VERSION "\(.*\)"$$/\1/p' \
 PROGS := $(TOOLS:tools/%.c=$(BIN)/%) $(SCRIPTS:tools/%.sh=$(BIN)/%)
 LIB   := $(BUILD)/libcorral.a
 SELFTEST_LIB := $(BUILD)/libcorral-selftest.a
+TOOL_LIB := $(BUILD)/libcorral-tool.a
 SELFTEST_PROGS := $(addprefix $(BIN)/,corral corral-demo corral-doctor \
 	corral-fix corral-mk-path)
 
@@ -143,7 +148,8 @@ $(BUILD)/tools/%.o: tools/%.c $(BUILD)/cflags | $(DEPS_OK)
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
 		-Isrc -c -o $@ $<
 
--include $(SRCS:%.c=$(BUILD)/%.d) $(TOOLS:%.c=$(BUILD)/%.d)
+-include $(SRCS:%.c=$(BUILD)/%.d) $(TOOLS:%.c=$(BUILD)/%.d) \
+	$(TOOL_SRCS:%.c=$(BUILD)/%.d)
 
 $(LIB): $(OBJS)
 	@$(if $(Q),printf '  AR      %s\n' '$@')
@@ -153,12 +159,16 @@ $(SELFTEST_LIB): $(SELFTEST_OBJS)
 	@$(if $(Q),printf '  AR      %s\n' '$@')
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+$(TOOL_LIB): $(TOOL_OBJS)
+	@$(if $(Q),printf '  AR      %s\n' '$@')
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
 $(SELFTEST_PROGS): $(SELFTEST_LIB)
 
-$(BIN)/%: $(BUILD)/tools/%.o $(LIB) | $(BIN)/
+$(BIN)/%: $(BUILD)/tools/%.o $(TOOL_LIB) $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) $(LIB) \
-		$(CJSON_LIBS) $(CRYPTO_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) \
+		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(CRYPTO_LIBS)
 
 # corral-merge with every fingerprint cut to 1 bit, so that all names
 # collide: for the tests of collisions only (make test), never installed.
@@ -174,11 +184,11 @@ $(BUILD)/fp1/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 
 -include $(FP1_OBJS:.o=.d)
 
-$(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) $(LIB) \
-		| $(FP1_BIN)/
+$(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) \
+		$(TOOL_LIB) $(LIB) | $(FP1_BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(LIB) $(CJSON_LIBS) \
-		$(CRYPTO_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(TOOL_LIB) $(LIB) \
+		$(CJSON_LIBS) $(CRYPTO_LIBS)
 
 $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 		build-aux/mkscript src/base/base.h | $(BIN)/
@@ -259,10 +269,11 @@ proving-ground: all deps-test
 	$(Q)CORRAL_BIN=$(CURDIR)/$(BIN) proving-ground/repair
 	$(Q)proving-ground/scale
 
-# A real one-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
+# A real three-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
 # slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
-# CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, and
-# an array with one task cancelled (build-aux/slurm-test).
+# CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, an
+# array with one task cancelled, a slice on each node, and a node lost
+# mid-run (build-aux/slurm-test).
 .PHONY: slurm-test
 slurm-test: all
 	$(Q)build-aux/deps slurm

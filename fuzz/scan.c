@@ -1,13 +1,12 @@
 /* See LICENSE file for copyright and license details. */
 /*
- * scan.c fuzzes the merge's record scanner against cJSON: a line the
- * scanner takes (merge_scan_takes) must be one corral_json_record_parse
- * takes, with the same unit, ok, status, run, at and inputs; and
- * merge_scan_record, scanner or not, must give record.c's verdict and
- * message for every line.
+ * scan.c fuzzes the merge's record scanner (record/scan.c) against
+ * cJSON: a line the scanner takes (corral_record_scan_takes) must be one
+ * corral_json_record_parse takes, with the same unit, ok, status, run,
+ * at and inputs; and corral_record_scan, scanner or not, must give
+ * record.c's verdict and message for every line.
  */
 #include "fuzz.h"
-#include "merge/merge-private.h"
 
 /* The unit the scanner last told of. */
 static void
@@ -38,7 +37,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int wrc, grc;
 
 	wrc = corral_json_record_parse(line, size, &want, &werr);
-	if (merge_scan_takes(line, size, &got, &scratch, hinted, &hint)) {
+	if (corral_record_scan_takes(line, size, &got, &scratch, hinted, &hint)) {
 		if (wrc < 0 || got.ok != want.ok)
 			abort();
 		same(got.unit, hint.data);
@@ -49,7 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same(got.inputs, want.inputs);
 	}
 	corral_json_record_release(&got);
-	grc = merge_scan_record(line, size, &got, &scratch, NULL, NULL, &gerr);
+	grc = corral_record_scan(line, size, &got, &scratch, NULL, NULL, &gerr);
 	if (grc != wrc || (wrc < 0 && strcmp(gerr.msg, werr.msg)))
 		abort();
 	if (grc == 0)

@@ -298,12 +298,12 @@ listing() {
 	assert_stderr ""
 }
 
-@test "checkout: -m writes a manifest of what the clone would hold, a link's target too, and copies nothing" {
+@test "checkout: -m writes a manifest of what the clone would hold, a link's target too, each directory's names as a line too, and copies nothing" {
 	ln -s ../top.txt src/a/lnk
 	run -0 --separate-stderr corral-checkout -m manifest src a nothere
 	assert_stderr ""
-	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ [0-9.]+ /\1 /' manifest
-	assert_output "$(printf '%s\n' 'd a' 'd a/deep' 'f a/deep/y.txt' 'l a/lnk -> ../top.txt' 'f a/x.txt' '- nothere' 'f top.txt')"
+	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ [0-9a-f.]+ /\1 /' manifest
+	assert_output "$(printf '%s\n' 'd a' 'n a/' 'd a/deep' 'n a/deep/' 'f a/deep/y.txt' 'l a/lnk -> ../top.txt' 'f a/x.txt' '- nothere' 'f top.txt')"
 	run -0 ls
 	assert_output "$(printf 'manifest\nsrc')"
 }
@@ -346,6 +346,31 @@ listing() {
 	run -0 stat -c %Y plan/0.manifest plan/2.manifest
 	assert_output "$(printf '%s\n' "$(date -d 2001-01-01 +%s)" "$(date -d 2001-01-01 +%s)")"
 	[ "$(stat -c %Y plan/1.manifest)" -gt "$(date -d 2001-01-01 +%s)" ]
+}
+
+@test "checkout: -M reads a part DIR/ as DIR listed, one line of the names in it (a file's content changing leaves it, an entry added changes it) that the whole tree's manifest holds too; a PART DIR/ of -m is the whole of DIR" {
+	mkdir plan
+	printf 'a/\n' > plan/0.parts
+	run -0 --separate-stderr corral-checkout -M plan src
+	assert_stderr ""
+	run -0 cat plan/0.manifest
+	[[ $output =~ ^n\ [0-7]{4}\ 2\ [0-9a-f]{64}\ a/$ ]] || flunk "not one line of a's names: $output"
+	local names=$output
+	echo changed >> src/a/x.txt
+	touch -d '+1 second' src/a/x.txt
+	run -0 corral-checkout -M plan src
+	run -0 cat plan/0.manifest
+	assert_output "$names"
+	run -0 corral-checkout -m whole src .
+	run -0 grep -cxF "$names" whole
+	assert_output 1
+	: > src/a/new
+	run -0 corral-checkout -M plan src
+	run -0 cat plan/0.manifest
+	[ "$output" != "$names" ] || flunk "an entry added left the line as it was"
+	run -0 corral-checkout -m slash src a/
+	run -0 corral-checkout -m plain src a
+	run -0 cmp slash plain
 }
 
 @test "checkout: -M removes the manifest of a slice whose parts are refused and goes on" {

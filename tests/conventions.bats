@@ -2,7 +2,8 @@
 # conventions.bats -- what users of make and of test runners expect of
 # corral.mk: the includer's default goal, make -s and V=1, one line of
 # make's error for a failed run, CORRAL_SHELL, skips, halting, subsets,
-# the slowest units, an empty population and the progress total.
+# the slowest units, an empty population and the progress total; and the
+# source's own: the library never exits, merge/ imports nothing of agent/.
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -356,4 +357,33 @@ EOF2
 	assert_contains "$(cat ts.out)" "1/2 done (1 pass"
 	assert_equal '0a' "$(tail -c 1 ts.out | od -An -tx1 | tr -d ' ')"
 	assert_file_exists out/live/interrupted
+}
+
+# --- the source's own conventions -----------------------------------------
+
+# src_code FILE...: each line of FILEs that holds code, as FILE:TEXT (the
+# lines of comments left out)
+src_code() {
+	grep -H '' "$@" | grep -vE '^[^:]+:[[:space:]]*(/?\*|//)'
+}
+
+@test "conventions: the library never exits: no exit(, _exit( or corral_die in src/ but the _exit of a forked child (corral_child_exit, proc.c's vfork child)" {
+	cd "$CORRAL_ROOT"
+	run -0 src_code src/*.h src/*/*.[ch]
+	run -0 grep -E '(^|[^[:alnum:]_])(exit|_exit|_Exit)[[:space:]]*\(|corral_die' <<<"$output"
+	assert_output "$(printf '%s\n' 'src/base/err.c:	_exit(status);' \
+		'src/base/proc.c:	_exit(127);')"
+	# corral_child_exit is the one in err.c, and the library reaches
+	# tools/ for nothing (what exits is there)
+	run -0 grep -B7 '_exit(status);' src/base/err.c
+	assert_contains "$output" "corral_child_exit(int status)"
+	run -1 grep -rlE '#include "(\.\./)*(tools/)?tool/' src
+}
+
+@test "conventions: no module of merge/ or report/ includes a header of agent/, and report/ includes none of merge/'s" {
+	cd "$CORRAL_ROOT"
+	run grep -lE '#include "agent/' src/merge/* src/report/*
+	assert_output ""
+	run grep -lE '#include "merge/' src/report/*
+	assert_output ""
 }

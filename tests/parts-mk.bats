@@ -205,7 +205,140 @@ relearned() {
 	project 'auto' a
 	run -0 make -C proj corral-run
 	run -0 corral-parts -H proj/.corral/history.jsonl
-	assert_output "$(printf '%s\n' data/one tests/a.sh tools/helper)"
+	assert_output "$(printf '%s\n' data/ tests/a.sh tools/helper)"
+}
+
+# ran_now UNIT...: after the next run, exactly UNIT... ran (none: nothing)
+ran_now() {
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run
+	run -0 sort "$RAN"
+	assert_output "$(for u in "$@"; do printf '%s\n' "$u"; done | sort)"
+}
+
+@test "parts-mk: auto: a unit that lists a directory and reads one file there depends on the names in it: another file there changing runs nothing, the file it read changing runs it again" {
+	mkdir -p proj/data
+	echo one > proj/data/one
+	echo two > proj/data/two
+	printf 'ls data > /dev/null\ncat data/one > /dev/null\n' > proj/tests/a.sh
+	project 'auto' a
+	run -0 make -C proj corral-run
+	run -0 corral-parts -H proj/.corral/history.jsonl
+	assert_output "$(printf '%s\n' data/ data/one tests/a.sh)"
+	# the learning run's pass stands: the listing is a line of the whole tree's
+	ran_now
+	echo changed > proj/data/two
+	touch -d '+1 second' proj/data/two
+	ran_now
+	echo changed > proj/data/one
+	ran_now tests/a.sh
+}
+
+@test "parts-mk: auto: an entry added to, renamed in or removed from a directory a unit lists (ls, find) runs it again; one below it, only the unit that listed there" {
+	mkdir -p proj/data/sub
+	echo one > proj/data/one
+	printf 'ls data > /dev/null\n' > proj/tests/a.sh
+	printf 'find data > /dev/null\n' > proj/tests/b.sh
+	project 'auto' a b
+	echo 'CORRAL_AGENTS = 2' >> proj/Makefile
+	run -0 make -C proj -j2 corral-run
+	# find opens '.', to come back to it: the root counts as listed too
+	run -0 corral-parts -u -H proj/.corral/history.jsonl
+	assert_output "$(printf 'tests/a.sh\t%s\n' data/ tests/a.sh; printf 'tests/b.sh\t%s\n' ./ data/ data/sub/ tests/b.sh)"
+	ran_now
+	: > proj/data/new
+	ran_now tests/a.sh tests/b.sh
+	mv proj/data/new proj/data/renamed
+	ran_now tests/a.sh tests/b.sh
+	rm proj/data/renamed
+	ran_now tests/a.sh tests/b.sh
+	: > proj/data/sub/deep
+	ran_now tests/b.sh
+}
+
+@test "parts-mk: auto: a directory a unit lists is cloned as its names: what it read whole, every other entry a placeholder of the same type, mode, size and mtime that reads as zeros, a link's target likewise" {
+	mkdir -p proj/data/sub
+	echo one > proj/data/one
+	echo secret > proj/data/two
+	chmod 0751 proj/data/two
+	echo far > proj/lib/far
+	ln -s one proj/data/near
+	ln -s ../lib/far proj/data/far
+	# shape.sh, outside the tree: how data looks to one who lists and stats it
+	cat > shape.sh <<'EOF'
+find data -mindepth 1 ! -type l -printf '%p %y %m %T@\n' | sort
+find data -type f -printf '%p %s\n' | sort
+find data -type l -printf '%p -> %l\n' | sort
+test -f data/far && echo 'data/far leads to a file'
+EOF
+	# with SHAPE set, the unit writes that, then what two and one hold
+	printf '%s\n' 'ls data > /dev/null' 'cat data/one > /dev/null' \
+		'[ -z "$SHAPE" ] || { sh "$SHAPE"; od -An -tx1 data/two; cat data/one; } > "$SHAPE.out"' \
+		> proj/tests/a.sh
+	project 'auto' a
+	run -0 make -C proj corral-run
+	export SHAPE=$PWD/shape.sh
+	touch -d '+1 second' proj/tests/a.sh
+	: > "$RAN"
+	run -0 make -C proj corral-run
+	assert_equal 1 "$(ran_count)"
+	run -0 jq -r '[.attempt, .note] | @tsv' proj/.corral/successes.jsonl
+	assert_output "$(printf '1\tPASS: exit 0')"
+	run -0 sh -c 'cd proj && sh "$SHAPE"'
+	assert_output "$(sed '$d' shape.sh.out | sed '$d')"
+	assert_contains "$output" "data/far leads to a file"
+	assert_equal "$(tail -2 shape.sh.out)" "$(printf ' 00 00 00 00 00 00 00\none')"
+}
+
+@test "parts-mk: auto: a unit that opens a Python bytecode cache reads its source beside it, which Python checks only by stat: the source changing runs it again" {
+	mkdir -p proj/lib/__pycache__
+	echo 'X = 1' > proj/lib/m.py
+	: > proj/lib/__pycache__/m.cpython-311.pyc
+	: > proj/lib/__pycache__/gone.cpython-311.pyc
+	printf 'cat lib/__pycache__/m.cpython-311.pyc lib/__pycache__/gone.cpython-311.pyc > /dev/null\n' > proj/tests/a.sh
+	project 'auto' a
+	run -0 make -C proj corral-run
+	run -0 corral-parts -H proj/.corral/history.jsonl
+	assert_output "$(printf '%s\n' lib/__pycache__/gone.cpython-311.pyc lib/__pycache__/m.cpython-311.pyc lib/m.py tests/a.sh)"
+	ran_now
+	echo 'X = 2' > proj/lib/m.py
+	ran_now tests/a.sh
+}
+
+# pyproject UNIT...: a Python package, pkg, and tests/UNIT.py for each
+# UNIT, importing it with the root on its path after its own directory
+# (so Python lists tests/, as pytest does); Python has already run here
+# once, so its bytecode caches are in the tree.
+pyproject() {
+	local u py='env -u PYTHONDONTWRITEBYTECODE -u PYTHONPYCACHEPREFIX python3'
+	mkdir -p proj/pkg
+	: > proj/pkg/__init__.py
+	printf 'def f():\n    return 1\n' > proj/pkg/core.py
+	for u in "$@"; do
+		printf '%s\n' 'import os, sys' 'sys.path.append(os.getcwd())' \
+			'import pkg.core' 'assert pkg.core.f() == 1' > "proj/tests/$u.py"
+	done
+	(cd proj && for u in "$@"; do $py "tests/$u.py" || exit; done)
+	_corral_project $(printf 'tests/%s.py ' "$@") <<EOF
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; $py "\$\$CORRAL_UNIT"
+CORRAL_PARTS = auto
+CORRAL_AGENTS = $#
+EOF
+}
+
+@test "parts-mk: auto: Python tests that import a package: editing one test file runs that one alone, editing the package (its caches stale) runs them all" {
+	pyproject test_a test_b
+	run -0 make -C proj -j2 corral-run
+	# what it read: pkg's caches, and through them the sources; of
+	# tests/, its own file and the names
+	run -0 corral-parts -H proj/.corral/history.jsonl tests/test_a.py
+	assert_equal 1 "$(grep -c '^pkg/__pycache__/core\.cpython-.*\.pyc$' <<<"$output")"
+	assert_equal "$(grep -v __pycache__ <<<"$output")" "$(printf '%s\n' ./ pkg/ pkg/__init__.py pkg/core.py tests/ tests/test_a.py)"
+	ran_now
+	echo '# edited' >> proj/tests/test_b.py
+	ran_now tests/test_b.py
+	echo '# edited' >> proj/pkg/core.py
+	ran_now tests/test_a.py tests/test_b.py
 }
 
 @test "parts-mk: auto: a learned file that is gone makes its unit run again, named once as not found, and fail" {

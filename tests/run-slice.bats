@@ -146,6 +146,19 @@ ms_since() {
 	assert_output "hello"
 }
 
+@test "run-slice: inside a Slurm step a record names the node (SLURMD_NODENAME), not the host name; -m still wins, and an empty one is no node" {
+	units u1
+	SLURMD_NODENAME=n2 run -0 corral-run-slice -c true -l node K slice
+	run -0 jq -r .host <(records node/agent-K.jsonl)
+	assert_output n2
+	SLURMD_NODENAME=n2 run -0 corral-run-slice -m H -c true -l given K slice
+	run -0 jq -r .host <(records given/agent-K.jsonl)
+	assert_output H
+	SLURMD_NODENAME= run -0 corral-run-slice -c true -l empty K slice
+	run -0 jq -r .host <(records empty/agent-K.jsonl)
+	assert_output "$(hostname)"
+}
+
 @test "run-slice: records keep the five original fields first, then status, exit, signal, duration_ms, attempt, run, output, inputs, host" {
 	units a b c
 	run -1 corral-run-slice -c 'test "$CORRAL_UNIT" != b' -l logs K slice

@@ -13,7 +13,7 @@ _corral_setup() {
 	export PATH CORRAL_ROOT CORRAL_TEST_BIN
 	export LC_ALL=C
 	unset CORRAL_KEEP CORRAL_RUN MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES \
-		SANITIZE COVERAGE WERROR V
+		SANITIZE COVERAGE WERROR V SLURMD_NODENAME
 	# corral.mk runs the programs under test too (a sanitizer build, say).
 	export CORRAL_BIN=$CORRAL_TEST_BIN
 	# A directory of our own: bats keeps its --separate-stderr files in

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-bundle apply [-aJnp] [-A AREA] BUNDLE ROOT\n"

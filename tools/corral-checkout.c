@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-checkout [-p PARTSFILE] [-x EXCLUDE] SRC DEST "
@@ -131,6 +132,9 @@ main(int argc, char *argv[])
 	for (i = optind + (manifest ? 1 : 2); i < argc; i++)
 		if (corral_strv_add(&parts, argv[i]) < 0)
 			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	/* "lib/" is the whole of lib: only -M's parts files list. */
+	for (i = 0; (size_t)i < parts.n; i++)
+		corral_path_trim_slashes(parts.v[i]);
 	if (manifest)
 		status = run_manifest(argv[optind], manifest, &parts, &exclude);
 	else

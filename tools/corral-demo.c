@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 #define NUNITS	12
 #define NAGENTS	4

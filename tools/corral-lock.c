@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-lock [-u] [-G PID] [-w SECONDS] DIR COMMAND [ARG...]",

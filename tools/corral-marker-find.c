@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 #define MARKER "DEADCANARY"
 

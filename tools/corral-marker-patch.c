@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 #define MARKER	"DEADCANARY"
 #define REPAIR	"real_assert()"

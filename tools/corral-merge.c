@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-merge [-fqs] [-k SHARD] [-o OUTDIR] [-r RUN] [-u UNITS] "

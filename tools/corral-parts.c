@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-parts -k [-C SRC] [PART...]\n"

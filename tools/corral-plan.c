@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 #define TEMPLATE "You are agent {agent}. Clone only these parts into a " \
 	"private directory of your own: {parts}. Run these {n} units " \

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 /* What the options say beyond struct corral_run. */
 struct opts {
@@ -72,7 +73,7 @@ static const struct corral_usage use = {
 	"-L LIMIT\ta limit on each process of a unit\n"
 	"-l LOGDIR\twhere the log and outputs go (required)\n"
 	"-M\tparts that do not exist are not named (the caller names them)\n"
-	"-m HOST\tthe host named in every record (default: this one)\n"
+	"-m HOST\tthe host named in every record (default: the Slurm node, else this host)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
 	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
@@ -324,6 +325,24 @@ elsewhere(void)
 	return strcmp(node, here) != 0;
 }
 
+/*
+ * The host a record names when -m gives none: inside a Slurm step the
+ * node (SLURMD_NODENAME), since nodes may share a host name; else this
+ * host's name; NULL when it has none.
+ */
+static const char *
+default_host(char *buf, size_t size)
+{
+	const char *node = getenv("SLURMD_NODENAME");
+
+	if (node && *node)
+		return node;
+	if (gethostname(buf, size - 1) < 0)
+		return NULL;
+	buf[size - 1] = '\0';
+	return buf;
+}
+
 /* -E NAMES: the words of NAMES, split at white space. */
 static void
 keep_names(struct opts *o, const char *names)
@@ -438,8 +457,13 @@ main(int argc, char *argv[])
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	if (corral_agent_check(argv[optind], &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	/* "lib/" is the whole of lib; with -A, corral-plan's "DIR/" lists. */
+	for (i = 0; i < o.parts.n; i++)
+		corral_path_trim_slashes(o.parts.v[i]);
 	for (i = 0; i < o.files.n; i++)
 		xunits_load(o.files.v[i], '\n', &o.parts, 0);
+	for (i = 0; !o.history && i < o.parts.n; i++)
+		corral_path_trim_slashes(o.parts.v[i]);
 	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);
@@ -450,8 +474,8 @@ main(int argc, char *argv[])
 
 	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
-	if (!r.host && gethostname(host, sizeof(host) - 1) == 0)
-		r.host = host;
+	if (!r.host)
+		r.host = default_host(host, sizeof(host));
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 /* A file's mtime may lag the clock read before make by a clock tick. */
 #define MTIME_SLACK_MS	50

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-scoreboard [-fhju] [-s N] DIR",

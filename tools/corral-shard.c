@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-shard [-H HISTORY] [-m MANIFEST] [-r RUN] [-s HOST] "

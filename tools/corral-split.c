@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static void more(FILE *fp);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "tool/tool.h"
 
 static const struct corral_usage use = {
 	"corral-status [-hj] [OUT]",

@@ -1,84 +1,14 @@
 /* See LICENSE file for copyright and license details. */
 /*
- * agent.h: what one agent does -- its private clone of the parts it
- * needs, the run of its slice, and the live state corral-status reads.
+ * agent.h: what one agent does -- the run of its slice in its private
+ * clone (checkout/), what a unit inherits, and the live state
+ * corral-status reads.
  */
 #ifndef CORRAL_AGENT_H
 #define CORRAL_AGENT_H
 
 #include <regex.h>
 #include "base/base.h"
-
-/* ------------------------------------------------------------------ */
-/* checkout.c: an agent's private clone of just the parts it needs     */
-
-/*
- * A part is a relative path inside src.  It is refused (-1, err names the
- * part) when it is absolute, when ".." takes it out of src, or when a
- * symlink on the way (or the part itself, or a link inside a copied
- * directory) leads outside src.  Checks the part only; 0 when it is fine.
- * A part that does not exist is fine here (checkout warns about it).
- */
-int corral_part_check(const char *src, const char *part,
-    struct corral_err *err);
-
-/*
- * Build dest as a fresh private copy of the given parts of src: regular
- * files are copied (copy_file_range or FICLONE where the kernel can, plain
- * read/write otherwise; never hard links), directories merged, modes and
- * mtimes kept, symlinks that stay inside src copied as (relative)
- * symlinks, each bringing what it leads to (with its directories; each
- * target once, so links in a circle end).  Every part is checked before
- * anything is written.  The clone
- * is built beside dest under a temporary name and renamed into place, so
- * dest is either the whole clone or absent; an existing dest is replaced
- * only when it is a clone made by corral or an empty directory.  Paths in
- * exclude (relative to src, may be NULL) are never copied, nor is dest
- * itself when it lies inside src.  Each part that does not exist is
- * appended to missing (may be NULL) for the caller to warn about.
- * Returns 0, or -1 with err set and nothing left at dest or beside it.
- */
-int corral_checkout(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, const char *dest,
-    struct corral_strv *missing, struct corral_err *err);
-
-/*
- * Remove a clone made by corral_checkout.  A path that does not exist is
- * fine (0); a path that is not such a clone is refused (-1, nothing
- * removed).  Symlinks inside are removed, never followed.
- */
-int corral_clone_remove(const char *dest, struct corral_err *err);
-
-/*
- * Check out dest again after something else removed or replaced it: remove
- * whatever is at dest now (a file, a symlink, never followed, or a
- * directory, clone or not, but not one on another file system), then
- * corral_checkout.  0, or -1 with err set.
- */
-int corral_clone_renew(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, const char *dest,
-    struct corral_err *err);
-
-/*
- * The manifest of what corral_checkout would copy, without copying: one
- * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
- * link; "- PART" for each missing part, which also goes to missing),
- * sorted by path, each once, appended to out; what links lead to is
- * listed as for a checkout.  Any change to a part's files or metadata
- * changes it.  Parts are checked exactly as for a checkout.  0 or -1.
- */
-int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, struct corral_buf *out,
-    struct corral_strv *missing, struct corral_err *err);
-
-/* The file corral_checkout leaves at the top of every clone. */
-#define CORRAL_CLONE_MARK ".corral-clone"
-/*
- * Remove path and everything under it, never following a symlink; a
- * directory without owner rwx gets it first.  A path that does not exist
- * is fine.  0, or -1 with err set.
- */
-int corral_remove_tree(const char *path, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* env.c: what a unit inherits                                          */

@@ -13,8 +13,6 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "agent/agent.h"
-#include "agent/agent-private.h"
 #include "agent/run-private.h"
 
 /* The longest last line kept, and how much of it a note quotes. */

@@ -6,11 +6,16 @@
  * drained by a thread of its own while the unit runs, so that the queue
  * never overflows and the agent's wait for the unit stays as it is.  What
  * the unit opened, that exists in the source, is what it reads: a file
- * opened (or executed) is one part; a directory listed brings the files
- * (not the directories) in it.  What it only stat(2)s is never seen,
- * which is why a set learned so is checked: a unit that fails with it and
- * passes with the whole tree is learned again, and one whose failure
- * opened nothing its clone lacked keeps the whole tree ("." ).
+ * opened (or executed) is one part, by its content; a directory listed is
+ * one part "DIR/" ("./" for the root), by the names in it, not by their
+ * files (Python lists every sys.path directory, pytest its tests: the
+ * files of those are not what a unit reads).  A Python bytecode cache
+ * opened, DIR/__pycache__/NAME.TAG.pyc, reads DIR/NAME.py too: Python
+ * checks a cache against its source's stat(2) alone.  What a unit only
+ * stats is never seen, which is why a set learned so is checked: a unit
+ * that fails with it and passes with the whole tree is learned again, and
+ * one whose failure opened nothing its clone lacked keeps the whole tree
+ * ("." ).
  */
 #define _GNU_SOURCE	/* pipe2 */
 
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "checkout/checkout.h"
 #include "agent/agent.h"
 #include "agent/run-private.h"
 
@@ -240,33 +246,44 @@ exists_in(const char *src, const char *rel, struct stat *st)
 	return yes;
 }
 
-/* A directory listed: the files and links in it (itself, when empty). */
+/* A directory listed: "DIR/", the root "./". */
 static int
-add_listing(const char *src, const char *rel, struct corral_strv *reads)
+add_listing(const char *rel, struct corral_strv *reads)
 {
-	struct dirent *de;
-	char *path, *child;
-	size_t before = reads->n;
-	DIR *d;
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc;
+
+	rc = corral_buf_addf(&b, "%s/", *rel ? rel : ".") < 0 ? -1 :
+	    corral_strv_add(reads, b.data);
+	corral_buf_release(&b);
+	return rc;
+}
+
+/*
+ * The source a Python bytecode cache rel (DIR/__pycache__/NAME.TAG.pyc)
+ * was compiled from, DIR/NAME.py, when it is a file of src; else 0.
+ */
+static int
+add_pyc_source(const char *src, const char *rel, struct corral_strv *reads)
+{
+	static const char cache[] = "__pycache__/";
+	const char *name = corral_path_base(rel), *dot = strchr(name, '.');
+	size_t n = strlen(name), dir = (size_t)(name - rel);
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct stat st;
 	int rc = 0;
 
-	if (!(path = corral_path_join(src, rel)))
-		return -1;
-	d = opendir(path);
-	free(path);
-	while (d && rc == 0 && (de = readdir(d))) {
-		if (de->d_type == DT_DIR || !strcmp(de->d_name,
-		    CORRAL_CLONE_MARK))
-			continue;
-		if (!(child = corral_path_join(rel, de->d_name)) ||
-		    corral_strv_add(reads, child) < 0)
-			rc = -1;
-		free(child);
-	}
-	if (d)
-		closedir(d);
-	if (rc == 0 && reads->n == before && *rel)
-		rc = corral_strv_add(reads, rel);
+	if (!dot || dot == name || n < 5 || strcmp(name + n - 4, ".pyc") ||
+	    dir < sizeof(cache) - 1 || strncmp(name - (sizeof(cache) - 1),
+	    cache, sizeof(cache) - 1) || (dir > sizeof(cache) - 1 &&
+	    name[-(int)sizeof(cache)] != '/'))
+		return 0;
+	if (corral_buf_addf(&b, "%.*s%.*s.py", (int)(dir - (sizeof(cache) -
+	    1)), rel, (int)(dot - name), name) < 0)
+		rc = -1;
+	else if (exists_in(src, b.data, &st) && S_ISREG(st.st_mode))
+		rc = corral_strv_add(reads, b.data);
+	corral_buf_release(&b);
 	return rc;
 }
 
@@ -289,10 +306,11 @@ corral_learn_stop(struct corral_learn *l, const char *src,
 		if (!strcmp(rel, CORRAL_CLONE_MARK) || !exists_in(src, rel, &st))
 			continue;
 		if (l->keys.v[i][0] == 'd' && S_ISDIR(st.st_mode))
-			rc = add_listing(src, rel, reads);
+			rc = add_listing(rel, reads);
 		else if (l->keys.v[i][0] == 'f')
 			rc = corral_strv_add(reads, rel) | (opened ?
-			    corral_strv_add(opened, rel) : 0);
+			    corral_strv_add(opened, rel) : 0) |
+			    add_pyc_source(src, rel, reads);
 	}
 	complete = !l->lost;
 	learn_free(l);
@@ -316,6 +334,8 @@ clone_is_whole(const struct corral_run *r)
 	int whole = 0;
 
 	for (i = 0; !whole && i < r->st->cloned.n; i++) {
+		if (corral_path_is_listing(r->st->cloned.v[i]))
+			continue;
 		rel = corral_path_normalise(r->st->cloned.v[i]);
 		whole = rel && !*rel;
 		free(rel);

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "record/record.h"
+#include "checkout/checkout.h"
 #include "agent/agent.h"
 #include "agent/agent-private.h"
 #include "agent/run-private.h"

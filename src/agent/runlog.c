@@ -30,7 +30,6 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "agent/agent.h"
 #include "agent/agent-private.h"
 
 void

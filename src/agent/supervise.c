@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "checkout/checkout.h"
 #include "agent/agent.h"
-#include "agent/agent-private.h"
 #include "agent/run-private.h"
 
 /* How often a guard is looked at where the kernel has no pidfd, in ms. */

@@ -1,14 +1,15 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * base.h: what every area of libcorral builds on -- errors and messages,
- * allocation, buffers, string vectors, hash sets, lines, time, option
- * values, atomic files, SHA-256, reading a population, starting children,
- * the run lock and small JSON objects.  The library reports and the tool
- * decides: nothing declared here prints or exits, except the x* helpers
- * and the corral_warn/die family, which only tools/ may call.  Functions
- * that can fail return 0 or a pointer on success and -1 or NULL on
- * failure, filling a caller-supplied struct corral_err with a one-line
- * message.
+ * buffers, string vectors, hash sets, lines, time, option values, atomic
+ * files, a tree removed, SHA-256, reading a population, starting
+ * children, the run lock and small JSON objects.  The library reports and
+ * the tool decides: nothing declared here exits but corral_child_exit,
+ * which ends a forked child (what exits is tools/tool/tool.h's), and only
+ * the corral_warn family, for tools/, prints (and corral_units_load when
+ * asked to warn).  Functions that can fail return 0 or a pointer on
+ * success and -1 or NULL on failure, filling a caller-supplied struct
+ * corral_err with a one-line message.
  */
 #ifndef CORRAL_BASE_H
 #define CORRAL_BASE_H
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define CORRAL_VERSION "0.1.0"
@@ -61,12 +63,13 @@ const char *corral_progname(void);
 
 /*
  * Print "progname: message" to stderr.  A format ending in ':' appends
- * " strerror(errno)".  corral_error returns -1; corral_die exits.
+ * " strerror(errno)".  corral_error returns -1.  corral_vwarn is
+ * corral_warn of a va_list (for the programs' corral_die).
  */
 void corral_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int corral_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void corral_die(int status, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
+void corral_vwarn(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
 /* Print a library error as "progname: msg[: strerror]". */
 void corral_warn_err(const struct corral_err *err);
 /*
@@ -85,8 +88,6 @@ void corral_showf(FILE *fp, const char *fmt, ...)
  * counts.
  */
 void corral_child_exit(int status) __attribute__((noreturn));
-void corral_die_err(int status, const struct corral_err *err)
-	__attribute__((noreturn));
 
 /*
  * Every program carries CORRAL_VERSION_TAG CORRAL_VERSION, NUL-ended, in
@@ -96,12 +97,7 @@ void corral_die_err(int status, const struct corral_err *err)
 extern const char corral_version_tag[];
 
 /* ------------------------------------------------------------------ */
-/* xalloc.c: allocation that exits on failure (tools only)             */
-
-void *xmalloc(size_t n);
-void *xcalloc(size_t nmemb, size_t n);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
+/* parse.c: option values that are numbers, durations and sizes        */
 
 /*
  * Parse a decimal integer in [min, max] the way OpenBSD strtonum does.
@@ -109,9 +105,6 @@ char *xstrdup(const char *s);
  */
 int corral_strtonum(const char *s, long long min, long long max,
     long long *out, const char *what, struct corral_err *err);
-
-/* ------------------------------------------------------------------ */
-/* parse.c: option values that are durations and sizes                 */
 
 /*
  * Seconds, a fraction allowed ("2", "0.25", "5."; past the third decimal
@@ -238,6 +231,54 @@ int corral_line_take(struct corral_buf *cur, size_t max, const char **p,
     size_t *n, int *whole);
 
 /* ------------------------------------------------------------------ */
+/* reader.c: a file read one line at a time                            */
+
+/* A file being read one line at a time, from a buffer of its own. */
+struct corral_reader {
+	int fd;
+	const char *path;
+	char *buf;	/* buf[b..e) is read and not yet handed out */
+	size_t cap, b, e;
+	char *line;	/* in buf */
+	size_t len;
+	size_t raw;	/* bytes read, '\n' and '\r' included */
+	size_t lineno;
+	off_t off;	/* where the line starts in the file */
+	off_t end;	/* where it ends, its ending included */
+	int torn;	/* the line had no '\n' */
+	struct stat st;
+};
+
+/*
+ * Open path for reading (corral_fopen_input) with a large buffer, and
+ * fstat it into rd->st.  0, or -1 with err (may be NULL) set.  rd keeps
+ * path; release with corral_reader_close.
+ */
+int corral_reader_open(struct corral_reader *rd, const char *path,
+    struct corral_err *err);
+void corral_reader_close(struct corral_reader *rd);
+/*
+ * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
+ * NUL terminated, in rd->line (good until the next call); rd->raw,
+ * rd->torn, rd->lineno, rd->off and rd->end follow.
+ * 1: a line; 0: end of file; -1: read error (err set).
+ */
+int corral_reader_next(struct corral_reader *rd, struct corral_err *err);
+/* Back to the first line.  0, or -1 with err set. */
+int corral_reader_rewind(struct corral_reader *rd, struct corral_err *err);
+/* On from byte off of the file (lineno goes on).  0, or -1 with err set. */
+int corral_reader_seek(struct corral_reader *rd, off_t off,
+    struct corral_err *err);
+/*
+ * Up to n bytes from where the lines have got to, into p: how many (0 at
+ * the end of the file), or -1 with err set.
+ */
+ssize_t corral_reader_read(struct corral_reader *rd, char *p, size_t n,
+    struct corral_err *err);
+/* 1 when the file is not the one first opened (size or mtime moved). */
+int corral_reader_changed(struct corral_reader *rd);
+
+/* ------------------------------------------------------------------ */
 /* set.c: a hash set of strings mapping each to an integer             */
 
 struct corral_set;
@@ -344,66 +385,6 @@ int corral_units_read(FILE *fp, int sep, const char *name,
  */
 int corral_units_load(const char *file, int sep, struct corral_strv *units,
     int warn, struct corral_err *err);
-/*
- * Flush standard output, or exit 2 with "cannot write standard output:
- * ..." when it took no write (xalloc.c).
- */
-void xflush_stdout(void);
-/*
- * The text a tool built in b, rc the or-ed results of building it: exit
- * 2 with "out of memory" when rc < 0, else write b to standard output
- * (xflush_stdout says whether it took it) and release b (xalloc.c).
- */
-void xprint_buf(struct corral_buf *b, int rc);
-/* corral_units_load, exiting 2 with its message on an error (xalloc.c). */
-void xunits_load(const char *file, int sep, struct corral_strv *units,
-    int warn);
-
-/* ------------------------------------------------------------------ */
-/* usage.c: what a program says about itself (for tools; it prints)    */
-
-struct corral_usage {
-	/* "corral-x [-h] FILE"; a second form on a line of its own */
-	const char *synopsis;
-	/* "-o DIR\twhat it does", one line per option; NULL for none */
-	const char *options;
-	/* for --help: more text after the options, or NULL */
-	void (*more)(FILE *fp);
-};
-
-/*
- * Print u and exit status.  CORRAL_EXIT_OK: the synopsis, "-h, --help",
- * "--version" and u's option lines on stdout (exit 2 if stdout takes no
- * write); otherwise the synopsis alone on stderr.  Never returns.
- */
-void corral_usage(const struct corral_usage *u, int status)
-	__attribute__((noreturn));
-/* Print "PROGRAM VERSION" on stdout and exit 0.  Never returns. */
-void corral_usage_version(const struct corral_usage *u)
-	__attribute__((noreturn));
-/*
- * --help or --version among the options, as GNU programs take them: an
- * argument anywhere before "--" that is not the value of an option ("-C
- * DIR" in u's option lines takes one, "-j, --junit FILE" too, also as
- * "-CDIR" and "--junit=FILE").  Print u or "PROGRAM VERSION" on stdout
- * and exit 0; without either, return.  Every program calls it (or
- * corral_usage_check_command) first, before its option loop.
- */
-void corral_usage_check(const struct corral_usage *u, int argc,
-    char *argv[]);
-/*
- * The same for a program whose first operand starts a command with
- * arguments of its own (getopt's "+"): the options end there.
- */
-void corral_usage_check_command(const struct corral_usage *u, int argc,
-    char *argv[]);
-/*
- * The option loop of a program whose only option is -h (after
- * corral_usage_check): returns optind; another option, or more than
- * most operands, is a usage error.
- */
-int corral_usage_only_h(const struct corral_usage *u, int argc,
-    char *argv[], int most);
 
 /* ------------------------------------------------------------------ */
 /* path.c: paths as text                                               */
@@ -424,6 +405,18 @@ const char *corral_path_base(const char *path);
  * NULL with errno EINVAL when ".." climbs above the root, ENOMEM.
  */
 char *corral_path_normalise(const char *path);
+
+/*
+ * A part written "DIR/" (and "./" for the root) is a directory listed: a
+ * clone holds the names in it, each entry a placeholder, and a manifest
+ * one line of them (corral_checkout).  corral_path_is_listing: 1 when
+ * part is one (it ends in '/' after something else).
+ * corral_path_trim_slashes: drop the '/'s that end path, in place, all
+ * but a lone one, so that a path a user gave ("lib/", the whole of lib)
+ * never reads as a listing.
+ */
+int corral_path_is_listing(const char *part);
+void corral_path_trim_slashes(char *path);
 
 /* For corral_path_lexical: refuse "", "." and ".." components too. */
 #define CORRAL_PATH_CANONICAL	1
@@ -597,6 +590,26 @@ int corral_atomic_file_at(const char *dir, const char *rel, const char *text,
 /* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
+/* tree.c: a tree removed, never through a symbolic link               */
+
+/*
+ * name under dirfd (AT_FDCWD: a path) opened as a directory, never
+ * through a symlink, its descriptor in *fd (closedir closes both).  NULL
+ * with err set.
+ */
+DIR *corral_dir_open(int dirfd, const char *name, int *fd,
+    struct corral_err *err);
+/*
+ * Remove the directory entry name under dirfd and, for a directory,
+ * everything below it.  Symlinks are removed, never followed.  A directory
+ * a unit made unreadable is given u+rwx back first.  A name that does not
+ * exist is fine.  0, or -1 with err set.
+ */
+int corral_remove_at(int dirfd, const char *name, struct corral_err *err);
+/* corral_remove_at of path (relative to the working directory). */
+int corral_remove_tree(const char *path, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
 /* time.c                                                              */
 
 /*
@@ -660,19 +673,6 @@ void corral_lock_keep(struct corral_lock *l);
  * there is none.
  */
 char *corral_lock_find(const char *path);
-/*
- * For tools: hold DIR's lock (inherited, or taken with flags), waiting as
- * wait says (seconds; NULL: $CORRAL_WAIT; empty: for ever; 0: refuse at
- * once), and saying once that it waits for the run holding name.  Exits 2
- * on refusal, timeout or error.
- */
-void xlock(struct corral_lock *l, const char *dir, int flags,
-    const char *wait, const char *name);
-/*
- * For tools that write at or under path: xlock the CORRAL_OUT that holds
- * path (corral_lock_find), if there is one; else l stays unheld.
- */
-void xlock_under(struct corral_lock *l, const char *path, int flags);
 /* Whether process pid lives; a zombie, reaped or not, is gone. */
 int corral_pid_alive(pid_t pid);
 

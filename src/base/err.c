@@ -75,8 +75,8 @@ put_line(const char *msg)
 	fputc('\n', stderr);
 }
 
-static void
-vwarn(const char *fmt, va_list ap)
+void
+corral_vwarn(const char *fmt, va_list ap)
 {
 	struct corral_buf msg = CORRAL_BUF_INIT;
 	int saved = errno;
@@ -114,7 +114,7 @@ corral_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vwarn(fmt, ap);
+	corral_vwarn(fmt, ap);
 	va_end(ap);
 }
 
@@ -124,20 +124,9 @@ corral_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vwarn(fmt, ap);
+	corral_vwarn(fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-void
-corral_die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-	exit(status);
 }
 
 void
@@ -151,13 +140,6 @@ corral_warn_err(const struct corral_err *err)
 	else
 		put_line(err->msg);
 	corral_buf_release(&msg);
-}
-
-void
-corral_die_err(int status, const struct corral_err *err)
-{
-	corral_warn_err(err);
-	exit(status);
 }
 
 #ifdef CORRAL_COVERAGE

@@ -2,12 +2,14 @@
 /*
  * parse.c reads the option values that are not plain integers: durations
  * in seconds with up to three decimals, kept as whole milliseconds,
- * sizes with a K, M or G suffix, resource limits and lists of exit codes.
- * Like corral_strtonum, it refuses anything it does not fully understand
- * rather than guess.
+ * sizes with a K, M or G suffix, resource limits and lists of exit codes,
+ * and plain integers in a range (corral_strtonum, as OpenBSD's).  It
+ * refuses anything it does not fully understand rather than guess.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -116,5 +118,24 @@ corral_codes_parse(unsigned char codes[256], const char *arg,
 		codes[code] = 1;
 		p = end + 1;
 	} while (end);
+	return 0;
+}
+
+int
+corral_strtonum(const char *s, long long min, long long max,
+    long long *out, const char *what, struct corral_err *err)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || end == s)
+		return corral_err_set(err, 0, "%s '%s' is not a number",
+		    what, s);
+	if (errno == ERANGE || v < min || v > max)
+		return corral_err_set(err, 0,
+		    "%s '%s' is out of range (%lld to %lld)", what, s, min, max);
+	*out = v;
 	return 0;
 }

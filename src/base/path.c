@@ -86,6 +86,23 @@ corral_path_normalise(const char *path)
 	return out;
 }
 
+int
+corral_path_is_listing(const char *part)
+{
+	size_t n = strlen(part);
+
+	return n > 1 && part[n - 1] == '/';
+}
+
+void
+corral_path_trim_slashes(char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+}
+
 /* The refusal of component p (n bytes) of path, or 0 when it passes. */
 static int
 component_check(const char *what, const char *path, const char *p,

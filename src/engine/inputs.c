@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 #include "engine/engine.h"
 
 /* dir/K.EXT into path. */

@@ -38,12 +38,12 @@ static int
 history_commits(struct history *h, struct corral_err *err)
 {
 	off_t off = 0;
-	struct reader rd;
+	struct corral_reader rd;
 	int rc, c;
 
-	if (merge_reader_open(&rd, h->path, err) < 0)
+	if (corral_reader_open(&rd, h->path, err) < 0)
 		return -1;
-	while ((rc = merge_reader_next(&rd, err)) > 0) {
+	while ((rc = corral_reader_next(&rd, err)) > 0) {
 		off += (off_t)rd.raw;
 		if (rd.torn)
 			continue;
@@ -56,7 +56,7 @@ history_commits(struct history *h, struct corral_err *err)
 		if (c == 1)
 			h->keep = off;
 	}
-	merge_reader_close(&rd);
+	corral_reader_close(&rd);
 	return rc;
 }
 
@@ -91,7 +91,7 @@ note_present(struct merge *m, struct history *h,
  * record, noted, or a commit line, noted), 0 when not, -1 on ENOMEM.
  */
 static int
-tail_line(struct merge *m, struct history *h, const struct reader *rd)
+tail_line(struct merge *m, struct history *h, const struct corral_reader *rd)
 {
 	struct corral_json_record jr;
 	int c;
@@ -112,16 +112,16 @@ tail_line(struct merge *m, struct history *h, const struct reader *rd)
 static int
 history_tail(struct merge *m, struct history *h, struct corral_err *err)
 {
-	struct reader rd;
+	struct corral_reader rd;
 	int rc, c;
 
-	if (merge_reader_open(&rd, h->path, err) < 0)
+	if (corral_reader_open(&rd, h->path, err) < 0)
 		return -1;
-	if (merge_reader_seek(&rd, h->keep, err) < 0) {
-		merge_reader_close(&rd);
+	if (corral_reader_seek(&rd, h->keep, err) < 0) {
+		corral_reader_close(&rd);
 		return -1;
 	}
-	while ((rc = merge_reader_next(&rd, err)) > 0) {
+	while ((rc = corral_reader_next(&rd, err)) > 0) {
 		if ((c = tail_line(m, h, &rd)) < 0) {
 			rc = merge_nomem(err);
 			break;
@@ -133,13 +133,13 @@ history_tail(struct merge *m, struct history *h, struct corral_err *err)
 		else if (!c)
 			h->nbad++;
 	}
-	merge_reader_close(&rd);
+	corral_reader_close(&rd);
 	return rc;
 }
 
 /* The ending the line rd had: "\n", "\r\n", or none (torn). */
 static const char *
-ending_of(const struct reader *rd)
+ending_of(const struct corral_reader *rd)
 {
 	return rd->raw - rd->len == 2 ? "\r\n" : rd->raw > rd->len ? "\n" :
 	    "";
@@ -172,7 +172,7 @@ aside_name(const struct history *h)
 
 /* Copy the first n bytes of rd to a. */
 static int
-copy_head(struct reader *rd, off_t n, struct corral_atomic *a,
+copy_head(struct corral_reader *rd, off_t n, struct corral_atomic *a,
     struct corral_err *err)
 {
 	char *chunk;
@@ -184,7 +184,7 @@ copy_head(struct reader *rd, off_t n, struct corral_atomic *a,
 		return merge_nomem(err);
 	for (; rc == 0 && n > 0; n -= (off_t)r) {
 		want = n < MERGE_OUT_CHUNK ? (size_t)n : MERGE_OUT_CHUNK;
-		if ((r = merge_reader_read(rd, chunk, want, err)) <= 0)
+		if ((r = corral_reader_read(rd, chunk, want, err)) <= 0)
 			rc = r < 0 ? -1 : corral_err_set(err, 0,
 			    "cannot read '%s'", rd->path);
 		else
@@ -204,14 +204,14 @@ rewrite_tail(struct merge *m, struct history *h, struct corral_atomic *a,
     struct corral_buf *aside, struct corral_err *err)
 {
 	struct corral_buf *to;
-	struct reader rd;
+	struct corral_reader rd;
 	int rc, c;
 
-	if (merge_reader_open(&rd, h->path, err) < 0)
+	if (corral_reader_open(&rd, h->path, err) < 0)
 		return -1;
 	if ((rc = copy_head(&rd, h->keep, a, err)) < 0)
 		goto out;
-	while ((rc = merge_reader_next(&rd, err)) > 0) {
+	while ((rc = corral_reader_next(&rd, err)) > 0) {
 		if ((c = tail_line(m, h, &rd)) < 0) {
 			rc = merge_nomem(err);
 			break;
@@ -234,7 +234,7 @@ rewrite_tail(struct merge *m, struct history *h, struct corral_atomic *a,
 		rc = corral_atomic_write(a, h->b.data, h->b.len, err);
 	corral_buf_reset(&h->b);
 out:
-	merge_reader_close(&rd);
+	corral_reader_close(&rd);
 	return rc;
 }
 
@@ -355,7 +355,8 @@ count_run(const struct merge *m, int ok, uint32_t run, int *all)
  * is left), -1 with err set.
  */
 static int
-history_splice(struct history *h, struct reader *rd, struct corral_err *err)
+history_splice(struct history *h, struct corral_reader *rd,
+    struct corral_err *err)
 {
 	struct stat st;
 	ssize_t r;
@@ -383,7 +384,7 @@ history_splice(struct history *h, struct reader *rd, struct corral_err *err)
 
 /* Append the whole result file rd, which must be size bytes long. */
 static int
-history_whole(struct history *h, struct reader *rd, off_t size,
+history_whole(struct history *h, struct corral_reader *rd, off_t size,
     struct corral_err *err)
 {
 	char *chunk;
@@ -397,7 +398,7 @@ history_whole(struct history *h, struct reader *rd, off_t size,
 		return -1;
 	if (!(chunk = malloc(MERGE_OUT_CHUNK)))
 		return merge_nomem(err);
-	while (rc == 0 && (r = merge_reader_read(rd, chunk, MERGE_OUT_CHUNK,
+	while (rc == 0 && (r = corral_reader_read(rd, chunk, MERGE_OUT_CHUNK,
 	    err)) != 0)
 		if (r < 0 || corral_write_all(h->fd, chunk, (size_t)r) < 0)
 			rc = r < 0 ? -1 : corral_err_set(err, errno,
@@ -434,8 +435,8 @@ is_present(struct history *h, const char *run, const char *line, size_t len)
  * that history does not hold yet, counting them in *n.
  */
 static int
-history_lines(struct merge *m, struct history *h, struct reader *rd, int ok,
-    uint32_t run, size_t *n, struct corral_err *err)
+history_lines(struct merge *m, struct history *h, struct corral_reader *rd,
+    int ok, uint32_t run, size_t *n, struct corral_err *err)
 {
 	size_t i;
 	int rc = 0, have;
@@ -445,7 +446,7 @@ history_lines(struct merge *m, struct history *h, struct reader *rd, int ok,
 
 		if (r->dropped || r->ok != ok)
 			continue;
-		if ((rc = merge_reader_next(rd, err)) == 0)
+		if ((rc = corral_reader_next(rd, err)) == 0)
 			return corral_err_set(err, 0, "'%s' is not what this "
 			    "merge wrote", rd->path);
 		if (rc < 0)
@@ -479,7 +480,7 @@ history_copy(struct merge *m, struct history *h, const struct out *o,
     const char *name, int ok, uint32_t run, size_t *n,
     struct corral_err *err)
 {
-	struct reader rd;
+	struct corral_reader rd;
 	size_t k;
 	char *path;
 	int rc, all;
@@ -488,14 +489,14 @@ history_copy(struct merge *m, struct history *h, const struct out *o,
 		return 0;
 	if (!(path = merge_join(m->outdir, name)))
 		return merge_nomem(err);
-	if ((rc = merge_reader_open(&rd, path, err)) == 0) {
+	if ((rc = corral_reader_open(&rd, path, err)) == 0) {
 		if (all && !h->have[run]) {
 			rc = history_whole(h, &rd, o->size, err);
 			*n += k;
 		} else {
 			rc = history_lines(m, h, &rd, ok, run, n, err);
 		}
-		merge_reader_close(&rd);
+		corral_reader_close(&rd);
 	}
 	free(path);
 	return rc;

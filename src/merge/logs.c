@@ -515,7 +515,7 @@ int
 merge_find_winners(struct merge *m, struct corral_err *err)
 {
 	struct corral_json_record jr;
-	struct reader rd;
+	struct corral_reader rd;
 	size_t i;
 	int rc = 0;
 
@@ -526,12 +526,12 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 	for (i = 0; i < m->nagents && rc >= 0; i++) {
 		if (m->agents[i].refused)
 			continue;
-		if (merge_reader_open(&rd, m->agents[i].path, err) < 0)
+		if (corral_reader_open(&rd, m->agents[i].path, err) < 0)
 			return -1;
-		while ((rc = merge_reader_next(&rd, err)) > 0) {
+		while ((rc = corral_reader_next(&rd, err)) > 0) {
 			if (rd.torn || corral_line_blank(rd.line, rd.len) ||
-			    merge_scan_record(rd.line, rd.len, &jr, &m->scratch,
-			    NULL, NULL, NULL) < 0)
+			    corral_record_scan(rd.line, rd.len, &jr,
+			    &m->scratch, NULL, NULL, NULL) < 0)
 				continue;
 			rc = consider(m, (uint32_t)i, rd.off, &jr);
 			corral_json_record_release(&jr);
@@ -540,7 +540,7 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 				break;
 			}
 		}
-		merge_reader_close(&rd);
+		corral_reader_close(&rd);
 	}
 	return rc < 0 ? -1 : 0;
 }
@@ -655,7 +655,7 @@ prefetch(void *ctx, const char *unit, size_t len)
  * the input is good.  0, or -1 with err set (ENOMEM, a write error).
  */
 static int
-check_line(struct merge *m, uint32_t ai, struct reader *rd,
+check_line(struct merge *m, uint32_t ai, struct corral_reader *rd,
     struct corral_err *err)
 {
 	struct corral_json_record jr;
@@ -673,7 +673,7 @@ check_line(struct merge *m, uint32_t ai, struct reader *rd,
 		return 0;
 	}
 	m->hinted = 0;
-	if (merge_scan_record(rd->line, rd->len, &jr, &m->scratch, prefetch,
+	if (corral_record_scan(rd->line, rd->len, &jr, &m->scratch, prefetch,
 	    m, &e) < 0) {
 		merge_bad(m, "'%s' line %zu: %s", rd->path, rd->lineno, e.msg);
 		return 0;
@@ -841,7 +841,7 @@ merge_check_seal(struct merge *m, uint32_t ai, struct corral_err *err)
  * that the first pass had already copied: copy the kept lines again.
  */
 static int
-copy_log(struct merge *m, uint32_t ai, struct reader *rd,
+copy_log(struct merge *m, uint32_t ai, struct corral_reader *rd,
     struct corral_err *err)
 {
 	struct agent *a = &m->agents[ai];
@@ -849,9 +849,9 @@ copy_log(struct merge *m, uint32_t ai, struct reader *rd,
 	struct rec *r;
 	int rc = 1;
 
-	if (merge_reader_rewind(rd, err) < 0)
+	if (corral_reader_rewind(rd, err) < 0)
 		return -1;
-	while (k < end && (rc = merge_reader_next(rd, err)) > 0) {
+	while (k < end && (rc = corral_reader_next(rd, err)) > 0) {
 		while (k < end && m->recs[k].dropped)
 			k++;
 		if (k == end || rd->off != merge_rec_off(&m->recs[k]))
@@ -879,15 +879,15 @@ int
 merge_log(struct merge *m, uint32_t ai, struct corral_err *err)
 {
 	off_t succ = m->succ.size, fail = m->fail.size;
-	struct reader rd;
+	struct corral_reader rd;
 	int rc;
 
-	if (merge_reader_open(&rd, m->agents[ai].path, err) < 0)
+	if (corral_reader_open(&rd, m->agents[ai].path, err) < 0)
 		return -1;
 	if (m->agents[ai].checked && !same_file(&m->agents[ai].st, &rd.st))
 		merge_bad(m, "'%s' changed while it was being merged", rd.path);
 	m->agents[ai].first = m->nrecs;
-	while ((rc = merge_reader_next(&rd, err)) > 0)
+	while ((rc = corral_reader_next(&rd, err)) > 0)
 		if (check_line(m, ai, &rd, err) < 0) {
 			rc = -1;
 			break;
@@ -897,9 +897,9 @@ merge_log(struct merge *m, uint32_t ai, struct corral_err *err)
 	    merge_out_truncate(&m->fail, fail, err) < 0 ||
 	    copy_log(m, ai, &rd, err) < 0))
 		rc = -1;
-	if (rc == 0 && merge_reader_changed(&rd))
+	if (rc == 0 && corral_reader_changed(&rd))
 		merge_bad(m, "'%s' changed while it was being merged", rd.path);
-	merge_reader_close(&rd);
+	corral_reader_close(&rd);
 	m->st->agents++;
 	return rc;
 }

@@ -12,10 +12,6 @@
  *                 place together (the commit record, rolled forward)
  *   summary.c     summary.json
  *   history.c     history.jsonl: the records of runs not yet committed
- *   scan.c        a log line read as a record without building a tree
- *   reader.c      a file read one line at a time, for all of them, and
- *                 the result files read record by record, for the
- *                 scoreboard (score.c) and the reports (report.c)
  */
 #ifndef CORRAL_MERGE_PRIVATE_H
 #define CORRAL_MERGE_PRIVATE_H
@@ -125,22 +121,6 @@ struct out {
 	int open;
 };
 
-/* A log being read one line at a time, from a buffer of its own. */
-struct reader {
-	int fd;
-	const char *path;
-	char *buf;	/* buf[b..e) is read and not yet handed out */
-	size_t cap, b, e;
-	char *line;	/* in buf */
-	size_t len;
-	size_t raw;	/* bytes read, '\n' and '\r' included */
-	size_t lineno;
-	off_t off;	/* where the line starts in the file */
-	off_t end;	/* where it ends, its ending included */
-	int torn;	/* the line had no '\n' */
-	struct stat st;
-};
-
 struct merge {
 	const struct corral_merge_opts *o;
 	struct corral_merge_stats *st;
@@ -208,84 +188,6 @@ int merge_nomem(struct corral_err *err);
 char *merge_join(const char *dir, const char *name);
 /* For qsort of strings, bytewise: statuses and runs. */
 int merge_bytes_cmp(const void *x, const void *y);
-
-/* ------------------------------------------------------------------ */
-/* reader.c: a file read one line at a time                            */
-
-/*
- * Open path for reading (corral_fopen_input) with a large buffer, and
- * fstat it into rd->st.  0, or -1 with err (may be NULL) set.  rd keeps
- * path; release with merge_reader_close.
- */
-int merge_reader_open(struct reader *rd, const char *path,
-    struct corral_err *err);
-void merge_reader_close(struct reader *rd);
-/*
- * The next line, without its ending (corral_line_chomp: '\n' or "\r\n"),
- * NUL terminated, in rd->line (good until the next call); rd->raw,
- * rd->torn, rd->lineno, rd->off and rd->end follow.
- * 1: a line; 0: end of file; -1: read error (err set).
- */
-int merge_reader_next(struct reader *rd, struct corral_err *err);
-/* Back to the first line.  0, or -1 with err set. */
-int merge_reader_rewind(struct reader *rd, struct corral_err *err);
-/* On from byte off of the file (lineno goes on).  0, or -1 with err set. */
-int merge_reader_seek(struct reader *rd, off_t off, struct corral_err *err);
-/*
- * Up to n bytes from where the lines have got to, into p: how many (0 at
- * the end of the file), or -1 with err set.
- */
-ssize_t merge_reader_read(struct reader *rd, char *p, size_t n,
-    struct corral_err *err);
-/* 1 when the file is not the one first opened (size or mtime moved). */
-int merge_reader_changed(struct reader *rd);
-
-/* What merge_results_read does with a result file's lines. */
-struct merge_results {
-	const char *dir;	/* where the result files are */
-	/* each record, of successes.jsonl when success: 0, or -1 (ENOMEM) */
-	int (*row)(void *ctx, const struct corral_json_record *r,
-	    int success);
-	void *ctx;
-	/* gets "NAME line N: why" for each line that is not a record */
-	struct corral_strv *unreadable;
-};
-
-/*
- * Read the result file m->dir/name record by record, blank lines
- * skipped.  1 when it was read, 0 when there is no such file, -1 with err
- * set (I/O; ENOMEM, also when row fails).
- */
-int merge_results_read(const struct merge_results *m, const char *name,
-    int success, struct corral_err *err);
-
-/* ------------------------------------------------------------------ */
-/* scan.c: a log line read as a record without building a tree         */
-
-/*
- * Told a record's unit (its bytes in the line) as soon as the scanner has
- * read it, before the rest of the line: the merge fetches the unit's slot
- * meanwhile.  The line may still turn out not to be one the scanner takes.
- */
-typedef void merge_unit_hint_fn(void *ctx, const char *unit, size_t len);
-/*
- * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
- * verdict and message, but of the record's members only unit, ok, status,
- * run, at and inputs are read when the scanner takes the line: then they
- * are copies in scratch, good until its next use, and r->doc is NULL.
- * hint (may be NULL) is called as said above.  Release r with
- * corral_json_record_release either way.
- */
-int merge_scan_record(const char *line, size_t len,
-    struct corral_json_record *r, struct corral_buf *scratch,
-    merge_unit_hint_fn *hint, void *ctx, struct corral_err *err);
-/*
- * The scanner alone: 1 with r filled (as above) when it takes the line, 0
- * when it leaves it to corral_json_record_parse (for fuzz/scan.c).
- */
-int merge_scan_takes(const char *line, size_t len,
-    struct corral_json_record *r, struct corral_buf *scratch,
-    merge_unit_hint_fn *hint, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* logs.c: the agents' logs                                            */

@@ -348,19 +348,19 @@ static int
 credit_part(struct merge *m, const char *path, long k, struct corral_err *err)
 {
 	struct corral_json_record jr;
-	struct reader rd;
+	struct corral_reader rd;
 	int rc = 0;
 
-	if (!m->o->units || merge_reader_open(&rd, path, NULL) < 0)
+	if (!m->o->units || corral_reader_open(&rd, path, NULL) < 0)
 		return 0;
-	while (rc == 0 && merge_reader_next(&rd, NULL) > 0) {
+	while (rc == 0 && corral_reader_next(&rd, NULL) > 0) {
 		if (rd.torn || corral_json_record_parse(rd.line, rd.len, &jr,
 		    NULL) < 0)
 			continue;
 		rc = credit(m, jr.unit, strlen(jr.unit), k, err);
 		corral_json_record_release(&jr);
 	}
-	merge_reader_close(&rd);
+	corral_reader_close(&rd);
 	return rc;
 }
 

@@ -23,7 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "plan/plan.h"
 #include "merge/merge-private.h"
 

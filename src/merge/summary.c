@@ -3,10 +3,8 @@
  * summary.c writes summary.json: the counts of a merge and its records by
  * status, keys in a fixed order, so that equal merges are equal bytes.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "merge/merge-private.h"
 
@@ -106,40 +104,4 @@ merge_count_results(struct merge *m)
 			m->st->not_run++;
 	}
 	m->st->units = m->o->units ? m->nexpected : m->st->merged;
-}
-
-int
-corral_summary_verdict(const char *dir, long long since_ms,
-    struct corral_err *err)
-{
-	struct corral_buf path = CORRAL_BUF_INIT, text = CORRAL_BUF_INIT;
-	struct corral_json_obj o;
-	struct stat st;
-	long long units, successes;
-	int rc = -1;
-
-	if (corral_buf_addf(&path, "%s/summary.json", dir) < 0) {
-		corral_err_set(err, ENOMEM, "cannot read '%s'", dir);
-		goto out;
-	}
-	if (stat(path.data, &st) < 0 || (long long)st.st_mtim.tv_sec * 1000 +
-	    st.st_mtim.tv_nsec / 1000000 < since_ms) {
-		corral_err_set(err, 0, "no result was written to '%s'", dir);
-		goto out;
-	}
-	if (corral_read_file(path.data, &text, err) < 0)
-		goto out;
-	if (corral_json_obj_parse(text.data, text.len, &o, err) < 0)
-		goto out;
-	units = corral_json_obj_int(&o, "units");
-	successes = corral_json_obj_int(&o, "successes");
-	rc = units >= 0 && successes == units &&
-	    corral_json_obj_int(&o, "failures") == 0 &&
-	    corral_json_obj_int(&o, "missing") == 0 &&
-	    corral_json_obj_int(&o, "duplicates") == 0 ? 0 : 1;
-	corral_json_obj_release(&o);
-out:
-	corral_buf_release(&path);
-	corral_buf_release(&text);
-	return rc;
 }

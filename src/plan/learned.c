@@ -2,7 +2,9 @@
 /*
  * learned.c reads back, from history.jsonl, the parts corral learned for
  * each unit: the "reads" of its latest record that has one (the files an
- * agent saw the unit open in a clone of the whole tree).  A later
+ * agent saw the unit open in a clone of the whole tree, and as "DIR/" the
+ * directories it listed; a line of an older corral, which wrote a listed
+ * directory's files instead, is read as it is).  A later
  * learning replaces an earlier one whole, so a unit that stopped reading
  * a file stops cloning it.  Only lines that hold "reads" are parsed.  A
  * read that is not a path inside the tree is dropped (and said, by the
@@ -65,6 +67,27 @@ forget_dropped(struct corral_learned *l, const char *unit)
 	l->dropped.n = l->dropped_of.n = n;
 }
 
+/* Whether read is a path inside the tree, "DIR/" a listing of one. */
+static int
+inside(char *read, struct corral_err *e)
+{
+	size_t n = strlen(read);
+	int rc, listing = corral_path_is_listing(read);
+
+	/* "." is the whole tree, which a unit may keep; "./" its root listed. */
+	if (!strcmp(read, ".") || !strcmp(read, "./"))
+		return 1;
+	if (listing)
+		read[n - 1] = '\0';
+	rc = corral_path_lexical("read", read, CORRAL_PATH_CANONICAL, e);
+	if (listing)
+		read[n - 1] = '/';
+	/* The refusal names the read as history holds it. */
+	if (rc < 0 && listing)
+		corral_path_lexical("read", read, CORRAL_PATH_CANONICAL, e);
+	return rc == 0;
+}
+
 /*
  * Drop from reads each one that is not a path inside the tree (absolute,
  * with "..", not canonical, holding a newline), saying so in l->dropped
@@ -83,9 +106,7 @@ keep_inside(struct corral_learned *l, const char *history, const char *unit,
 
 	forget_dropped(l, unit);
 	for (i = 0; i < reads->n; i++) {
-		/* "." is the whole tree, which a unit may keep. */
-		if (!strcmp(reads->v[i], ".") || corral_path_lexical("read",
-		    reads->v[i], CORRAL_PATH_CANONICAL, &e) == 0) {
+		if (inside(reads->v[i], &e)) {
 			reads->v[n++] = reads->v[i];
 			continue;
 		}

@@ -4,7 +4,9 @@
  * (through corral-plan -c) and for the briefs alike: the parts every
  * agent clones, each unit that names an entry of the tree, what the
  * parts command prints for each unit, and (CORRAL_PARTS = auto) what
- * history learned each unit reads, sorted bytewise, each once.  Apart
+ * history learned each unit reads, sorted bytewise, each once; a learned
+ * directory listed is "DIR/" (corral_path_is_listing), and only it ends
+ * in '/'.  Apart
  * from running the parts command, nothing is touched.
  */
 #include <errno.h>
@@ -16,12 +18,18 @@
 #include "base/base.h"
 #include "plan/plan.h"
 
+/*
+ * Add part[0..n); one that is not learned loses the '/'s that end it, so
+ * that only a listing learned reads as one ("lib/" is the whole of lib).
+ */
 static int
 add_part(struct corral_strv *parts, const char *part, size_t n,
-    struct corral_err *err)
+    int learned, struct corral_err *err)
 {
 	if (corral_strv_addn(parts, part, n) < 0)
 		return corral_err_set(err, errno, "planning");
+	if (!learned)
+		corral_path_trim_slashes(parts->v[parts->n - 1]);
 	return 0;
 }
 
@@ -56,7 +64,7 @@ unit_parts(const char *cmd, const char *dir, const char *unit,
 		nl = strchr(line, '\n');
 		nl = nl ? nl + 1 : line + strlen(line);
 		if ((n = corral_line_chomp(line, (size_t)(nl - line))) > 0)
-			rc = add_part(parts, line, n, err);
+			rc = add_part(parts, line, n, 0, err);
 	}
 out:
 	corral_buf_release(&out);
@@ -92,9 +100,9 @@ learned_parts(const struct corral_parts_opts *o, const char *unit,
 	size_t i;
 
 	if (!set)
-		return add_part(parts, ".", 1, err);
+		return add_part(parts, ".", 1, 1, err);
 	for (i = 0; i < set->n; i++)
-		if (add_part(parts, set->v[i], strlen(set->v[i]), err) < 0)
+		if (add_part(parts, set->v[i], strlen(set->v[i]), 1, err) < 0)
 			return -1;
 	return 0;
 }
@@ -108,11 +116,12 @@ corral_parts_of(const struct corral_parts_opts *o,
 
 	for (i = 0; o->parts && i < o->parts->n; i++)
 		if (add_part(parts, o->parts->v[i], strlen(o->parts->v[i]),
-		    err) < 0)
+		    0, err) < 0)
 			return -1;
 	for (i = 0; o->srcdir && i < units->n; i++)
 		if (names_entry(o->srcdir, units->v[i]) &&
-		    add_part(parts, units->v[i], strlen(units->v[i]), err) < 0)
+		    add_part(parts, units->v[i], strlen(units->v[i]), 0,
+		    err) < 0)
 			return -1;
 	for (i = 0; o->parts_cmd && i < units->n; i++)
 		if (unit_parts(o->parts_cmd, o->srcdir, units->v[i], parts,

@@ -222,7 +222,8 @@ struct corral_learned {
  * Fill l from history (a missing file: nothing learned): for each unit,
  * the "reads" of its latest record that has one.  A read that is not a
  * path inside the tree (corral_path_lexical, canonical; "." is the whole
- * tree) is dropped, and l->dropped gets a line naming history, the unit
+ * tree; "DIR/" and "./" are directories listed, corral_path_is_listing)
+ * is dropped, and l->dropped gets a line naming history, the unit
  * and the read for the tool to warn with (of each unit's latest line with reads only); a
  * record left with no read counts as none.  0, or
  * -1 with err set (I/O, ENOMEM).  Release l with corral_learned_release

@@ -2,7 +2,8 @@
 /*
  * record.h: the result records, one JSON object per line -- written by an
  * agent, read by the merge, the reports, the scoreboard and the weights --
- * the history's commit lines, and the seal that ends an agent's log.
+ * the history's commit lines, the seal that ends an agent's log, and the
+ * scanner that reads a record line without building a tree (the merge's).
  */
 #ifndef CORRAL_RECORD_H
 #define CORRAL_RECORD_H
@@ -250,6 +251,34 @@ int corral_json_record_flaky(const char *line, size_t len,
  */
 int corral_json_commit_parse(const char *line, size_t len,
     struct corral_buf *run);
+
+/* ------------------------------------------------------------------ */
+/* scan.c: a log line read as a record without building a tree         */
+
+/*
+ * Told a record's unit (its bytes in the line) as soon as the scanner has
+ * read it, before the rest of the line: the merge fetches the unit's slot
+ * meanwhile.  The line may still turn out not to be one the scanner takes.
+ */
+typedef void corral_record_hint_fn(void *ctx, const char *unit, size_t len);
+/*
+ * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
+ * verdict and message, but of the record's members only unit, ok, status,
+ * run, at and inputs are read when the scanner takes the line: then they
+ * are copies in scratch, good until its next use, and r->doc is NULL.
+ * hint (may be NULL) is called as said above.  Release r with
+ * corral_json_record_release either way.
+ */
+int corral_record_scan(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    corral_record_hint_fn *hint, void *ctx, struct corral_err *err);
+/*
+ * The scanner alone: 1 with r filled (as above) when it takes the line, 0
+ * when it leaves it to corral_json_record_parse (for fuzz/scan.c).
+ */
+int corral_record_scan_takes(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    corral_record_hint_fn *hint, void *ctx);
 
 /* ------------------------------------------------------------------ */
 #endif /* CORRAL_RECORD_H */

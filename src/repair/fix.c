@@ -30,7 +30,7 @@
 
 #include "base/base.h"
 #include "base/json.h"
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 #include "repair/repair.h"
 #include "repair/repair-private.h"
 

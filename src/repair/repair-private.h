@@ -6,7 +6,6 @@
 #ifndef CORRAL_REPAIR_PRIVATE_H
 #define CORRAL_REPAIR_PRIVATE_H
 
-#include "base/json.h"
 #include "repair/repair.h"
 
 /*

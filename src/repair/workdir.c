@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 #include "repair/repair.h"
 
 #define WORK_PREFIX	"corral-fix."

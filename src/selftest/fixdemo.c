@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 #include "selftest/selftest.h"
 
 struct demo {

@@ -4,9 +4,7 @@
  * agents' logs, the .part files, history and the result files.  A line
  * is returned without its ending, and whether it had one (torn) and how
  * many bytes it took (raw) are kept, so that a caller can copy the file
- * back exactly or cut it at a line.  The result files are also read here
- * record by record, for the scoreboard and the reports, which count the
- * lines that are not records alike.
+ * back exactly or cut it at a line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "merge/merge-private.h"
+#include "base/base.h"
 
 #define IN_CHUNK (256 * 1024)
 
 int
-merge_reader_open(struct reader *rd, const char *path, struct corral_err *err)
+corral_reader_open(struct corral_reader *rd, const char *path,
+    struct corral_err *err)
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->path = path;
@@ -27,14 +26,14 @@ merge_reader_open(struct reader *rd, const char *path, struct corral_err *err)
 		return -1;
 	if (fstat(rd->fd, &rd->st) < 0) {
 		corral_err_set(err, errno, "cannot read '%s'", path);
-		merge_reader_close(rd);
+		corral_reader_close(rd);
 		return -1;
 	}
 	return 0;
 }
 
 void
-merge_reader_close(struct reader *rd)
+corral_reader_close(struct corral_reader *rd)
 {
 	if (rd->fd >= 0)
 		close(rd->fd);
@@ -45,7 +44,7 @@ merge_reader_close(struct reader *rd)
 
 /* Read more after buf[0..e), keeping room for a NUL.  Bytes read, or -1. */
 static ssize_t
-fill(struct reader *rd, struct corral_err *err)
+fill(struct corral_reader *rd, struct corral_err *err)
 {
 	size_t cap = rd->cap ? rd->cap : IN_CHUNK;
 	ssize_t n;
@@ -76,7 +75,7 @@ fill(struct reader *rd, struct corral_err *err)
  * file; -1: read error (err set).
  */
 int
-merge_reader_next(struct reader *rd, struct corral_err *err)
+corral_reader_next(struct corral_reader *rd, struct corral_err *err)
 {
 	char *nl;
 	size_t n;
@@ -111,7 +110,8 @@ merge_reader_next(struct reader *rd, struct corral_err *err)
 }
 
 int
-merge_reader_seek(struct reader *rd, off_t off, struct corral_err *err)
+corral_reader_seek(struct corral_reader *rd, off_t off,
+    struct corral_err *err)
 {
 	if (lseek(rd->fd, off, SEEK_SET) < 0)
 		return corral_err_set(err, errno, "cannot read '%s'",
@@ -122,16 +122,16 @@ merge_reader_seek(struct reader *rd, off_t off, struct corral_err *err)
 }
 
 int
-merge_reader_rewind(struct reader *rd, struct corral_err *err)
+corral_reader_rewind(struct corral_reader *rd, struct corral_err *err)
 {
-	if (merge_reader_seek(rd, 0, err) < 0)
+	if (corral_reader_seek(rd, 0, err) < 0)
 		return -1;
 	rd->lineno = 0;
 	return 0;
 }
 
 ssize_t
-merge_reader_read(struct reader *rd, char *p, size_t n,
+corral_reader_read(struct corral_reader *rd, char *p, size_t n,
     struct corral_err *err)
 {
 	size_t k = rd->e - rd->b < n ? rd->e - rd->b : n;
@@ -153,7 +153,7 @@ merge_reader_read(struct reader *rd, char *p, size_t n,
 
 /* 1 when the file is not the one first opened (size or mtime moved). */
 int
-merge_reader_changed(struct reader *rd)
+corral_reader_changed(struct corral_reader *rd)
 {
 	struct stat now;
 
@@ -162,57 +162,4 @@ merge_reader_changed(struct reader *rd)
 	return now.st_size != rd->st.st_size ||
 	    now.st_mtim.tv_sec != rd->st.st_mtim.tv_sec ||
 	    now.st_mtim.tv_nsec != rd->st.st_mtim.tv_nsec;
-}
-
-/* The line rd is at, as a record, to m->row; else named in m->unreadable. */
-static int
-result_line(const struct merge_results *m, struct reader *rd,
-    const char *name, int success)
-{
-	struct corral_json_record r;
-	struct corral_buf why = CORRAL_BUF_INIT;
-	struct corral_err lerr;
-	int rc;
-
-	if (corral_line_blank(rd->line, rd->len))
-		return 0;
-	if (corral_json_record_parse(rd->line, rd->len, &r, &lerr) == 0) {
-		rc = m->row(m->ctx, &r, success);
-		corral_json_record_release(&r);
-		return rc;
-	}
-	rc = corral_buf_addf(&why, "%s line %zu: %s", name, rd->lineno,
-	    lerr.msg);
-	if (rc == 0)
-		rc = corral_strv_add(m->unreadable, why.data);
-	corral_buf_release(&why);
-	return rc;
-}
-
-int
-merge_results_read(const struct merge_results *m, const char *name,
-    int success, struct corral_err *err)
-{
-	struct corral_buf path = CORRAL_BUF_INIT;
-	struct corral_err lerr;
-	struct reader rd;
-	int rc;
-
-	if (corral_buf_addf(&path, "%s/%s", m->dir, name) < 0)
-		return corral_err_set(err, ENOMEM, "reading '%s'", m->dir);
-	if (merge_reader_open(&rd, path.data, &lerr) < 0) {
-		rc = lerr.errnum == ENOENT ? 0 : corral_err_set(err,
-		    lerr.errnum, "%s", lerr.msg);
-		corral_buf_release(&path);
-		return rc;
-	}
-	while ((rc = merge_reader_next(&rd, err)) == 1)
-		if (result_line(m, &rd, name, success) < 0) {
-			rc = corral_err_set(err, ENOMEM, "reading '%s'",
-			    path.data);
-			break;
-		}
-	merge_reader_close(&rd);
-	corral_buf_release(&path);
-	return rc < 0 ? -1 : 1;
 }

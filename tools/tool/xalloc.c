@@ -2,16 +2,14 @@
 /*
  * xalloc.c holds the helpers that exit instead of returning an error:
  * allocation (git's x* family), reading a list of units, flushing
- * standard output, and a strtonum for option values.  Only
- * tools/ may call the x* functions; the library reports and never exits.
+ * standard output.  They are the programs' (tools/tool/): the library
+ * reports and never exits.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "tool.h"
 
 void *
 xmalloc(size_t n)
@@ -76,23 +74,4 @@ xflush_stdout(void)
 {
 	if (fflush(stdout) == EOF || ferror(stdout))
 		corral_die(CORRAL_EXIT_ERR, "cannot write standard output:");
-}
-
-int
-corral_strtonum(const char *s, long long min, long long max,
-    long long *out, const char *what, struct corral_err *err)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (!*s || *end || end == s)
-		return corral_err_set(err, 0, "%s '%s' is not a number",
-		    what, s);
-	if (errno == ERANGE || v < min || v > max)
-		return corral_err_set(err, 0,
-		    "%s '%s' is out of range (%lld to %lld)", what, s, min, max);
-	*out = v;
-	return 0;
 }

@@ -5,15 +5,15 @@
  * alone for a usage error (on stderr, exit 2), and "PROGRAM VERSION" with
  * the copyright and licence lines for --version.  --help and --version count anywhere among the options, as
  * with GNU's getopt_long, and the option lines say which options take a
- * value, so that "-t --help" stays a value.  Like err.c it prints, for the tools; the library never
- * calls it.
+ * value, so that "-t --help" stays a value.  It prints and exits: it is
+ * the programs' (tools/tool/), and the library never calls it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "base/base.h"
+#include "tool.h"
 
 /* Each form of the synopsis on a line: "usage: " first, then indented. */
 static void

@@ -13,7 +13,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "merge/merge.h"
+#include "report/report.h"
 
 static const char *const result_files[] = {
 	"successes.jsonl", "failures.jsonl"

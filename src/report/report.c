@@ -18,8 +18,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "merge/merge-private.h"
-#include "merge/report-private.h"
+#include "report/report-private.h"
 
 #define REPLACEMENT	0xFFFD
 
@@ -287,13 +286,13 @@ int
 corral_report_read(struct corral_report *rep, const char *dir,
     struct corral_err *err)
 {
-	struct merge_results m = { dir, add_row, rep, &rep->unreadable };
+	struct report_results m = { dir, add_row, rep, &rep->unreadable };
 
 	memset(rep, 0, sizeof(*rep));
 	rep->dir = dir;
 	rep->output_max = CORRAL_REPORT_OUTPUT_MAX;
-	if (merge_results_read(&m, "successes.jsonl", 1, err) < 0 ||
-	    merge_results_read(&m, "failures.jsonl", 0, err) < 0)
+	if (report_results_read(&m, "successes.jsonl", 1, err) < 0 ||
+	    report_results_read(&m, "failures.jsonl", 0, err) < 0)
 		return -1;
 	if (rep->n)
 		qsort(rep->rows, rep->n, sizeof(*rep->rows), row_cmp);

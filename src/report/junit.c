@@ -15,8 +15,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "merge/merge.h"
-#include "merge/report-private.h"
+#include "report/report-private.h"
 
 static int
 add_xml(struct corral_buf *b, const char *s, size_t n)

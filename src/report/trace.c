@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/merge-private.h"
-#include "merge/report-private.h"
+#include "report/report-private.h"
 
 /* A JSON string of s, valid UTF-8 whatever s holds. */
 static int

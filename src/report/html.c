@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/merge-private.h"
-#include "merge/report-private.h"
+#include "report/report-private.h"
 
 #define PLOT_W	1000	/* px of the time axis */
 #define LABEL_W	130	/* px of the row labels */

@@ -18,8 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "merge/merge-private.h"
-#include "merge/report-private.h"
+#include "report/report-private.h"
 
 struct reading {
 	struct corral_timeline *t;
@@ -225,7 +224,7 @@ static int
 read_replaced(struct reading *rd, struct corral_err *err)
 {
 	struct corral_strv skipped = CORRAL_STRV_INIT;
-	struct merge_results h;
+	struct report_results h;
 	int rc;
 
 	if (corral_set_size(rd->runs) < 2)
@@ -234,7 +233,7 @@ read_replaced(struct reading *rd, struct corral_err *err)
 	h.row = add_replaced;
 	h.ctx = rd;
 	h.unreadable = &skipped;
-	rc = merge_results_read(&h, "history.jsonl", 0, err);
+	rc = report_results_read(&h, "history.jsonl", 0, err);
 	corral_strv_release(&skipped);
 	return rc < 0 ? -1 : 0;
 }
@@ -378,7 +377,7 @@ int
 corral_timeline_read(struct corral_timeline *t, const char *dir,
     struct corral_err *err)
 {
-	struct merge_results m;
+	struct report_results m;
 	struct reading rd;
 	int rc = -1;
 
@@ -395,8 +394,8 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	m.row = add_record;
 	m.ctx = &rd;
 	m.unreadable = &t->unreadable;
-	if (merge_results_read(&m, "successes.jsonl", 1, err) < 0 ||
-	    merge_results_read(&m, "failures.jsonl", 0, err) < 0 ||
+	if (report_results_read(&m, "successes.jsonl", 1, err) < 0 ||
+	    report_results_read(&m, "failures.jsonl", 0, err) < 0 ||
 	    read_replaced(&rd, err) < 0)
 		goto out;
 	if (read_merge(&rd) < 0 || sort_lanes(t) < 0) {

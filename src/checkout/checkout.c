@@ -13,6 +13,20 @@
  * clone is built under a temporary name and renamed into place, and every
  * clone carries a mark file, so cleanup can refuse to remove anything
  * corral did not make and no clone is ever copied into another.
+ *
+ * A part written "DIR/" is a directory listed (CORRAL_PARTS = auto learns
+ * them): what a unit that lists it depends on is the names in it, not its
+ * files.  The clone holds DIR with every entry in it as a placeholder of
+ * the same name, type, mode, size and times (a file of that size that
+ * reads as zeros, a directory left empty, a link with what it leads to as
+ * a placeholder too), so that listing it and stat(2)ing its entries give
+ * what they give in the tree, while reading a file the unit was never
+ * seen to open gives zeros, not content nothing depends on.  A part that
+ * is a file in DIR is copied whole over its placeholder.  The manifest
+ * says DIR as one line, "n MODE COUNT SHA256 DIR/": the number of the
+ * entries and a digest of their names and types; every directory a
+ * manifest lists whole gets that line too, so that a listing learned in
+ * the whole tree is a line of the whole tree's manifest.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,7 +41,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "agent/agent.h"
+#include "checkout/checkout.h"
 
 /* A directory whose mode and times are set once it is full. */
 struct dirmeta {
@@ -44,12 +58,17 @@ struct job {
 	struct corral_set *followed;		/* link targets brought in */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
+	int shallow;				/* placeholders, not copies */
 	struct corral_err *err;
 };
 
+static int add_listed(struct job *j, const char *from, const char *rel,
+    const struct dirent *de, struct corral_strv *names);
 static int copy_entry(struct job *j, const char *rel);
 static int is_clone(const char *path);
 static int make_parents(struct job *j, const char *rel);
+static int names_line(struct job *j, const char *rel, const struct stat *st,
+    struct corral_strv *names);
 
 /* 1 when path is root or lies below it. */
 static int
@@ -265,6 +284,42 @@ out:
 }
 
 /*
+ * A placeholder of the file from: of its size (a hole that reads as
+ * zeros), mode and times.  One that is there already (a copy, or a
+ * placeholder of another listing) stays.
+ */
+static int
+place_file(struct job *j, const char *to, const struct stat *st)
+{
+	struct timespec times[2];
+	int out, rc = 0;
+
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (out < 0)
+		return errno == EEXIST ? 0 : corral_err_set(j->err, errno,
+		    "cannot create '%s'", to);
+	times[0] = st->st_atim;
+	times[1] = st->st_mtim;
+	if (ftruncate(out, st->st_size) < 0 ||
+	    fchmod(out, st->st_mode & 07777) < 0 || futimens(out, times) < 0)
+		rc = corral_err_set(j->err, errno, "cannot create '%s'", to);
+	if (close(out) < 0 && rc == 0)
+		rc = corral_err_set(j->err, errno, "cannot write '%s'", to);
+	return rc;
+}
+
+/* A placeholder of a directory: itself, empty (unless it is there). */
+static int
+place_dir(struct job *j, const char *to, const struct stat *st)
+{
+	if (mkdir(to, 0700) == 0)
+		return remember_dir(j, to, st);
+	return errno == EEXIST ? 0 : corral_err_set(j->err, errno,
+	    "cannot create '%s'", to);
+}
+
+/*
  * Copy a symlink that was checked to stay inside realsrc.  An absolute
  * target is rewritten relative to the link, so the clone's link points into
  * the clone and never back into the source.
@@ -305,6 +360,7 @@ static int
 copy_dir(struct job *j, const char *from, const char *to, const char *rel,
     const struct stat *st)
 {
+	struct corral_strv names = CORRAL_STRV_INIT;
 	struct dirent *de;
 	char *child;
 	DIR *d;
@@ -320,13 +376,20 @@ copy_dir(struct job *j, const char *from, const char *to, const char *rel,
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, CORRAL_CLONE_MARK))
 			continue;
-		if (!(child = corral_path_join(rel, de->d_name)))
+		/* A manifest says a directory's names too, read on the way. */
+		if (j->list && add_listed(j, from, rel, de, &names) < 0)
+			rc = -1;
+		else if (!(child = corral_path_join(rel, de->d_name)))
 			rc = corral_err_set(j->err, errno, "checkout");
-		else
+		else {
 			rc = copy_entry(j, child);
-		free(child);
+			free(child);
+		}
 	}
 	closedir(d);
+	if (rc == 0 && j->list)
+		rc = names_line(j, rel, st, &names);
+	corral_strv_release(&names);
 	return rc;
 }
 
@@ -381,6 +444,137 @@ list_entry(struct job *j, const char *from, const char *rel,
 	return rc;
 }
 
+/* The letter of a listed entry's type; 0: a clone never holds it. */
+static int
+entry_type(const char *path, unsigned char d_type)
+{
+	struct stat st;
+
+	if (d_type == DT_UNKNOWN) {
+		if (lstat(path, &st) < 0)
+			return 0;
+		d_type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ?
+		    DT_REG : S_ISLNK(st.st_mode) ? DT_LNK :
+		    S_ISFIFO(st.st_mode) ? DT_FIFO : DT_UNKNOWN;
+	}
+	return d_type == DT_DIR ? 'd' : d_type == DT_REG ? 'f' :
+	    d_type == DT_LNK ? 'l' : d_type == DT_FIFO ? 'p' : 0;
+}
+
+/*
+ * How the entry de of a listing is written ("NAME/T", T its type, a
+ * link's "NAME/l -> TARGET"), into b; 0 with b empty when a clone never
+ * holds it (a socket, a device, a clone of corral's, what is left out).
+ */
+static int
+listed_entry(struct job *j, const char *from, const char *rel,
+    const struct dirent *de, struct corral_buf *b)
+{
+	const char *name = de->d_name;
+	char target[PATH_MAX], *path = NULL, *child = NULL;
+	ssize_t n = -1;
+	int type, rc = -1;
+
+	corral_buf_reset(b);
+	/* Most entries need neither path: a file the kernel typed. */
+	if (j->exclude && j->exclude->n) {
+		if (!(child = corral_path_join(rel, name)))
+			goto out;
+		if (excluded(j, child))
+			goto none;
+	}
+	if (de->d_type == DT_REG || de->d_type == DT_FIFO)
+		type = entry_type(NULL, de->d_type);
+	else if ((path = corral_path_join(from, name)))
+		type = entry_type(path, de->d_type);
+	else
+		goto out;
+	if (!type || (type == 'd' && is_clone(path)))
+		goto none;
+	if (type == 'l' && (n = readlink(path, target, sizeof(target) - 1)) >= 0)
+		target[n] = '\0';
+	if (corral_buf_addstr(b, name) < 0 || corral_buf_addch(b, '/') < 0 ||
+	    corral_buf_addch(b, type) < 0 || (n >= 0 &&
+	    (corral_buf_addstr(b, " -> ") < 0 ||
+	    corral_buf_addstr(b, target) < 0)))
+		goto out;
+none:
+	rc = 0;
+out:
+	free(path);
+	free(child);
+	return rc;
+}
+
+/* Add the entry de of the directory from (rel) to a listing's names. */
+static int
+add_listed(struct job *j, const char *from, const char *rel,
+    const struct dirent *de, struct corral_strv *names)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc = 0;
+
+	if (listed_entry(j, from, rel, de, &b) < 0 ||
+	    (b.len && corral_strv_add(names, b.data) < 0))
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_buf_release(&b);
+	return rc;
+}
+
+/*
+ * Manifest mode: the directory rel as a listing, from its names (which
+ * it sorts), one line "n MODE COUNT SHA256 REL/" ("./" for the root):
+ * how many entries a clone holds in it, and the digest of how they are
+ * written, sorted bytewise, each ended by a NUL (which no name holds).
+ */
+static int
+names_line(struct job *j, const char *rel, const struct stat *st,
+    struct corral_strv *names)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_sha256 sha = { NULL };
+	char hex[CORRAL_SHA256_HEX];
+	size_t i;
+	int rc;
+
+	corral_strv_sort_unique(names);
+	rc = corral_sha256_init(&sha, j->err);
+	for (i = 0; rc == 0 && i < names->n; i++)
+		rc = corral_sha256_add(&sha, names->v[i],
+		    strlen(names->v[i]) + 1, j->err);
+	if (rc == 0 && (rc = corral_sha256_peek(&sha, hex, j->err)) == 0 &&
+	    (corral_buf_addf(&b, "n %04o %zu %s %s/",
+	    (unsigned)(st->st_mode & 07777), names->n, hex,
+	    *rel ? rel : ".") < 0 || corral_strv_add(j->list, b.data) < 0))
+		rc = corral_err_set(j->err, errno, "manifest");
+	corral_sha256_release(&sha);
+	corral_buf_release(&b);
+	return rc;
+}
+
+/* Manifest mode: the directory at from (rel) listed, as its one line. */
+static int
+list_names(struct job *j, const char *from, const char *rel,
+    const struct stat *st)
+{
+	struct corral_strv names = CORRAL_STRV_INIT;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (!(d = opendir(from)))
+		return corral_err_set(j->err, errno, "cannot open '%s'", from);
+	while (rc == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strcmp(de->d_name, CORRAL_CLONE_MARK))
+			rc = add_listed(j, from, rel, de, &names);
+	closedir(d);
+	if (rc == 0)
+		rc = names_line(j, rel, st, &names);
+	corral_strv_release(&names);
+	return rc;
+}
+
 /*
  * Where the link at rel (checked to stay inside) leads, relative to the
  * source and normalised: its text read lexically from the link's
@@ -420,6 +614,7 @@ follow_link(struct job *j, const char *from, const char *rel)
 {
 	struct stat st;
 	char *to, *path;
+	long *kind;
 	int rc = 0, fresh;
 
 	if (!(to = link_rel(j, from, rel)))
@@ -429,8 +624,13 @@ follow_link(struct job *j, const char *from, const char *rel)
 		free(to);
 		return corral_err_set(j->err, errno, "checkout");
 	}
-	if ((fresh = corral_set_put(j->followed, to, 0, NULL)) < 0)
+	/* A target brought as a placeholder may come again as a copy. */
+	if ((fresh = corral_set_put(j->followed, to, j->shallow, &kind)) < 0)
 		rc = corral_err_set(j->err, errno, "checkout");
+	else if (fresh == 0 && *kind && !j->shallow) {
+		fresh = 1;
+		*kind = 0;
+	}
 	path = fresh > 0 ? corral_path_join(j->realsrc, to) : NULL;
 	if (path && lstat(path, &st) == 0 && !excluded(j, to)) {
 		if (!j->list)
@@ -471,9 +671,11 @@ copy_entry(struct job *j, const char *rel)
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if (!is_clone(from))
-			rc = copy_dir(j, from, to, rel, &st);
+			rc = j->shallow ? place_dir(j, to, &st) :
+			    copy_dir(j, from, to, rel, &st);
 	} else if (S_ISREG(st.st_mode)) {
-		rc = copy_file(j, from, to, &st);
+		rc = j->shallow ? place_file(j, to, &st) :
+		    copy_file(j, from, to, &st);
 	} else if (S_ISLNK(st.st_mode)) {
 		if ((rc = check_link(j->realsrc, from, j->part, j->err)) == 0)
 			rc = copy_link(j, from, to, rel);
@@ -559,6 +761,62 @@ list_missing(struct job *j, const char *part)
 	return rc;
 }
 
+/* A listing in a clone: the directory rel, a placeholder of each entry. */
+static int
+place_listing(struct job *j, const char *from, const char *rel,
+    const struct stat *st)
+{
+	struct dirent *de;
+	char *to, *child;
+	DIR *d;
+	int rc;
+
+	if (!(to = corral_path_join(j->tmp, rel)))
+		return corral_err_set(j->err, errno, "checkout");
+	rc = *rel ? place_dir(j, to, st) : remember_dir(j, to, st);
+	free(to);
+	if (rc < 0)
+		return -1;
+	if (!(d = opendir(from)))
+		return corral_err_set(j->err, errno, "cannot open '%s'", from);
+	j->shallow = 1;
+	while (rc == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, CORRAL_CLONE_MARK))
+			continue;
+		if (!(child = corral_path_join(rel, de->d_name)))
+			rc = corral_err_set(j->err, errno, "checkout");
+		else
+			rc = copy_entry(j, child);
+		free(child);
+	}
+	j->shallow = 0;
+	closedir(d);
+	return rc;
+}
+
+/* The part rel that exists at from, st its lstat; listing: "DIR/". */
+static int
+copy_existing(struct job *j, const char *from, const char *rel,
+    const struct stat *st, int listing)
+{
+	int rc;
+
+	listing = listing && S_ISDIR(st->st_mode) && !is_clone(from);
+	if (listing && excluded(j, rel))
+		return 0;
+	if (j->list)
+		return listing ? list_names(j, from, rel, st) :
+		    copy_entry(j, rel);
+	if ((rc = make_parents(j, rel)) < 0)
+		return rc;
+	if (listing)
+		return place_listing(j, from, rel, st);
+	if (*rel == '\0')
+		return copy_dir(j, from, j->tmp, rel, st);
+	return copy_entry(j, rel);
+}
+
 static int
 copy_part(struct job *j, const char *part, struct corral_strv *missing)
 {
@@ -581,14 +839,9 @@ copy_part(struct job *j, const char *part, struct corral_strv *missing)
 			rc = corral_err_set(j->err, errno, "checkout");
 		else if (j->list && list_missing(j, part) < 0)
 			rc = -1;
-	} else if (j->list) {
-		rc = copy_entry(j, rel);
 	} else {
-		rc = make_parents(j, rel);
-		if (rc == 0 && *rel == '\0')
-			rc = copy_dir(j, from, j->tmp, rel, &st);
-		else if (rc == 0)
-			rc = copy_entry(j, rel);
+		rc = copy_existing(j, from, rel, &st,
+		    corral_path_is_listing(part));
 	}
 	free(from);
 	free(rel);
@@ -742,61 +995,6 @@ out:
 	return rc;
 }
 
-/*
- * name under dirfd (AT_FDCWD: a path) opened as a directory, never
- * through a symlink, its descriptor in *fd.  NULL with err set.
- */
-static DIR *
-open_dir(int dirfd, const char *name, int *fd, struct corral_err *err)
-{
-	DIR *d;
-
-	*fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (*fd >= 0 && (d = fdopendir(*fd)))
-		return d;
-	corral_err_set(err, errno, "cannot open '%s'", name);
-	if (*fd >= 0)
-		close(*fd);
-	return NULL;
-}
-
-/*
- * Remove the directory entry name under dirfd and, for a directory,
- * everything below it.  Symlinks are removed, never followed.  A directory
- * a unit made unreadable is given u+rwx back first.
- */
-static int
-remove_at(int dirfd, const char *name, struct corral_err *err)
-{
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, rc = 0;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 :
-		    corral_err_set(err, errno, "cannot stat '%s'", name);
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
-			return corral_err_set(err, errno, "cannot remove '%s'",
-			    name);
-		return 0;
-	}
-	if ((st.st_mode & 0700) != 0700)
-		fchmodat(dirfd, name, (st.st_mode & 07777) | 0700, 0);
-	if (!(d = open_dir(dirfd, name, &fd, err)))
-		return -1;
-	while (rc == 0 && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			rc = remove_at(fd, de->d_name, err);
-	closedir(d);
-	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 &&
-	    errno != ENOENT)
-		rc = corral_err_set(err, errno, "cannot remove '%s'", name);
-	return rc;
-}
-
 int
 corral_clone_remove(const char *dest, struct corral_err *err)
 {
@@ -813,15 +1011,15 @@ corral_clone_remove(const char *dest, struct corral_err *err)
 		    "not removing it", dest);
 	if ((st.st_mode & 0700) != 0700)
 		chmod(dest, (st.st_mode & 07777) | 0700);
-	if (!(d = open_dir(AT_FDCWD, dest, &fd, err)))
+	if (!(d = corral_dir_open(AT_FDCWD, dest, &fd, err)))
 		return -1;
 	/* The mark goes last, so a clone half removed is still a clone. */
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    strcmp(de->d_name, CORRAL_CLONE_MARK))
-			rc = remove_at(fd, de->d_name, err);
+			rc = corral_remove_at(fd, de->d_name, err);
 	if (rc == 0)
-		rc = remove_at(fd, CORRAL_CLONE_MARK, err);
+		rc = corral_remove_at(fd, CORRAL_CLONE_MARK, err);
 	closedir(d);
 	if (rc == 0 && rmdir(dest) < 0 && errno != ENOENT)
 		rc = corral_err_set(err, errno, "cannot remove '%s'", dest);
@@ -913,10 +1111,4 @@ out:
 	corral_strv_release(&normex);
 	corral_strv_release(&lines);
 	return rc;
-}
-
-int
-corral_remove_tree(const char *path, struct corral_err *err)
-{
-	return remove_at(AT_FDCWD, path, err);
 }

@@ -14,7 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "merge/merge-private.h"
+#include "base/base.h"
+#include "record/record.h"
 
 #define SCAN_DEPTH	32	/* cJSON: 1000 */
 #define SCAN_NUMBER	32	/* cJSON: 63 bytes */
@@ -28,7 +29,7 @@ static const char *const fname[NF] = {
 
 /* What the scan found of the top-level members it reads. */
 struct found {
-	merge_unit_hint_fn *hint;
+	corral_record_hint_fn *hint;
 	void *ctx;
 	size_t at[NF], len[NF];	/* a string's bytes, quotes left out */
 	int n[NF];		/* members so named */
@@ -355,8 +356,9 @@ fill(const char *s, const struct found *fd, struct corral_json_record *r,
 }
 
 int
-merge_scan_takes(const char *line, size_t len, struct corral_json_record *r,
-    struct corral_buf *scratch, merge_unit_hint_fn *hint, void *ctx)
+corral_record_scan_takes(const char *line, size_t len,
+    struct corral_json_record *r, struct corral_buf *scratch,
+    corral_record_hint_fn *hint, void *ctx)
 {
 	struct found fd;
 
@@ -369,11 +371,11 @@ merge_scan_takes(const char *line, size_t len, struct corral_json_record *r,
 }
 
 int
-merge_scan_record(const char *line, size_t len,
+corral_record_scan(const char *line, size_t len,
     struct corral_json_record *r, struct corral_buf *scratch,
-    merge_unit_hint_fn *hint, void *ctx, struct corral_err *err)
+    corral_record_hint_fn *hint, void *ctx, struct corral_err *err)
 {
-	if (merge_scan_takes(line, len, r, scratch, hint, ctx))
+	if (corral_record_scan_takes(line, len, r, scratch, hint, ctx))
 		return 0;
 	return corral_json_record_parse(line, len, r, err);
 }

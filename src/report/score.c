@@ -16,7 +16,7 @@
 
 #include "base/base.h"
 #include "record/record.h"
-#include "merge/merge-private.h"
+#include "report/report-private.h"
 
 /* A verdict is at most this many characters (code points). */
 #define VERDICT_MAX 24
@@ -143,14 +143,14 @@ int
 corral_score_read(const char *dir, struct corral_score *s,
     struct corral_err *err)
 {
-	struct merge_results m = { dir, add_row, s, &s->unreadable };
+	struct report_results m = { dir, add_row, s, &s->unreadable };
 	int i, rc;
 
 	memset(s, 0, sizeof(*s));
 	if (!(s->counts = corral_set_new()))
 		return corral_err_set(err, errno, "scoreboard");
 	for (i = 0; i < 2; i++) {
-		if ((rc = merge_results_read(&m, result_files[i], !i, err)) < 0)
+		if ((rc = report_results_read(&m, result_files[i], !i, err)) < 0)
 			return -1;
 		if (rc == 1 && corral_strv_add(&s->found, result_files[i]) < 0)
 			return corral_err_set(err, errno, "scoreboard");

@@ -1,14 +1,17 @@
 /* See LICENSE file for copyright and license details. */
 /*
- * report-private.h: what the report's writers share (report.c reads the
- * results and writes TAP, junit.c writes JUnit XML; timeline.c, trace.c
- * and html.c, the timeline), and nothing else reads.
+ * report-private.h: what the modules of the report share (results.c reads
+ * the result files record by record for score.c, report.c and
+ * timeline.c; report.c reads the results and writes TAP, junit.c writes
+ * JUnit XML; timeline.c, trace.c and html.c, the timeline), and nothing
+ * outside src/report/ reads.
  */
 #ifndef CORRAL_REPORT_PRIVATE_H
 #define CORRAL_REPORT_PRIVATE_H
 
 #include "base/base.h"
-#include "merge/merge.h"
+#include "record/record.h"
+#include "report/report.h"
 
 /* How much of a failed unit's output its failure quotes, at most. */
 #define REPORT_TAIL	4096
@@ -48,5 +51,28 @@ void report_read_tail(const struct corral_report *rep, const char *where,
 int report_utf8(struct corral_buf *b, const char *s, size_t n);
 /* "2026-12-01T11:14:47.364Z" as ms since the Epoch, or -1. */
 long long report_iso_ms(const char *s);
+
+/* ------------------------------------------------------------------ */
+/* results.c: the result files read record by record                  */
+
+/* What report_results_read does with a result file's lines. */
+struct report_results {
+	const char *dir;	/* where the result files are */
+	/* each record, of successes.jsonl when success: 0, or -1 (ENOMEM) */
+	int (*row)(void *ctx, const struct corral_json_record *r,
+	    int success);
+	void *ctx;
+	/* gets "NAME line N: why" for each line that is not a record */
+	struct corral_strv *unreadable;
+};
+
+/*
+ * Read the result file m->dir/name record by record, blank lines
+ * skipped.  1 when it was read, 0 when there is no such file, -1 with err
+ * set (I/O; ENOMEM, also when row fails).
+ */
+int report_results_read(const struct report_results *m, const char *name,
+    int success, struct corral_err *err);
+
 
 #endif /* CORRAL_REPORT_PRIVATE_H */
