@@ -17,6 +17,8 @@
 #   V         ?= 0            1: show every command
 #   VALGRIND  ?=              1: 'make test' runs the programs under valgrind
 #   TESTS     ?=              bats arguments for 'make test' (a file, -f RE)
+#   SUITE     ?=              corral: 'make test' runs the suite through
+#                             corral itself, each bats file a unit, at -j
 #   FUZZ_SECONDS ?= 60        'make fuzz': seconds per harness
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
@@ -45,6 +47,7 @@ INSTALL ?= install
 INSTALL_PROGRAM ?= $(INSTALL)
 INSTALL_DATA ?= $(INSTALL) -m 644
 V       ?= 0
+SUITE   ?=
 # CC comes from the command line or the environment (CC=clang works);
 # make's own default, and none at all under -R, mean cc.
 ifneq ($(filter default undefined,$(origin CC)),)
@@ -232,7 +235,8 @@ $(NPM_DIR)/ok: | deps-test
 # error makes the program exit 99, and so the test fail.
 .PHONY: test check
 test: all $(FP1_BIN)/corral-merge deps-test $(NPM_DIR)/ok
-	$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) \
+	+$(Q)CORRAL_TEST_BIN=$(CURDIR)/$(BIN) SUITE_OUT=$(CURDIR)/$(BUILD)/suite \
+		SUITE=$(SUITE) \
 		CORRAL_TEST_FP1=$(CURDIR)/$(FP1_BIN) \
 		CORRAL_TEST_NODE_PATH=$(CURDIR)/$(NPM_DIR)/node_modules \
 		$(if $(filter 1,$(VALGRIND)),CORRAL_TEST_WRAPPER='valgrind --error-exitcode=99 -q --leak-check=full --errors-for-leak-kinds=definite') \

@@ -149,3 +149,15 @@ settings() {
 	run -0 cat "$RAN"
 	assert_output "$(printf 'a b\nu\n\t')"
 }
+
+@test "engine: a run removes the temporaries a killed step of the last one left, and nothing else" {
+	printf 'CORRAL_UNITS = a b\nCORRAL_CMD = true\ninclude %s/corral.mk\n' "$CORRAL_ROOT" > Makefile
+	run -0 make corral-run
+	for f in .inputs.tmp.Ab3dEf .settings.json.tmp.zZ9yY0 board.tmp slices/.0.manifest.tmp.q1w2e3 \
+		slices/.1.parts.tmp.r4t5y6 .mine.tmp.u7i8o9 slices/.x.manifest.tmp.a1s2d3 mine.tmp; do
+		echo half > ".corral/$f"
+	done
+	run -0 make corral-run
+	run -0 sh -c 'cd .corral && find . -name "*tmp*" | sort'
+	assert_output "$(printf '%s\n' ./.mine.tmp.u7i8o9 ./mine.tmp ./slices/.x.manifest.tmp.a1s2d3)"
+}

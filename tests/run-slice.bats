@@ -662,6 +662,8 @@ kept_clone() {
 }
 
 @test "run-slice: processes a unit detaches (setsid, nohup under job control, a double fork out of its group, daemon(3)) are killed when it ends and counted in its record; the agent's own children live on" {
+	# the double fork waits for its first child, as a daemon does: one left
+	# running when the unit ends, whatever the load
 	command -v cc > /dev/null || skip "no C compiler for the daemon(3) unit"
 	export TAG="corral-detach-$BATS_TEST_NUMBER-$$-$RANDOM"
 	sleeper
@@ -673,7 +675,7 @@ kept_clone() {
 		corral-run-slice -c 'case $CORRAL_UNIT in
 		setsid) setsid "$OUT/sleeper" "$TAG" & ;;
 		nohup) bash -c "set -m; nohup \"\$OUT/sleeper\" \"\$TAG\" > /dev/null 2>&1 &" ;;
-		double) perl -e "use POSIX; exit if fork; POSIX::setpgid(0, 0); exit if fork; exec @ARGV" "$OUT/sleeper" "$TAG" ;;
+		double) perl -e "use POSIX; if (my \$p = fork) { waitpid(\$p, 0); exit } POSIX::setpgid(0, 0); exit if fork; exec @ARGV" "$OUT/sleeper" "$TAG" ;;
 		daemon) "$OUT/daemon" "$OUT/sleeper" "$TAG" ;;
 		esac; '"$READY" -l logs K slice
 	local inherited

@@ -38,15 +38,18 @@ teardown() {
 }
 
 # as WHO CMD...: CMD as root, or as the unprivileged user with the files
-# of $W made its own
+# of $W made its own, and a TMPDIR of its own among them (the caller's,
+# a unit's private one under corral, is root's alone)
 as() {
 	local who=$1
 	shift
 	if [ "$who" = root ]; then
 		"$@"
 	else
+		mkdir -p "$W/tmp"
 		chown -R "$NOBODY:$NOBODY" "$W"
-		setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- "$@"
+		TMPDIR=$W/tmp setpriv --reuid="$NOBODY" --regid="$NOBODY" \
+			--clear-groups -- "$@"
 	fi
 }
 
@@ -219,7 +222,7 @@ hostile() {
 	HOST_UKEY=$(as "$who" "$PY" "$W/keys.py" user)
 	export PY VICTIM HOST_UKEY
 	sb="$PY $W/keys.py run corral-run-slice -X bwrap -C $W/src -w $W/out/work -l $W/out/logs"
-	[ "$who" = root ] || sb="$PY $W/keys.py run setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- ${sb#* * run }"
+	[ "$who" = root ] || sb="$PY $W/keys.py run setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- env TMPDIR=$W/tmp ${sb#* * run }"
 	run script -qec "$sb -c '. $W/hostile.sh' K $W/slice" /dev/null < /dev/null
 	kill "$VICTIM"
 	assert_no_file "$W/notty"

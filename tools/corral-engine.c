@@ -1565,6 +1565,8 @@ cmd_run(const char *goal)
 	if (unlink(exit_status) < 0 && errno != ENOENT)
 		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
 		    exit_status);
+	if (corral_engine_clean_stale(&err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
 	write_settings();
 	if (is_run_goal(goal) && check_parts() != 0)
 		return CORRAL_EXIT_ERR;

@@ -234,4 +234,15 @@ int corral_units_matching(const struct corral_strv *units,
  */
 int corral_unstamp(const struct corral_strv *units, struct corral_err *err);
 
+/* ------------------------------------------------------------------ */
+/* stale.c: what a killed step left                                    */
+
+/*
+ * In the current directory (CORRAL_OUT) and its slices/, remove the
+ * temporaries of the engine's own files that a step killed half-way left
+ * (".inputs.tmp.XXXXXX", "board.tmp"...): regular files only, never
+ * through a link, never the merge's.  0, or -1 with err set.
+ */
+int corral_engine_clean_stale(struct corral_err *err);
+
 #endif /* CORRAL_ENGINE_H */
