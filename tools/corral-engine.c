@@ -1113,7 +1113,9 @@ default_shards(struct corral_strv *dirs)
 			}
 		closedir(d);
 	}
-	qsort(dirs->v + from, dirs->n - from, sizeof(char *), by_name);
+	if (dirs->n > from)
+		qsort(dirs->v + from, dirs->n - from, sizeof(char *),
+		    by_name);
 	corral_buf_release(&top);
 }
 
