@@ -871,9 +871,9 @@ launch_catch(int sig)
 
 /*
  * The launcher's stderr, from fd, passed to ours as it comes and to said,
- * until its end, or until the launcher pid ended and nothing more is
- * there.  A signal caught is passed on to the launcher, which has
- * LAUNCH_GRACE_MS to end: its agent never writes to a pipe nobody reads.
+ * until the launcher pid has ended and nothing more is there.  A signal
+ * caught is passed on to the launcher, which has LAUNCH_GRACE_MS to end:
+ * its agent never writes to a pipe nobody reads.
  */
 static void
 launch_tee(int fd, pid_t pid, struct corral_launch_said *said)
@@ -892,22 +892,24 @@ launch_tee(int fd, pid_t pid, struct corral_launch_said *said)
 			until = corral_time_ms() + LAUNCH_GRACE_MS;
 		}
 		if (until && corral_time_ms() > until)
-			break;
+			return;
 		if ((n = poll(&pf, 1, ended ? 0 : 200)) < 0 && errno != EINTR)
-			break;
-		if (n > 0) {
-			if ((n = read(fd, chunk, sizeof(chunk))) < 0 &&
-			    errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			(void)corral_write_all(2, chunk, (size_t)n);
-			if (corral_launch_said_feed(said, chunk, (size_t)n) < 0)
-				corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		} else if (n == 0 && ended)
-			break;
-		else if (n == 0)
+			return;
+		if (n == 0 && ended)
+			return;
+		if (n == 0)
 			ended = corral_proc_ended(pid) != 0;
+		if (n <= 0)
+			continue;
+		if ((n = read(fd, chunk, sizeof(chunk))) < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {	/* its end: wait for the launcher's */
+			pf.fd = -1;
+			continue;
+		}
+		(void)corral_write_all(2, chunk, (size_t)n);
+		if (corral_launch_said_feed(said, chunk, (size_t)n) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	}
 }
 
@@ -931,13 +933,15 @@ spawn_launched(const struct corral_strv *argv, const struct spawn *how,
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = launch_catch;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
+	for (i = 0; i < 3; i++)	/* one ignored stays ignored */
+		if (sigaction(sigs[i], NULL, &old[i]) == 0 &&
+		    old[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 	st = start(argv, how, fds[1], &pid);
 	close(fds[1]);
 	if (st == 0) {
 		launch_tee(fds[0], pid, said);
-		st = reap(pid);
+		st = launch_caught ? 128 + launch_caught : reap(pid);
 	}
 	close(fds[0]);
 	for (i = 0; i < 3; i++)
