@@ -136,3 +136,87 @@ EOS
 	run -0 make -C proj corral-run CORRAL_LAUNCH="$PWD/remote"
 	assert_json '.successes == 2 and .missing == 0' proj/.corral/summary.json
 }
+
+# refuse UNIT STATUS [LINE...]: a launcher that starts the agent under the
+# stub, but for a slice holding UNIT (every slice when UNIT is empty; the
+# agent's last operand is the slice's units) starts nothing: it adds the
+# slice's units to refused, prints LINE... to stderr, as srun does, and
+# exits STATUS.
+refuse() {
+	: > refuse.msg
+	[ "$#" -le 2 ] || printf '%s\n' "${@:3}" > refuse.msg
+	cat > refuse <<EOF2
+#!/bin/sh
+eval "slice=\\\${\$#}"
+if [ -z "$1" ] || grep -qxF "$1" "\$slice"; then
+	cat "\$slice" >> "$PWD/refused"
+	cat "$PWD/refuse.msg" >&2
+	exit $2
+fi
+exec "$PWD/launch" "\$@"
+EOF2
+	chmod +x refuse
+}
+
+# notrun: the units of failures.jsonl that are not-run, sorted, one line
+notrun() {
+	jq -r 'select(.status == "not-run") | .unit' proj/.corral/failures.jsonl |
+		sort | tr '\n' ' '
+}
+
+@test "launch: a step srun lost ('Node failure', status 0): its slice's units not-run, the note quoting srun; a re-run runs exactly those" {
+	project true a b c d e f
+	refuse c 0 'slurmstepd-n2: error: *** STEP 7.2 ON n2 CANCELLED AT 2026-12-02T01:00:00 DUE TO NODE FAILURE ***' \
+		'srun: error: Node failure on n2'
+	run -2 --separate-stderr make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_LAUNCH="$PWD/refuse"
+	# srun's own lines still reach the user, and the engine says it once
+	assert_contains "$stderr" "DUE TO NODE FAILURE ***
+srun: error: Node failure on n2"
+	assert_contains "$stderr" "was not started (or lost) by the launcher (status 0): srun: error: Node failure on n2; its units count as not run"
+	lost=$(sort refused | tr '\n' ' ')
+	[ -n "$lost" ] || flunk "no slice was refused"
+	assert_equal "$lost" "$(notrun)"
+	run -0 jq -r 'select(.status == "not-run") | .note' proj/.corral/failures.jsonl
+	assert_equal "NOT-RUN: launcher: srun: error: Node failure on n2" "$(sort -u <<<"$output")"
+	n=$(wc -l < refused)
+	assert_json ".units == 6 and .successes == 6 - $n and .missing == $n" proj/.corral/summary.json
+	: > ran
+	run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
+	assert_equal "$lost" "$(cut -d' ' -f1 ran | sort | tr '\n' ' ')"
+	assert_json '.successes == 6 and .missing == 0' proj/.corral/summary.json
+}
+
+@test "launch: a launcher refused before the agent starts (status 1) is told from a unit that fails" {
+	project 'test "$$CORRAL_UNIT" != a' a b c d e f
+	refuse d 1 'srun: error: Unable to create step for job 7: Requested node configuration is not available'
+	run -2 --separate-stderr make -C proj -j3 corral-run CORRAL_AGENTS=6 CORRAL_LAUNCH="$PWD/refuse"
+	assert_equal d "$(cat refused)"
+	assert_contains "$stderr" "was not started (or lost) by the launcher (status 1): srun: error: Unable to create step"
+	assert_equal "d " "$(notrun)"
+	run -0 jq -r 'select(.unit == "d") | .note' proj/.corral/failures.jsonl
+	assert_output "NOT-RUN: launcher: srun: error: Unable to create step for job 7: Requested node configuration is not available"
+	# a unit's own exit 1 stays a fail
+	run -0 jq -r 'select(.unit == "a") | "\(.status) \(.exit) \(.note)"' proj/.corral/failures.jsonl
+	assert_output "fail 1 FAIL: exit 1"
+	assert_json '.units == 6 and .successes == 4 and .missing == 1' proj/.corral/summary.json
+}
+
+@test "launch: every launch refused, saying nothing: still a result, every unit not-run, the note naming the launcher's status" {
+	project true a b c
+	refuse '' 1
+	run -2 --separate-stderr make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_LAUNCH="$PWD/refuse"
+	assert_contains "$stderr" "by the launcher (status 1); its units count as not run"
+	assert_json '.units == 3 and .merged == 0 and .missing == 3' proj/.corral/summary.json
+	assert_equal "a b c " "$(notrun)"
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_equal "NOT-RUN: launcher exited with status 1" "$(sort -u <<<"$output")"
+}
+
+@test "launch: the launcher's message in a note is one shown line, bounded" {
+	project true a
+	refuse a 0 "srun: error: $(printf '\033]0;owned\007')$(printf '%0500d' 0)"
+	run -2 make -C proj corral-run CORRAL_LAUNCH="$PWD/refuse"
+	run -0 jq -r .note proj/.corral/failures.jsonl
+	assert_contains "$output" "NOT-RUN: launcher: srun: error: ?]0;owned?000"
+	[ "${#output}" -le 240 ] || flunk "a note of ${#output} bytes"
+}

@@ -502,6 +502,24 @@ collide_logs() {
 	assert_output "NOT-RUN: agent '7' did not finish"
 }
 
+@test "merge: an agent-ID.launch names why its units were not run, before its .part; beside its finished log, or not a regular file, it counts for nothing" {
+	rec a true > logs/agent-0.jsonl
+	rec b true > logs/agent-7.jsonl.part
+	printf '%s\n' "launcher: srun: error: Node failure on n2$(printf '\033')" b c > logs/agent-7.launch
+	printf '%s\n' 'launcher: planted' a > logs/agent-0.launch
+	printf '%s\n' 'launcher: planted' d > elsewhere
+	ln -s ../elsewhere logs/agent-8.launch
+	printf '%s\n' a b c d > units
+	run -2 --separate-stderr corral-merge -u units logs
+	assert_equal "${stderr_lines[0]}" "corral-merge: 'logs/agent-8.launch' is a symbolic link, not a regular file; the launcher's note is ignored"
+	assert_contains "$stderr" "corral-merge: unit 'b' is missing: launcher: srun: error: Node failure on n2?"
+	assert_contains "$stderr" "corral-merge: unit 'c' is missing: launcher: srun: error: Node failure on n2?"
+	assert_contains "$stderr" "corral-merge: unit 'd' is missing: no agent reported it"
+	assert_json '.unfinished == ["7"] and .missing == 3 and .successes == 1' summary.json
+	run -0 jq -r 'select(.unit == "b") | .note' failures.jsonl
+	assert_output "NOT-RUN: launcher: srun: error: Node failure on n2?"
+}
+
 @test "merge: a lone .part, without -u, still makes the result incomplete" {
 	: > logs/agent-1.jsonl.part
 	run -2 --separate-stderr corral-merge -q logs

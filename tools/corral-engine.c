@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,13 +254,16 @@ show_command(const struct corral_strv *argv)
 	corral_buf_release(&b);
 }
 
-/* Run argv and wait: its exit status, 128+N for signal N. */
+/*
+ * Start argv, its stderr errfd (-1: as how says): 0 with *pid set, or
+ * the status of a command that cannot run (127, 126), said.
+ */
 static int
-spawn(const struct corral_strv *argv, const struct spawn *how)
+start(const struct corral_strv *argv, const struct spawn *how, int errfd,
+    pid_t *pid)
 {
 	struct corral_proc p = CORRAL_PROC_INIT;
-	pid_t pid;
-	int e, ws;
+	int e;
 
 	show_command(argv);
 	p.path = argv->v[0];
@@ -269,9 +273,10 @@ spawn(const struct corral_strv *argv, const struct spawn *how)
 	p.dir = how ? how->dir : NULL;
 	p.out = how ? how->out : NULL;
 	p.err = how && how->null_err ? "/dev/null" : NULL;
+	p.errfd = errfd;
 	if (how && how->unlocked)
 		lock_inheritable(0);
-	e = corral_proc_start(&p, &pid);
+	e = corral_proc_start(&p, pid);
 	if (how && how->unlocked)
 		lock_inheritable(1);
 	if (e) {
@@ -279,10 +284,29 @@ spawn(const struct corral_strv *argv, const struct spawn *how)
 		corral_warn("cannot run '%s':", argv->v[0]);
 		return e == ENOENT ? 127 : 126;
 	}
+	return 0;
+}
+
+/* Wait for child pid: its exit status, 128+N for signal N. */
+static int
+reap(pid_t pid)
+{
+	int ws;
+
 	while (corral_proc_reap(pid, &ws) < 0)
 		if (errno != EINTR)
 			corral_die(CORRAL_EXIT_ERR, "wait:");
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* Run argv and wait: its exit status, 128+N for signal N. */
+static int
+spawn(const struct corral_strv *argv, const struct spawn *how)
+{
+	pid_t pid;
+	int st;
+
+	return (st = start(argv, how, -1, &pid)) ? st : reap(pid);
 }
 
 /* The run's make is gone: its guard pid does not live. */
@@ -741,16 +765,28 @@ read_inputs(char out[32])
 	}
 }
 
+/* The logs directory of the slice stem's layer: logs, rerun/N/logs. */
+static void
+slice_logs(struct corral_buf *b, const char *stem)
+{
+	char *dir = corral_path_dir(stem), *top;
+
+	if (!dir || !(top = corral_path_dir(dir)) ||
+	    corral_buf_addf(b, "%s%slogs", strcmp(top, ".") ? top : "",
+	    strcmp(top, ".") ? "/" : "") < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	free(dir);
+	free(top);
+}
+
 /* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
 static void
 slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 {
 	struct corral_buf f = CORRAL_BUF_INIT;
-	char inputs[32], *dir = corral_path_dir(stem), *top;
+	char inputs[32];
 	int layer = !strncmp(stem, "rerun/", 6);
 
-	if (!dir || !(top = corral_path_dir(dir)))
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (corral_words(set(CS_LAUNCH), argv) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	xprog(argv, "corral-run-slice");
@@ -793,9 +829,7 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	xadd(argv, inputs);
 	xadd(argv, "-l");
 	corral_buf_reset(&f);
-	if (corral_buf_addf(&f, "%s%slogs", strcmp(top, ".") ? top : "",
-	    strcmp(top, ".") ? "/" : "") < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	slice_logs(&f, stem);
 	xout(argv, f.data);
 	xadd(argv, agent);
 	corral_buf_reset(&f);
@@ -803,8 +837,6 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	xout(argv, f.data);
 	corral_buf_release(&f);
-	free(dir);
-	free(top);
 }
 
 /* make's own variables as corral.mk's recipe had them, for the units. */
@@ -826,6 +858,171 @@ slice_env(struct corral_strv *env)
 	corral_strv_release(&extra);
 }
 
+/* A signal that would end the slice step while a launcher runs. */
+static volatile sig_atomic_t launch_caught;
+
+static void
+launch_catch(int sig)
+{
+	launch_caught = sig;
+}
+
+/* How long a launcher passed a signal has to end before this step does. */
+#define LAUNCH_GRACE_MS	10000
+
+/*
+ * The launcher's stderr, from fd, passed to ours as it comes and to said,
+ * until the launcher pid has ended and nothing more is there.  A signal
+ * caught is passed on to the launcher, which has LAUNCH_GRACE_MS to end:
+ * its agent never writes to a pipe nobody reads.
+ */
+static void
+launch_tee(int fd, pid_t pid, struct corral_launch_said *said)
+{
+	struct pollfd pf;
+	char chunk[4096];
+	long long until = 0;
+	int ended = 0;
+	ssize_t n;
+
+	pf.fd = fd;
+	pf.events = POLLIN;
+	for (;;) {
+		if (launch_caught && !until) {
+			kill(pid, launch_caught);
+			until = corral_time_ms() + LAUNCH_GRACE_MS;
+		}
+		if (until && corral_time_ms() > until)
+			return;
+		if ((n = poll(&pf, 1, ended ? 0 : 200)) < 0 && errno != EINTR)
+			return;
+		if (n == 0 && ended)
+			return;
+		if (n == 0)
+			ended = corral_proc_ended(pid) != 0;
+		if (n <= 0)
+			continue;
+		if ((n = read(fd, chunk, sizeof(chunk))) < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {	/* its end: wait for the launcher's */
+			pf.fd = -1;
+			continue;
+		}
+		(void)corral_write_all(2, chunk, (size_t)n);
+		if (corral_launch_said_feed(said, chunk, (size_t)n) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	}
+}
+
+/*
+ * spawn of the agent under CORRAL_LAUNCH: the launcher's stderr through
+ * launch_tee.  A signal that came meanwhile ends this step, as it would
+ * have, once the launcher is gone.
+ */
+static int
+spawn_launched(const struct corral_strv *argv, const struct spawn *how,
+    struct corral_launch_said *said)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa, old[3];
+	pid_t pid;
+	int fds[2], st, i;
+
+	if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(fds[1], F_SETFD, FD_CLOEXEC) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot make a pipe:");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = launch_catch;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)	/* one ignored stays ignored */
+		if (sigaction(sigs[i], NULL, &old[i]) == 0 &&
+		    old[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	st = start(argv, how, fds[1], &pid);
+	close(fds[1]);
+	if (st == 0) {
+		launch_tee(fds[0], pid, said);
+		st = launch_caught ? 128 + launch_caught : reap(pid);
+	}
+	close(fds[0]);
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (launch_caught)
+		raise(launch_caught);
+	return st;
+}
+
+/*
+ * The agent left no sealed log in logs after its launcher ended with
+ * status st: the launcher did not start it, or lost it.  Its units are
+ * not-run, the note file says why (what the launcher said last, or its
+ * status), and so does this step, once.
+ */
+static void
+launch_lost(const char *logs, const char *stem, const char *agent, int st,
+    struct corral_launch_said *said)
+{
+	struct corral_buf why = CORRAL_BUF_INIT, units = CORRAL_BUF_INIT;
+	const char *line = corral_launch_said_line(said);
+	struct corral_err err;
+
+	if ((line ? corral_buf_addf(&why, "launcher: %s", line) :
+	    corral_buf_addf(&why, "launcher exited with status %d", st)) < 0 ||
+	    corral_buf_addf(&units, "%s.units", stem) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_launch_note_write(logs, agent, why.data, units.data,
+	    &err) < 0)
+		corral_warn_err(&err);
+	corral_warn("agent %s was not started (or lost) by the launcher "
+	    "(status %d)%s%s; its units count as not run", agent, st,
+	    line ? ": " : "", line ? line : "");
+	corral_buf_release(&why);
+	corral_buf_release(&units);
+}
+
+/* Whether logs holds the sealed log of agent, as a regular file. */
+static int
+sealed_log(const char *logs, const char *agent)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct stat st;
+	int has;
+
+	if (corral_buf_addf(&b, "%s/agent-%s.jsonl", logs, agent) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	has = lstat(b.data, &st) == 0 && S_ISREG(st.st_mode);
+	corral_buf_release(&b);
+	return has;
+}
+
+/*
+ * Before an agent starts: its layer's logs directory is there (so that
+ * the merge finds one even when no agent ever starts), and neither its
+ * last log (its agent would remove it first: one a launcher did not
+ * start must not stand for it) nor a note of a launch before.
+ */
+static void
+slice_clear(const char *logs, const char *agent)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	const char *const ext[] = { "jsonl", "launch" };
+	size_t i;
+
+	if (corral_mkdir_p(logs, 0777, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (i = 0; i < 2; i++) {
+		corral_buf_reset(&b);
+		if (corral_buf_addf(&b, "%s/agent-%s.%s", logs, agent,
+		    ext[i]) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		if (unlink(b.data) < 0 && errno != ENOENT)
+			corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':",
+			    b.data);
+	}
+	corral_buf_release(&b);
+}
+
 /*
  * One slice, one agent.  The stamp exists only when every unit passed,
  * so a slice that failed or died runs again next time; whatever
@@ -837,9 +1034,10 @@ static int
 step_slice(const char *stem)
 {
 	struct corral_strv argv = CORRAL_STRV_INIT, env = CORRAL_STRV_INIT;
-	struct corral_buf agent = CORRAL_BUF_INIT;
+	struct corral_buf agent = CORRAL_BUF_INIT, logs = CORRAL_BUF_INIT;
 	struct spawn how = { NULL, 0, 0, NULL, NULL };
-	int st;
+	struct corral_launch_said said;
+	int st, launched = corral_setting_on(&S, CS_LAUNCH);
 
 	agent_name(&agent, stem);
 	if (tell()) {
@@ -853,21 +1051,30 @@ step_slice(const char *stem)
 		corral_die(CORRAL_EXIT_ERR, "cannot remove 'shard.json':");
 	slice_argv(&argv, stem, agent.data);
 	slice_env(&env);
+	slice_logs(&logs, stem);
+	slice_clear(logs.data, agent.data);
 	how.envp = env.v;
-	st = spawn(&argv, &how);
+	corral_launch_said_init(&said, set(CS_LAUNCH));
+	st = launched ? spawn_launched(&argv, &how, &said) :
+	    spawn(&argv, &how);
 	if (st > 1 && guard_gone()) {
 		corral_warn("make (pid %s) is gone; agent %s stopped",
 		    set(CS_GUARD), agent.data);
 		st = CORRAL_EXIT_ERR;
+	} else if (launched && !sealed_log(logs.data, agent.data)) {
+		launch_lost(logs.data, stem, agent.data, st, &said);
+		st = CORRAL_EXIT_OK;
 	} else {
 		if (st > 1)
 			corral_warn("agent %s stopped (status %d); its units "
 			    "count as not run", agent.data, st);
 		st = CORRAL_EXIT_OK;
 	}
+	corral_launch_said_release(&said);
 	corral_strv_release(&argv);
 	corral_strv_release(&env);
 	corral_buf_release(&agent);
+	corral_buf_release(&logs);
 	return st;
 }
 

@@ -245,4 +245,41 @@ int corral_unstamp(const struct corral_strv *units, struct corral_err *err);
  */
 int corral_engine_clean_stale(struct corral_err *err);
 
+/* ------------------------------------------------------------------ */
+/* launch.c: what a launcher said, for a slice whose agent left no log */
+
+/* The longest line of a launcher's kept (the rest of a longer one: cut). */
+#define CORRAL_LAUNCH_LINE_MAX	200
+
+/*
+ * A launcher's standard error, read as it comes: its last line of its
+ * own ("PROG: ", PROG the basename of the first word of CORRAL_LAUNCH,
+ * "srun: " or "slurmstepd-"), one that says "error" before any other,
+ * shown-safe (corral_buf_add_shown) and bounded.  Start with _init
+ * (launch: CORRAL_LAUNCH), feed it with _feed (0, or -1 on ENOMEM: a
+ * line may be lost), ask _line at the end (NULL: none; good until
+ * _release, which frees).
+ */
+struct corral_launch_said {
+	char prog[64];
+	struct corral_buf cur;		/* the line being read */
+	struct corral_buf error;	/* the last one saying "error" */
+	struct corral_buf other;	/* the last other one */
+};
+
+void corral_launch_said_init(struct corral_launch_said *s,
+    const char *launch);
+int corral_launch_said_feed(struct corral_launch_said *s, const char *p,
+    size_t n);
+const char *corral_launch_said_line(struct corral_launch_said *s);
+void corral_launch_said_release(struct corral_launch_said *s);
+/*
+ * The note file logdir/agent-ID.launch of an agent the launcher did not
+ * start or lost: why (one line, shown-safe) and then the slice's units,
+ * a copy of the file units.  The merge gives those units, when no log
+ * holds them, the note "NOT-RUN: WHY".  0, or -1 with err set.
+ */
+int corral_launch_note_write(const char *logdir, const char *agent,
+    const char *why, const char *units, struct corral_err *err);
+
 #endif /* CORRAL_ENGINE_H */

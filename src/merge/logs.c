@@ -122,26 +122,40 @@ add_agent(struct merge *m, uint32_t layer, char *id, const char *name)
 	return 0;
 }
 
-/* Sort one directory entry into agents, parts ("LAYER/ID"), or nothing. */
+/* "LAYER/ID" into sv, for the file of agent id (freed here). */
+static int
+add_layer_id(struct corral_strv *sv, uint32_t layer, char *id)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	int rc;
+
+	rc = corral_buf_addf(&b, "%u/%s", (unsigned)layer, id);
+	if (rc == 0)
+		rc = corral_strv_add(sv, b.data);
+	corral_buf_release(&b);
+	free(id);
+	return rc;
+}
+
+/*
+ * Sort one directory entry into agents, parts or launches ("LAYER/ID"),
+ * or nothing.
+ */
 static int
 list_entry(struct merge *m, uint32_t layer, const char *name)
 {
-	struct corral_buf b = CORRAL_BUF_INIT;
 	char *id;
-	int rc;
 
 	if ((id = agent_id(name, ".jsonl")))
 		return add_agent(m, layer, id, name) < 0 ? (free(id), -1) : 0;
 	if (errno)
 		return -1;
-	if ((id = agent_id(name, ".jsonl.part"))) {
-		rc = corral_buf_addf(&b, "%u/%s", (unsigned)layer, id);
-		if (rc == 0)
-			rc = corral_strv_add(&m->parts, b.data);
-		corral_buf_release(&b);
-		free(id);
-		return rc;
-	}
+	if ((id = agent_id(name, ".jsonl.part")))
+		return add_layer_id(&m->parts, layer, id);
+	if (errno)
+		return -1;
+	if ((id = agent_id(name, ".launch")))
+		return add_layer_id(&m->launches, layer, id);
 	return errno ? -1 : 0;
 }
 
@@ -163,6 +177,9 @@ merge_list_logs(struct merge *m, struct corral_err *err)
 		qsort(m->agents, m->nagents, sizeof(*m->agents), agent_cmp);
 	if (m->parts.n)
 		qsort(m->parts.v, m->parts.n, sizeof(*m->parts.v), str_cmp);
+	if (m->launches.n)
+		qsort(m->launches.v, m->launches.n, sizeof(*m->launches.v),
+		    str_cmp);
 	return 0;
 }
 

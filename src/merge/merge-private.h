@@ -133,6 +133,7 @@ struct merge {
 	struct agent *agents;
 	size_t nagents;
 	struct corral_strv parts;	/* "LAYER/ID" with a .part */
+	struct corral_strv launches;	/* "LAYER/ID" with a .launch */
 	struct corral_strv why;		/* the not-run notes */
 	struct units_file uf;		/* -u */
 	size_t nexpected;		/* its distinct units */
@@ -194,7 +195,8 @@ int merge_bytes_cmp(const void *x, const void *y);
 
 /*
  * Sort the entries of every layer's directory into m->agents (layer,
- * then agent order) and m->parts ("LAYER/ID" with a .part, sorted).  0, or
+ * then agent order), m->parts ("LAYER/ID" with a .part, sorted) and
+ * m->launches (the same with a .launch).  0, or
  * -1 with err set.
  */
 int merge_list_logs(struct merge *m, struct corral_err *err);
@@ -260,6 +262,14 @@ void merge_units_close(struct merge *m);
  * err set.
  */
 int merge_check_parts(struct merge *m, struct corral_err *err);
+/*
+ * Credit the expected units of each agent-ID.launch (the note of an agent
+ * its launcher did not start or lost; ignored beside a finished log of
+ * that agent) to its first line, before the .part files are: the
+ * launcher's failure says more than "did not finish".  0, or -1 with err
+ * set.
+ */
+int merge_credit_launches(struct merge *m, struct corral_err *err);
 /*
  * Credit the expected units of refused logs to them.  0, or -1 with err
  * set.

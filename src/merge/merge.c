@@ -213,6 +213,7 @@ teardown(struct merge *m)
 	}
 	free(m->agents);
 	corral_strv_release(&m->parts);
+	corral_strv_release(&m->launches);
 	corral_strv_release(&m->why);
 	merge_units_close(m);
 	corral_fpset_free(m->notes);
@@ -257,7 +258,8 @@ read_logs(struct merge *m, struct corral_err *err)
 		if (!m->agents[i].refused && merge_log(m, (uint32_t)i, err) < 0)
 			return -1;
 	}
-	if (merge_check_parts(m, err) < 0 || merge_credit_refused(m, err) < 0)
+	if (merge_credit_launches(m, err) < 0 || merge_check_parts(m, err) < 0 ||
+	    merge_credit_refused(m, err) < 0)
 		return -1;
 	return 0;
 }

@@ -18,6 +18,9 @@
 
 #include "merge/merge-private.h"
 
+/* The longest note a launcher's note file gives (engine.h: its line). */
+#define LAUNCH_WHY_MAX	256
+
 /* ------------------------------------------------------------------ */
 /* the units file, read again by line                                  */
 
@@ -406,6 +409,82 @@ out:
 	free(path);
 	corral_buf_release(&name);
 	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * The note file path, read whole: its first line (shown-safe, at most
+ * LAUNCH_WHY_MAX bytes) becomes note k of m->why, and each later line is
+ * a unit credited to it.  One that is not a regular file, or cannot be
+ * read, is said and passed over.  0, or -1 with err set.
+ */
+static int
+credit_launch(struct merge *m, const char *path, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT, why = CORRAL_BUF_INIT;
+	struct corral_err e;
+	char *p, *end, *nl;
+	size_t n;
+	int rc = 0;
+
+	if (corral_read_state(path, &b, &e) < 0) {
+		if (e.errnum == ENOMEM)
+			rc = merge_nomem(err);
+		else
+			merge_say(m, "%s%s%s; the launcher's note is ignored",
+			    e.msg, e.errnum ? ": " : "",
+			    e.errnum ? strerror(e.errnum) : "");
+		goto out;
+	}
+	if (corral_buf_addch(&b, '\n') < 0)	/* the last line ends too */
+		goto nomem;
+	p = b.data;
+	end = b.data + b.len;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	n = corral_line_chomp(p, (size_t)(nl - p) + 1);
+	if (corral_buf_add_shown(&why, p, n < LAUNCH_WHY_MAX ? n :
+	    LAUNCH_WHY_MAX, 0) < 0 || corral_buf_addch(&why, '\0') < 0 ||
+	    corral_strv_add(&m->why, why.data) < 0)
+		goto nomem;
+	for (p = nl + 1; rc == 0 && p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if ((n = corral_line_chomp(p, (size_t)(nl - p) + 1)) > 0)
+			rc = credit(m, p, n, (long)m->why.n - 1, err);
+	}
+	goto out;
+nomem:
+	rc = merge_nomem(err);
+out:
+	corral_buf_release(&b);
+	corral_buf_release(&why);
+	return rc;
+}
+
+int
+merge_credit_launches(struct merge *m, struct corral_err *err)
+{
+	struct corral_buf name = CORRAL_BUF_INIT;
+	char *path, *id;
+	uint32_t layer;
+	size_t i;
+	int rc = 0;
+
+	/* the latest layer first: its note is the one that stands */
+	for (i = m->launches.n; m->o->units && rc == 0 && i-- > 0;) {
+		layer = (uint32_t)strtoul(m->launches.v[i], &id, 10);
+		id++;	/* past the '/' */
+		if (merge_has_log(m, layer, id))
+			continue;
+		corral_buf_reset(&name);
+		if (corral_buf_addf(&name, "agent-%s.launch", id) < 0 ||
+		    !(path = merge_join(m->logdirs[layer], name.data)))
+			rc = merge_nomem(err);
+		else {
+			rc = credit_launch(m, path, err);
+			free(path);
+		}
+	}
+	corral_buf_release(&name);
+	return rc;
 }
 
 /*
