@@ -474,9 +474,9 @@ out:
 /* ------------------------------------------------------------------ */
 /* plan and parts                                                      */
 
-/* corral-split's command into dir, of the units file units. */
+/* corral-split's command into dir (the units file is the caller's). */
 static void
-split_argv(struct corral_strv *argv, const char *dir, const char *units)
+split_argv(struct corral_strv *argv, const char *dir)
 {
 	xprog(argv, "corral-split");
 	xsettings_argv(CP_SPLIT, argv);
@@ -486,7 +486,6 @@ split_argv(struct corral_strv *argv, const char *dir, const char *units)
 	xadd(argv, set(CS_SRC));
 	xadd(argv, "-o");
 	xout(argv, dir);
-	(void)units;
 }
 
 static size_t
@@ -521,7 +520,7 @@ step_plan(void)
 	step("PLAN", who.data);
 	if (unlink("plan.mk") < 0 && errno != ENOENT)
 		corral_die(CORRAL_EXIT_ERR, "cannot remove 'plan.mk':");
-	split_argv(&argv, "slices", "units");
+	split_argv(&argv, "slices");
 	if (corral_setting_on(&S, CS_SILENT))
 		xadd(&argv, "-q");
 	xadd(&argv, "-l");
@@ -1398,7 +1397,7 @@ layer_run(const char *list)
 		;
 	if (corral_buf_addf(&dir, "rerun/%d/slices", n) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	split_argv(&argv, dir.data, list);
+	split_argv(&argv, dir.data);
 	xout(&argv, list);
 	if (spawn(&argv, NULL) != 0 || make_parts(dir.data) != 0)
 		goto out;
