@@ -318,7 +318,7 @@ $PWD/t.bats 4 2 1
 total 6 2 3 1 2"
 }
 
-@test "report: a unit that exits with a skip code is a skipped testcase, counted in skipped, and '# SKIP' in TAP" {
+@test "report: a unit that exits with a skip code is a skipped testcase, counted in skipped, and marked as a skip directive in TAP" {
 	printf '%s\n' gone here > slice
 	corral-run-slice -K 77 -c 'if [ "$CORRAL_UNIT" = gone ]; then echo "no database here" >&2; exit 77; fi' -l out/logs 0 slice || true
 	corral-merge -q -o out out/logs || true
