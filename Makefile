@@ -17,8 +17,9 @@
 #   V         ?= 0            1: show every command
 #   VALGRIND  ?=              1: 'make test' runs the programs under valgrind
 #   TESTS     ?=              bats arguments for 'make test' (a file, -f RE)
-#   SUITE     ?=              corral: 'make test' runs the suite through
-#                             corral itself, each bats file a unit, at -j
+#   SUITE     ?= corral       'make test' runs the suite through corral
+#                             itself, each bats file a unit, at make's -j
+#                             (every CPU without one); serial: one bats
 #   FUZZ_SECONDS ?= 60        'make fuzz': seconds per harness
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
@@ -47,7 +48,7 @@ INSTALL ?= install
 INSTALL_PROGRAM ?= $(INSTALL)
 INSTALL_DATA ?= $(INSTALL) -m 644
 V       ?= 0
-SUITE   ?=
+SUITE   ?= corral
 # CC comes from the command line or the environment (CC=clang works);
 # make's own default, and none at all under -R, mean cc.
 ifneq ($(filter default undefined,$(origin CC)),)
