@@ -779,6 +779,22 @@ EOF
 	assert_json '.successes == 8 and .missing == 0' proj/.corral/summary.json
 }
 
+@test "corral-mk: a first run without history of its own is planned by CORRAL_HISTORY's durations, the longest slice first" {
+	slow_project a b c d e slow
+	local u
+	for u in slow:9000 a:100 b:100; do
+		printf '{"agent_id":"0","unit":"%s","ok":true,"note":"PASS: x","at":"2026-01-01T00:00:00Z","duration_ms":%s}\n' \
+			"${u%:*}" "${u#*:}"
+	done > given.jsonl
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_HISTORY=$PWD/given.jsonl
+	assert_contains "$stderr" "corral-split: weighted plan from history: 6 units over 2 slices, 3 estimated as "
+	run -0 cat proj/.corral/slices/0.units
+	assert_output "slow"
+	# once the run has a history of its own, that one weighs the plan
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=2 CORRAL_HISTORY=$PWD/given.jsonl
+	assert_contains "$stderr" "every unit's duration known"
+}
+
 @test "corral-mk: with history, an unchanged population keeps its plan and a second run runs nothing" {
 	slow_project a b slow c
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2

@@ -474,14 +474,22 @@ out:
 /* ------------------------------------------------------------------ */
 /* plan and parts                                                      */
 
-/* corral-split's command into dir (the units file is the caller's). */
+/*
+ * corral-split's command into dir (the units file is the caller's).  The
+ * plan weighs CORRAL_OUT's own history; while there is none (a fresh
+ * clone, a new CI job), CORRAL_HISTORY's, the durations the user gave.
+ */
 static void
 split_argv(struct corral_strv *argv, const char *dir)
 {
+	char own[PATH_MAX];
+	const char *given = set(CS_HISTORY);
+
 	xprog(argv, "corral-split");
 	xsettings_argv(CP_SPLIT, argv);
 	xadd(argv, "-H");
-	xout(argv, "history.jsonl");
+	snprintf(own, sizeof(own), "%s/history.jsonl", set(CS_OUT));
+	xadd(argv, !exists(own) && *given && exists(given) ? given : own);
 	xadd(argv, "-C");
 	xadd(argv, set(CS_SRC));
 	xadd(argv, "-o");
