@@ -139,6 +139,25 @@ EOF
 	assert_json '.agents == 5' proj/.corral/summary.json
 }
 
+@test "corral-mk: with CORRAL_AGENTS set and no history, a plan that would put many units in a slice is cut as auto's, kept, and cut to CORRAL_AGENTS from history" {
+	project $(seq -f 'u%02g' 0 39)
+	run -0 --separate-stderr make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_contains "$stderr" "round-robin plan: 40 units over 40 slices, not 4: no history of these units"
+	assert_json '.agents == 40 and .successes == 40' proj/.corral/summary.json
+	# round-robin over 4 would put u00, u04, u08 and u12 in one slice
+	assert_equal 4 "$(grep -lxE 'u(00|04|08|12)' proj/.corral/slices/*.units | wc -l)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=4
+	assert_contains "$stderr" "weighted plan from history: 40 units over 4 slices"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_json '.agents == 4 and .successes == 40' proj/.corral/summary.json
+	: > "$RAN"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+}
+
 @test "corral-mk: a failing slice re-runs and a passing one does not" {
 	project ok-1 ok-2 bad-3 ok-4
 	# What fails is decided outside the project, so fixing it changes no part.
@@ -477,17 +496,26 @@ EOF
 }
 
 @test "corral-mk: kill -9 of a running slice, then a re-run, completes every unit exactly once" {
-	project $(seq -f 'k%02g' 1 12)
-	cat >> proj/Makefile <<'EOF'
+	local split slices
+	# 3 slices of 4 (round-robin), and the 12 that a first run cuts
+	# without history when 3 would hold more than 2 units each
+	for split in roundrobin auto; do
+		rm -rf proj killed && mkdir proj && : > "$RAN"
+		project $(seq -f 'k%02g' 1 12)
+		cat >> proj/Makefile <<'EOF'
 CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; if [ "$$CORRAL_UNIT" = k06 ] && [ ! -e "$$KILLED" ]; then touch "$$KILLED"; kill -9 $$PPID; sleep 5; fi
 EOF
-	KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3
-	assert_file_exists killed
-	assert_json '.missing > 0' proj/.corral/summary.json
-	KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
-	assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
-	run -0 jq -r .unit proj/.corral/successes.jsonl
-	assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+		KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_SPLIT=$split
+		assert_file_exists killed
+		assert_json '.missing > 0' proj/.corral/summary.json
+		slices=$(ls proj/.corral/slices/*.units | wc -l)
+		assert_equal "$([ $split = auto ] && echo 12 || echo 3)" "$slices"
+		KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_SPLIT=$split
+		assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
+		run -0 jq -r .unit proj/.corral/successes.jsonl
+		assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+		assert_equal "$slices" "$(ls proj/.corral/slices/*.units | wc -l)"
+	done
 }
 
 @test "corral-mk: the plan is re-made when the population changes, not when a unit's content does" {

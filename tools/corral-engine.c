@@ -487,6 +487,8 @@ split_argv(struct corral_strv *argv, const char *dir)
 
 	xprog(argv, "corral-split");
 	xsettings_argv(CP_SPLIT, argv);
+	/* CORRAL_AGENTS is how many run at once: cut finer blind */
+	xadd(argv, "-F");
 	xadd(argv, "-H");
 	snprintf(own, sizeof(own), "%s/history.jsonl", set(CS_OUT));
 	xadd(argv, !exists(own) && *given && exists(given) ? given : own);
