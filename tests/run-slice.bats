@@ -537,14 +537,14 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 
 @test "run-slice: -j puts the clone under WORK/RUN, WORK's \$NAME and \${NAME} expanded from the agent's environment, a lone \$ kept" {
 	units a
-	NODE=n7 run -0 corral-run-slice -r R1 -j "$PWD/w\$-\$NODE/\${NODE}x" -c pwd -l logs K slice
+	NODE=n7 run -0 corral-run-slice -r R1 -j "$PWD/w\$-\$NODE/corral-\${NODE}x" -c pwd -l logs K slice
 	run -0 cat logs/agent-K/1.out
-	assert_contains "$output" "$(pwd -P)/w\$-n7/n7x/R1/corral-K."
-	run -0 ls -A "w\$-n7/n7x"
+	assert_contains "$output" "$(pwd -P)/w\$-n7/corral-n7x/R1/corral-K."
+	run -0 ls -A "w\$-n7/corral-n7x"
 	assert_output R1
 }
 
-@test "run-slice: -j with a variable unset or empty, or that is then relative, stops the agent before any unit, naming it" {
+@test "run-slice: -j with a variable unset or empty, or that is then relative or not named corral-*, stops the agent before any unit, naming it" {
 	units a
 	run -2 --separate-stderr corral-run-slice -j '/w/$NOPE' -c 'touch ran' -l logs K slice
 	assert_stderr "corral-run-slice: work directory '/w/\$NOPE': NOPE is not set here"
@@ -552,6 +552,12 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 	assert_stderr "corral-run-slice: work directory '/w/\${EMPTY}': EMPTY is not set here"
 	NODE=n1 run -2 --separate-stderr corral-run-slice -j 'w-$NODE' -c 'touch ran' -l logs K slice
 	assert_stderr "corral-run-slice: work directory 'w-\$NODE' is 'w-n1' here; it must be an absolute path"
+	# a directory of the user's is never swept
+	mkdir home
+	: > home/mine
+	run -2 --separate-stderr corral-run-slice -j "$PWD/home" -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '$PWD/home' is '$PWD/home' here; its name must start with 'corral-' (every other run's entry in it is removed)"
+	assert_file_exists home/mine
 	assert_no_file ran
 	run -2 --separate-stderr corral-run-slice -j /w -w /x -c true -l logs K slice
 	assert_stderr "$USAGE"
@@ -559,13 +565,13 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 
 @test "run-slice: -j removes every other run's entry of WORK before the clone, and leaves another agent's of its own run" {
 	units a
-	mkdir -p w/OLD/corral-0.abc/d w/R1/corral-1.xyz w/.gone.R0.9.0 w/.gone.R1.9.0
-	chmod 000 w/OLD/corral-0.abc/d
-	: > w/file
-	run -0 corral-run-slice -r R1 -j "$PWD/w" -c true -l logs K slice
-	run -0 ls -A w
+	mkdir -p corral-w/OLD/corral-0.abc/d corral-w/R1/corral-1.xyz corral-w/.gone.R0.9.0 corral-w/.gone.R1.9.0
+	chmod 000 corral-w/OLD/corral-0.abc/d
+	: > corral-w/file
+	run -0 corral-run-slice -r R1 -j "$PWD/corral-w" -c true -l logs K slice
+	run -0 ls -A corral-w
 	assert_output "$(printf '%s\n' .gone.R1.9.0 R1)"
-	run -0 ls -A w/R1
+	run -0 ls -A corral-w/R1
 	assert_output corral-1.xyz
 }
 

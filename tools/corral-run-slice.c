@@ -360,6 +360,11 @@ node_work(const char *work, const char *run, char **root)
 
 	if (corral_work_expand(work, &dir, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	/* Everything else in it goes: never a directory of the user's. */
+	if (strncmp(corral_path_base(dir), "corral-", 7))
+		corral_die(CORRAL_EXIT_ERR, "work directory '%s' is '%s' here; "
+		    "its name must start with 'corral-' (every other run's "
+		    "entry in it is removed)", work, dir);
 	corral_work_run_name(run, name, sizeof(name));
 	if (corral_work_sweep(dir, name, &err) < 0)
 		corral_warn_err(&err);
