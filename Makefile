@@ -277,8 +277,9 @@ proving-ground: all deps-test
 # A real three-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
 # slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
 # CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, an
-# array with one task cancelled, a slice on each node, and a node lost
-# mid-run (build-aux/slurm-test).
+# array with one task cancelled and run again, a slice on each node, a node
+# lost mid-run, the clones on each node's scratch (CORRAL_WORK), and an
+# array with --requeue whose task lost its node (build-aux/slurm-test).
 .PHONY: slurm-test
 slurm-test: all
 	$(Q)build-aux/deps slurm

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-j WORK] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -533,6 +533,46 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 	assert_contains "$output" "$(pwd -P)/work/root/corral-K."
 	run -0 ls -A work/root
 	assert_output ""
+}
+
+@test "run-slice: -j puts the clone under WORK/RUN, WORK's \$NAME and \${NAME} expanded from the agent's environment, a lone \$ kept" {
+	units a
+	NODE=n7 run -0 corral-run-slice -r R1 -j "$PWD/w\$-\$NODE/corral-\${NODE}x" -c pwd -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_contains "$output" "$(pwd -P)/w\$-n7/corral-n7x/R1/corral-K."
+	run -0 ls -A "w\$-n7/corral-n7x"
+	assert_output R1
+}
+
+@test "run-slice: -j with a variable unset or empty, or that is then relative or not named corral-*, stops the agent before any unit, naming it" {
+	units a
+	run -2 --separate-stderr corral-run-slice -j '/w/$NOPE' -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '/w/\$NOPE': NOPE is not set here"
+	EMPTY= run -2 --separate-stderr corral-run-slice -j '/w/${EMPTY}' -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '/w/\${EMPTY}': EMPTY is not set here"
+	NODE=n1 run -2 --separate-stderr corral-run-slice -j 'w-$NODE' -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory 'w-\$NODE' is 'w-n1' here; it must be an absolute path"
+	# a directory of the user's is never swept
+	mkdir home
+	: > home/mine
+	run -2 --separate-stderr corral-run-slice -j "$PWD/home" -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '$PWD/home' is '$PWD/home' here; its name must start with 'corral-' (every other run's entry in it is removed)"
+	assert_file_exists home/mine
+	assert_no_file ran
+	run -2 --separate-stderr corral-run-slice -j /w -w /x -c true -l logs K slice
+	assert_stderr "$USAGE"
+}
+
+@test "run-slice: -j removes every other run's entry of WORK before the clone, and leaves another agent's of its own run" {
+	units a
+	mkdir -p corral-w/OLD/corral-0.abc/d corral-w/R1/corral-1.xyz corral-w/.gone.R0.9.0 corral-w/.gone.R1.9.0
+	chmod 000 corral-w/OLD/corral-0.abc/d
+	: > corral-w/file
+	run -0 corral-run-slice -r R1 -j "$PWD/corral-w" -c true -l logs K slice
+	run -0 ls -A corral-w
+	assert_output "$(printf '%s\n' .gone.R1.9.0 R1)"
+	run -0 ls -A corral-w/R1
+	assert_output corral-1.xyz
 }
 
 # kept_clone FILE: the clone of the slice's one unit, which printed its

@@ -788,6 +788,34 @@ slice_logs(struct corral_buf *b, const char *stem)
 	free(top);
 }
 
+/*
+ * Where the agent makes its clone: CORRAL_OUT/work, or, with CORRAL_WORK,
+ * this CORRAL_OUT's directory there (corral-TAG, TAG a digest of its
+ * path, so that runs of two CORRAL_OUTs on one node never sweep each
+ * other's clones), which corral-run-slice -j expands on its node.
+ */
+static void
+work_argv(struct corral_strv *argv)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char hex[CORRAL_SHA256_HEX];
+
+	if (!corral_setting_on(&S, CS_WORK)) {
+		xadd(argv, "-w");
+		xout(argv, "work");
+		return;
+	}
+	if (corral_sha256_buf(set(CS_OUT), strlen(set(CS_OUT)), hex,
+	    &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (corral_buf_addf(&b, "%s/corral-%.16s", set(CS_WORK), hex) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(argv, "-j");
+	xadd(argv, b.data);
+	corral_buf_release(&b);
+}
+
 /* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
 static void
 slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
@@ -826,8 +854,7 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	}
 	if (!layer)
 		xadd(argv, "-M");
-	xadd(argv, "-w");
-	xout(argv, "work");
+	work_argv(argv);
 	xadd(argv, "-D");
 	corral_buf_reset(&f);
 	if (corral_buf_addf(&f, "%s.pass", stem) < 0)

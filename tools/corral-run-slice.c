@@ -35,6 +35,8 @@ struct opts {
 	int keep_given;			/* -E was given */
 	const char *estimates, *stamp;
 	const char *history;	/* -A */
+	const char *work;	/* -j, as given */
+	char *workroot;		/* -j, expanded, and the run's */
 	unsigned char no_retry[256];
 	unsigned char skip[256];
 	unsigned char hard[256];
@@ -47,7 +49,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
-	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
+	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-j WORK] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -68,6 +70,7 @@ static const struct corral_usage use = {
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
+"-j WORK\tthe clone under WORK/RUN, $NAME expanded here; other runs' go\n"
 	"-K CODES\texit codes that mean skip, comma-separated\n"
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
@@ -343,6 +346,34 @@ default_host(char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * -j WORK: the run's directory of clones in WORK, expanded here (on the
+ * node the launcher chose), into *root; what earlier runs of the same
+ * CORRAL_OUT left in WORK goes first (a failure to remove it is said,
+ * and the slice runs).
+ */
+static const char *
+node_work(const char *work, const char *run, char **root)
+{
+	struct corral_err err;
+	char name[64], *dir;
+
+	if (corral_work_expand(work, &dir, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	/* Everything else in it goes: never a directory of the user's. */
+	if (strncmp(corral_path_base(dir), "corral-", 7))
+		corral_die(CORRAL_EXIT_ERR, "work directory '%s' is '%s' here; "
+		    "its name must start with 'corral-' (every other run's "
+		    "entry in it is removed)", work, dir);
+	corral_work_run_name(run, name, sizeof(name));
+	if (corral_work_sweep(dir, name, &err) < 0)
+		corral_warn_err(&err);
+	if (!(*root = corral_path_join(dir, name)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	free(dir);
+	return *root;
+}
+
 /* -E NAMES: the words of NAMES, split at white space. */
 static void
 keep_names(struct opts *o, const char *names)
@@ -365,7 +396,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
+	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:j:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -381,6 +412,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
+		case 'j': o->work = optarg; break;
 		case 'K':
 			parse_codes(o->skip, optarg, "-K");
 			r->skip = o->skip;
@@ -479,7 +511,10 @@ main(int argc, char *argv[])
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;
-	r.workroot = r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
+	if (o.work && r.workroot)
+		corral_usage(&use, CORRAL_EXIT_ERR);
+	r.workroot = o.work ? node_work(o.work, r.run, &o.workroot) :
+	    r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
 	r.keep |= keep && !strcmp(keep, "1");
 	r.no_retry = o.no_retry;
 	r.expect = expect;
@@ -514,6 +549,7 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
 	corral_strv_release(&o.keep_env);
+	free(o.workroot);
 	corral_sandbox_release(&sandbox);
 	return status;
 }

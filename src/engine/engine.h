@@ -30,7 +30,7 @@ enum corral_setting_id {
 	CS_LIMIT_CPU, CS_LIMIT_MEM, CS_LIMIT_FSIZE, CS_SANDBOX,
 	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_JUNIT, CS_JUNIT_SUITE,
 	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_KNOB, CS_SHARD_TOTAL, CS_HISTORY,
-	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_BIN, CS_V,
+	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_WORK, CS_BIN, CS_V,
 	/* what corral.mk or the run itself decides, not a CORRAL_* knob */
 	CS_SHARD,	/* "K N" (CORRAL_SHARD as corral-shard -e read it) */
 	CS_SHARD_TOP,	/* .corral, locked and left out, for a shard there */
@@ -54,6 +54,7 @@ enum corral_kind {
 	CK_PATHS,	/* words, each a path made absolute */
 	CK_WORD,	/* at most one word */
 	CK_PATH,	/* at most one word, a path made absolute */
+	CK_NODE_PATH,	/* a path, or one whose $NAME each node expands */
 	CK_NUMBER,	/* a whole number */
 	CK_SECONDS,	/* seconds, a fraction allowed */
 	CK_WHOLE_SECONDS,

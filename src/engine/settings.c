@@ -105,6 +105,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { NO, NO } },
 	[CS_LAUNCH] = { "CORRAL_LAUNCH", "", CK_WORDS, NULL, NULL,
 	    { NO, NO } },
+	[CS_WORK] = { "CORRAL_WORK", "", CK_NODE_PATH, NULL, NULL,
+	    { NO, NO } },
 	[CS_BIN] = { "CORRAL_BIN", "", CK_PATH, NULL, NULL, { NO, NO } },
 	[CS_V] = { "CORRAL_V", "0", CK_BOOL, NULL, NULL, { NO, NO } },
 	[CS_SHARD] = { "shard", "", CK_INTERNAL, NULL, MERGE_CFG,
@@ -272,6 +274,7 @@ accepts(const struct corral_setting *row)
 	case CK_BOOL: return "0 or 1";
 	case CK_ENUM: return row->choices;
 	case CK_PATH:
+	case CK_NODE_PATH:
 		return "one path without spaces (a make limitation)";
 	case CK_WORD: return "one word";
 	default: return "text";
@@ -295,6 +298,7 @@ corral_setting_check(const struct corral_setting *row, const char *value,
 	case CK_BOOL: ok = one_of(value, "0 1"); break;
 	case CK_ENUM: ok = one_of(value, row->choices); break;
 	case CK_PATH:
+	case CK_NODE_PATH:
 	case CK_WORD: ok = !value[strcspn(value, " \t\n")]; break;
 	default: break;
 	}
@@ -401,6 +405,10 @@ normal(const struct corral_setting *row, const char *value, int unset,
 	switch (row->kind) {
 	case CK_CODES: t = comma_codes(v); break;
 	case CK_PATH: t = absolute(v, cwd); break;
+	/* "$TMPDIR/x" is absolute, or not, only where it is expanded. */
+	case CK_NODE_PATH:
+		t = *v == '$' ? strdup(v) : absolute(v, cwd);
+		break;
 	case CK_PATHS: t = absolute_words(v, cwd); break;
 	default: return v;
 	}
