@@ -555,6 +555,31 @@ stops() {
 		"corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
 }
 
+@test "corral-mk: a CORRAL_CMD whose '\${' a '#' cut off stops make naming it and the '\#' to write; with '\#' it runs" {
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${#CORRAL_UNIT}" -gt 0' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral: CORRAL_CMD is 'test \"\${'; a '\${' or '\$(' in it is not closed (a '#' starts make's comment: write '\\#')"
+	assert_no_file .corral
+	# Written with '\#', and every reference closed, it runs.
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${\#CORRAL_UNIT}" -gt 0; echo "$${CORRAL_UNIT}" $$(echo b) ${CURDIR} $$((1+2)) "\#c" >> "$$RAN"; { true; }; case x in x) ;; esac' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -0 --separate-stderr make corral-run
+	assert_equal "$(cat "$RAN")" "a b $PWD 3 #c"
+}
+
+@test "corral-mk: a '\${' or '\$(' make cannot close in a command stops make naming the setting, not make's 'unterminated variable reference'" {
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = echo ${HOME\n' \
+		"corral: CORRAL_CMD is 'echo \${HOME'; a '\${' or '\$(' in it is not closed"
+	refute_contains "$stderr" 'unterminated variable reference'
+	stops 'CORRAL_DISCOVER = ls $(CURDIR\nCORRAL_CMD = true\n' \
+		"corral: CORRAL_DISCOVER is 'ls \$(CURDIR'; a '\${' or '\$(' in it is not closed"
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_PARTS_CMD = echo "$$(cat x"\n' \
+		"corral: CORRAL_PARTS_CMD is 'echo \"\$(cat x\"'; a '\${' or '\$(' in it is not closed"
+}
+
 @test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
 	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_AGENTS = four\n' \
 		"corral: CORRAL_AGENTS is 'four'; it must be a number"
