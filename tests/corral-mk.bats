@@ -1044,6 +1044,28 @@ EOF
 	assert_output "1"
 }
 
+@test "corral-mk: CORRAL_UNIT_JUNIT: each testcase of a unit's own JUnit (pytest --junitxml) is a test of its record and a testcase of corral's JUnit, with its time; a failed one fails a unit that exits 0" {
+	cp "$BATS_TEST_DIRNAME/fixtures/run-slice/pytest-junit.xml" proj/fx.xml
+	_corral_project tests/test_core.py <<'EOF'
+CORRAL_CMD = cp fx.xml "$$CORRAL_UNIT.xml"
+CORRAL_PARTS = fx.xml
+CORRAL_UNIT_JUNIT = $$CORRAL_UNIT.xml
+CORRAL_JUNIT = junit.xml
+EOF
+	mkdir proj/tests && touch proj/tests/test_core.py
+	run -2 --separate-stderr make --no-print-directory -C proj corral-run
+	run -0 jq -c '[.unit, .note, .tests.total, .tests.failed_names]' proj/.corral/failures.jsonl
+	assert_output '["tests/test_core.py","FAIL: JUnit: tests.test_core.test_sub: assert -1 == 1",3,["tests.test_core.test_sub"]]'
+	run -0 xmllint --xpath 'string(//testsuite[@name="tests/test_core.py"]/@tests)' proj/junit.xml
+	assert_output 3
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_sub"]/@time)' proj/junit.xml
+	assert_output 0.250
+	run -0 xmllint --xpath 'count(//testcase[@name="tests.test_core.test_sub"]/failure)' proj/junit.xml
+	assert_output 1
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_net"]/skipped/@message)' proj/junit.xml
+	assert_output 'no network'
+}
+
 @test "corral-mk: the JUnit suite is named after the project's directory, CORRAL_JUNIT_SUITE names it otherwise, and an empty one is refused" {
 	project ok-1
 	run -0 make -C proj corral-run CORRAL_JUNIT=junit.xml

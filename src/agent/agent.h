@@ -251,6 +251,10 @@ struct corral_run {
 				   TMPDIR, TMP and TEMP, in the caller's,
 				   removed when it ends (the sandbox has its
 				   own /tmp either way) */
+	const char *unit_junit;	/* the JUnit file each unit writes, relative
+				   to the clone, $CORRAL_UNIT standing for
+				   the unit: its tests are the record's;
+				   NULL: none */
 	int exit_only;		/* a unit that exits 0 passes whatever TAP
 				   it printed; 0: its TAP's not ok lines,
 				   Bail out! or a short plan fail it */

@@ -64,6 +64,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { { CP_SLICE, 'U', CA_IF, "shared" }, NO } },
 	[CS_NOTE_PATTERN] = { "CORRAL_NOTE_PATTERN", "", CK_TEXT, NULL, NULL,
 	    { TO(CP_SLICE, 'f'), NO } },
+	[CS_UNIT_JUNIT] = { "CORRAL_UNIT_JUNIT", "", CK_WORD, NULL, NULL,
+	    { TO(CP_SLICE, 'J'), NO } },
 	[CS_FAIL_ON_FLAKY] = { "CORRAL_FAIL_ON_FLAKY", "0", CK_BOOL, NULL,
 	    MERGE_CFG, { { CP_MERGE, 'f', CA_IF, "1" }, NO } },
 	[CS_HALT] = { "CORRAL_HALT", "", CK_NUMBER, NULL, NULL,
