@@ -201,7 +201,7 @@ $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name)))
 # Any text will do for these; CORRAL_SPLIT is checked when a target runs
 # (against corral-split -L), CORRAL_SHARD by corral-shard -e below.
-$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
+$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD PARTS_EXCLUDE NOTE_PATTERN \
 	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call \
 	__corral-text,CORRAL_$(__corral_n)))
 # A '${' or '$(' that is never closed, in a command, stops make here,

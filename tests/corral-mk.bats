@@ -1066,6 +1066,27 @@ EOF
 	assert_output 'no network'
 }
 
+@test "corral-mk: CORRAL_PARTS_EXCLUDE: what a suite rewrites between runs (gpg's random_seed, git-ignored) is neither cloned nor watched, nor is a socket, and re-runs nothing; a part it leaves alone still does" {
+	mkdir -p proj/tests/gnupg
+	echo key > proj/tests/gnupg/pubring
+	echo seed > proj/tests/gnupg/random_seed
+	printf 'tests/gnupg/random_seed\n' > proj/.gitignore
+	_corral_project t1 t2 <<'EOF'
+CORRAL_CMD = test -s tests/gnupg/pubring && test ! -e tests/gnupg/random_seed && echo "$$CORRAL_UNIT" >> "$$RAN"
+CORRAL_PARTS = tests
+CORRAL_PARTS_EXCLUDE = tests/gnupg/random_seed S.gpg-agent*
+EOF
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo other seed > proj/tests/gnupg/random_seed
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' proj/tests/gnupg/S.gpg-agent
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo new key > proj/tests/gnupg/pubring
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 4
+}
+
 @test "corral-mk: the JUnit suite is named after the project's directory, CORRAL_JUNIT_SUITE names it otherwise, and an empty one is refused" {
 	project ok-1
 	run -0 make -C proj corral-run CORRAL_JUNIT=junit.xml

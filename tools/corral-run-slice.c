@@ -31,6 +31,7 @@
 /* What the options say beyond struct corral_run. */
 struct opts {
 	struct corral_strv units, parts, exclude, files, learn;
+	struct corral_strv patterns;	/* -I */
 	struct corral_strv keep_env;	/* -E, its words */
 	int keep_given;			/* -E was given */
 	const char *estimates, *stamp;
@@ -47,7 +48,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
-	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-J JUNIT] [-K CODES] [-L "
+	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -67,6 +68,7 @@ static const struct corral_usage use = {
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
+	"-I PATTERN\twhat matches PATTERN is never cloned, as .gitignore reads it (repeatable)\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
 	"-J JUNIT\tthe JUnit XML each unit writes, in its clone: its tests\n"
 	"-K CODES\texit codes that mean skip, comma-separated\n"
@@ -366,7 +368,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:J:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
+	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hI:i:J:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -381,6 +383,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'g': r->grace_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'I': xadd(&o->patterns, optarg); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
 		case 'J': r->unit_junit = *optarg ? optarg : NULL; break;
 		case 'K':
@@ -481,6 +484,7 @@ main(int argc, char *argv[])
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;
+	r.patterns = &o.patterns;
 	r.workroot = r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
 	r.keep |= keep && !strcmp(keep, "1");
 	r.no_retry = o.no_retry;
@@ -513,6 +517,7 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.units);
 	corral_strv_release(&o.parts);
 	corral_strv_release(&o.exclude);
+	corral_strv_release(&o.patterns);
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
 	corral_strv_release(&o.keep_env);

@@ -214,6 +214,8 @@ struct corral_run {
 	const char *src;	/* the tree the clone is checked out from */
 	const struct corral_strv *parts;
 	const struct corral_strv *exclude;	/* may be NULL */
+	const struct corral_strv *patterns;	/* what is never cloned
+					   (CORRAL_PARTS_EXCLUDE), or NULL */
 	const char *workroot;	/* the clone is made under it */
 	const char *inputs;	/* recorded in each record; may be NULL */
 	const char *host;	/* recorded in each record; may be NULL */

@@ -38,6 +38,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { TO(CP_PLAN, 'P'), NO } },
 	[CS_PARTS_CHECK] = { "CORRAL_PARTS_CHECK", "0", CK_BOOL, NULL, NULL,
 	    { { CP_SLICE, 'W', CA_IF, "1" }, NO } },
+	[CS_PARTS_EXCLUDE] = { "CORRAL_PARTS_EXCLUDE", "", CK_WORDS, NULL,
+	    PARTS_CFG, { { CP_SLICE, 'I', CA_EACH, NULL }, NO } },
 	[CS_AGENTS] = { "CORRAL_AGENTS", "auto", CK_WORD, NULL, PLAN_CFG,
 	    { TO(CP_SPLIT, 'n'), NO } },
 	[CS_SPLIT] = { "CORRAL_SPLIT", "auto", CK_WORD, NULL, NULL,
