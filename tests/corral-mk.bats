@@ -908,6 +908,7 @@ CORRAL_HTML|h i|one path without spaces (a make limitation); units may hold spac
 CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold spaces
 CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
+CORRAL_UNIT_JUNIT|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HOST|a b|one word
 CORRAL_JUNIT_SUITE||the JUnit suite's name
 CORRAL_SHARD|4/3|K/N with 1 <= K <= N, or auto
