@@ -583,6 +583,31 @@ stops() {
 		"corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
 }
 
+@test "corral-mk: a CORRAL_CMD whose '\${' a '#' cut off stops make naming it and the '\#' to write; with '\#' it runs" {
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${#CORRAL_UNIT}" -gt 0' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral: CORRAL_CMD is 'test \"\${'; a '\${' or '\$(' in it is not closed (a '#' starts make's comment: write '\\#')"
+	assert_no_file .corral
+	# Written with '\#', and every reference closed, it runs.
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${\#CORRAL_UNIT}" -gt 0; echo "$${CORRAL_UNIT}" $$(echo b) ${CURDIR} $$((1+2)) "\#c" >> "$$RAN"; { true; }; case x in x) ;; esac' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -0 --separate-stderr make corral-run
+	assert_equal "$(cat "$RAN")" "a b $PWD 3 #c"
+}
+
+@test "corral-mk: a '\${' or '\$(' make cannot close in a command stops make naming the setting, not make's 'unterminated variable reference'" {
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = echo ${HOME\n' \
+		"corral: CORRAL_CMD is 'echo \${HOME'; a '\${' or '\$(' in it is not closed"
+	refute_contains "$stderr" 'unterminated variable reference'
+	stops 'CORRAL_DISCOVER = ls $(CURDIR\nCORRAL_CMD = true\n' \
+		"corral: CORRAL_DISCOVER is 'ls \$(CURDIR'; a '\${' or '\$(' in it is not closed"
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_PARTS_CMD = echo "$$(cat x"\n' \
+		"corral: CORRAL_PARTS_CMD is 'echo \"\$(cat x\"'; a '\${' or '\$(' in it is not closed"
+}
+
 @test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
 	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_AGENTS = four\n' \
 		"corral: CORRAL_AGENTS is 'four'; it must be a number"
@@ -928,6 +953,7 @@ CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold space
 CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_WORK|w x|one path without spaces (a make limitation); units may hold spaces
+CORRAL_UNIT_JUNIT|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HOST|a b|one word
 CORRAL_JUNIT_SUITE||the JUnit suite's name
 CORRAL_SHARD|4/3|K/N with 1 <= K <= N, or auto
@@ -1062,6 +1088,49 @@ EOF
 	assert_file_exists proj/reports/junit.xml
 	run -0 xmllint --xpath 'string(/testsuites/@failures)' proj/reports/junit.xml
 	assert_output "1"
+}
+
+@test "corral-mk: CORRAL_UNIT_JUNIT: each testcase of a unit's own JUnit (pytest --junitxml) is a test of its record and a testcase of corral's JUnit, with its time; a failed one fails a unit that exits 0" {
+	cp "$BATS_TEST_DIRNAME/fixtures/run-slice/pytest-junit.xml" proj/fx.xml
+	_corral_project tests/test_core.py <<'EOF'
+CORRAL_CMD = cp fx.xml "$$CORRAL_UNIT.xml"
+CORRAL_PARTS = fx.xml
+CORRAL_UNIT_JUNIT = $$CORRAL_UNIT.xml
+CORRAL_JUNIT = junit.xml
+EOF
+	mkdir proj/tests && touch proj/tests/test_core.py
+	run -2 --separate-stderr make --no-print-directory -C proj corral-run
+	run -0 jq -c '[.unit, .note, .tests.total, .tests.failed_names]' proj/.corral/failures.jsonl
+	assert_output '["tests/test_core.py","FAIL: JUnit: tests.test_core.test_sub: assert -1 == 1",3,["tests.test_core.test_sub"]]'
+	run -0 xmllint --xpath 'string(//testsuite[@name="tests/test_core.py"]/@tests)' proj/junit.xml
+	assert_output 3
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_sub"]/@time)' proj/junit.xml
+	assert_output 0.250
+	run -0 xmllint --xpath 'count(//testcase[@name="tests.test_core.test_sub"]/failure)' proj/junit.xml
+	assert_output 1
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_net"]/skipped/@message)' proj/junit.xml
+	assert_output 'no network'
+}
+
+@test "corral-mk: CORRAL_PARTS_EXCLUDE: what a suite rewrites between runs (gpg's random_seed, git-ignored) is neither cloned nor watched, nor is a socket, and re-runs nothing; a part it leaves alone still does" {
+	mkdir -p proj/tests/gnupg
+	echo key > proj/tests/gnupg/pubring
+	echo seed > proj/tests/gnupg/random_seed
+	printf 'tests/gnupg/random_seed\n' > proj/.gitignore
+	_corral_project t1 t2 <<'EOF'
+CORRAL_CMD = test -s tests/gnupg/pubring && test ! -e tests/gnupg/random_seed && echo "$$CORRAL_UNIT" >> "$$RAN"
+CORRAL_PARTS = tests
+CORRAL_PARTS_EXCLUDE = tests/gnupg/random_seed S.gpg-agent*
+EOF
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo other seed > proj/tests/gnupg/random_seed
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' proj/tests/gnupg/S.gpg-agent
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo new key > proj/tests/gnupg/pubring
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 4
 }
 
 @test "corral-mk: the JUnit suite is named after the project's directory, CORRAL_JUNIT_SUITE names it otherwise, and an empty one is refused" {

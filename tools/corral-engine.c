@@ -599,13 +599,16 @@ step_parts(void)
 static void
 manifests(const char *dir, struct corral_sha256 *sha)
 {
-	struct corral_strv ex = CORRAL_STRV_INIT;
+	struct corral_strv ex = CORRAL_STRV_INIT, pat = CORRAL_STRV_INIT;
 	struct corral_err err;
 	char path[PATH_MAX];
 	size_t k;
 
 	excludes(&ex, 0);
-	if (corral_manifests_write(set(CS_SRC), dir, &ex, sha, &err) == 0)
+	if (corral_words(set(CS_PARTS_EXCLUDE), &pat) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_manifests_write(set(CS_SRC), dir, &ex, &pat, sha,
+	    &err) == 0)
 		goto out;
 	corral_warn_err(&err);
 	for (k = 0; snprintf(path, sizeof(path), "%s/%zu.units", dir, k),
@@ -617,6 +620,7 @@ manifests(const char *dir, struct corral_sha256 *sha)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 out:
 	corral_strv_release(&ex);
+	corral_strv_release(&pat);
 }
 
 /* The old manifests, for auto's keep of a learned slice's stamp. */

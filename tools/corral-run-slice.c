@@ -31,6 +31,7 @@
 /* What the options say beyond struct corral_run. */
 struct opts {
 	struct corral_strv units, parts, exclude, files, learn;
+	struct corral_strv patterns;	/* -I */
 	struct corral_strv keep_env;	/* -E, its words */
 	int keep_given;			/* -E was given */
 	const char *estimates, *stamp;
@@ -49,7 +50,7 @@ struct opts {
 
 static const struct corral_usage use = {
 	"corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
-	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-j WORK] [-K CODES] [-L "
+	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
@@ -69,8 +70,10 @@ static const struct corral_usage use = {
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
+	"-I PATTERN\twhat matches PATTERN is never cloned, as .gitignore reads it (repeatable)\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
-"-j WORK\tthe clone under WORK/RUN, $NAME expanded here; other runs' go\n"
+	"-J JUNIT\tthe JUnit XML each unit writes, in its clone: its tests\n"
+	"-j WORK\tthe clone under WORK/RUN, $NAME expanded here; other runs' go\n"
 	"-K CODES\texit codes that mean skip, comma-separated\n"
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
@@ -396,7 +399,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:j:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
+	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -411,7 +414,9 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'g': r->grace_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'I': xadd(&o->patterns, optarg); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
+		case 'J': r->unit_junit = *optarg ? optarg : NULL; break;
 		case 'j': o->work = optarg; break;
 		case 'K':
 			parse_codes(o->skip, optarg, "-K");
@@ -511,6 +516,7 @@ main(int argc, char *argv[])
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;
+	r.patterns = &o.patterns;
 	if (o.work && r.workroot)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	r.workroot = o.work ? node_work(o.work, r.run, &o.workroot) :
@@ -546,6 +552,7 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.units);
 	corral_strv_release(&o.parts);
 	corral_strv_release(&o.exclude);
+	corral_strv_release(&o.patterns);
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
 	corral_strv_release(&o.keep_env);

@@ -240,6 +240,8 @@ struct corral_run {
 	const char *src;	/* the tree the clone is checked out from */
 	const struct corral_strv *parts;
 	const struct corral_strv *exclude;	/* may be NULL */
+	const struct corral_strv *patterns;	/* what is never cloned
+					   (CORRAL_PARTS_EXCLUDE), or NULL */
 	const char *workroot;	/* the clone is made under it */
 	const char *inputs;	/* recorded in each record; may be NULL */
 	const char *host;	/* recorded in each record; may be NULL */
@@ -277,6 +279,10 @@ struct corral_run {
 				   TMPDIR, TMP and TEMP, in the caller's,
 				   removed when it ends (the sandbox has its
 				   own /tmp either way) */
+	const char *unit_junit;	/* the JUnit file each unit writes, relative
+				   to the clone, $CORRAL_UNIT standing for
+				   the unit: its tests are the record's;
+				   NULL: none */
 	int exit_only;		/* a unit that exits 0 passes whatever TAP
 				   it printed; 0: its TAP's not ok lines,
 				   Bail out! or a short plan fail it */
