@@ -8,8 +8,8 @@
  * changed: a Make prerequisite that changes exactly when what the parts
  * hold does, and not when a file is only touched.  -D remembers the
  * digests in a memo file by each file's stat, so that the next time an
- * unchanged file costs a stat and not a read.  With -M it does so for every slice of a
- * plan at once, one process for all: DIR/K.manifest from DIR/K.parts for
+ * unchanged file costs a stat and not a read.  With -M it does so for
+ * every slice of a plan at once, one process for all: DIR/K.manifest from DIR/K.parts for
  * K = 0, 1, ... (the manifest of a slice whose parts are refused is
  * removed: its agent reports why), and prints the SHA-256 of all of them,
  * in slice order, the digest of what the slices depend on.  A part that is absolute, leaves SRC

@@ -593,7 +593,8 @@ static void
 memo_done(struct corral_memo *memo)
 {
 	if (corral_memo_save(memo) < 0)
-		corral_warn("cannot save '%s' (the files' digests):", MEMO_FILE);
+		corral_warn("cannot save '%s' (the files' digests):",
+		    MEMO_FILE);
 	corral_memo_free(memo);
 }
 

@@ -133,7 +133,9 @@ parse_digest(const char **p, const char *end, unsigned char out[32])
 	if (end - s < 64)
 		return -1;
 	for (i = 0; i < 32; i++) {
-		if ((hi = hexval(s[2 * i])) < 0 || (lo = hexval(s[2 * i + 1])) < 0)
+		hi = hexval(s[2 * i]);
+		lo = hexval(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
 			return -1;
 		out[i] = (unsigned char)(hi << 4 | lo);
 	}
@@ -277,9 +279,11 @@ corral_memo_free(struct corral_memo *m)
 static int
 same_stat(const struct entry *e, const struct stat *st)
 {
-	return e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino &&
+	return e->dev == (uint64_t)st->st_dev &&
+	    e->ino == (uint64_t)st->st_ino &&
 	    e->size == (long long)st->st_size &&
-	    ts_equal(&e->mtime, &st->st_mtim) && ts_equal(&e->ctime, &st->st_ctim);
+	    ts_equal(&e->mtime, &st->st_mtim) &&
+	    ts_equal(&e->ctime, &st->st_ctim);
 }
 
 static void

@@ -55,7 +55,7 @@ struct job {
 	const char *tmp;			/* the clone being built */
 	const char *part;			/* the part being copied */
 	struct corral_strv *list;		/* manifest mode: no copies */
-	struct corral_memo *memo;		/* its files' digests, or NULL */
+	struct corral_memo *memo;		/* files' digests, or NULL */
 	struct corral_set *followed;		/* link targets brought in */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
