@@ -728,6 +728,7 @@ void corral_sha256_tohex(const unsigned char md[32],
  * it was read.
  */
 struct corral_memo;
+struct stat;
 
 /*
  * The memo of the file memo_path (NULL: one in memory that is never
@@ -747,6 +748,12 @@ struct corral_memo *corral_memo_open(const char *memo_path);
  */
 int corral_memo_digest(struct corral_memo *m, int dirfd, const char *relpath,
     unsigned char out[32]);
+/*
+ * The same when the caller has just taken relpath's lstat, lst (NULL:
+ * take it here), which then serves as the key (one stat less a file).
+ */
+int corral_memo_digest_stat(struct corral_memo *m, int dirfd,
+    const char *relpath, const struct stat *lst, unsigned char out[32]);
 /*
  * Write the memo back to its file when it changed (a temporary, fsync,
  * rename: a crash leaves the old memo or the new), keeping the entries

@@ -116,30 +116,42 @@ parse_time(const char **p, const char *end, struct timespec *ts)
 	return 0;
 }
 
-static int
-hexval(char c)
+/* The value of each byte as a hex digit, 16 for a byte that is none. */
+static unsigned char hexval[256];
+
+static void
+hex_table(void)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
-	    c - 'a' + 10 : -1;
+	int c;
+
+	if (hexval[0])
+		return;
+	memset(hexval, 16, sizeof(hexval));
+	for (c = 0; c < 10; c++)
+		hexval['0' + c] = (unsigned char)c;
+	for (c = 0; c < 6; c++)
+		hexval['a' + c] = (unsigned char)(10 + c);
 }
 
 /* 64 lowercase hex digits into out[32]. */
 static int
 parse_digest(const char **p, const char *end, unsigned char out[32])
 {
-	const char *s = *p;
-	int i, hi, lo;
+	const unsigned char *s = (const unsigned char *)*p;
+	unsigned hi, lo;
+	int i;
 
-	if (end - s < 64)
+	if (end - *p < 64)
 		return -1;
+	hex_table();
 	for (i = 0; i < 32; i++) {
-		hi = hexval(s[2 * i]);
-		lo = hexval(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
+		hi = hexval[s[2 * i]];
+		lo = hexval[s[2 * i + 1]];
+		if ((hi | lo) & 16)
 			return -1;
 		out[i] = (unsigned char)(hi << 4 | lo);
 	}
-	*p = s + 64;
+	*p += 64;
 	return 0;
 }
 
@@ -376,15 +388,17 @@ remember(struct corral_memo *m, struct entry *e)
 }
 
 int
-corral_memo_digest(struct corral_memo *m, int dirfd, const char *relpath,
-    unsigned char out[32])
+corral_memo_digest_stat(struct corral_memo *m, int dirfd,
+    const char *relpath, const struct stat *lst, unsigned char out[32])
 {
 	struct entry *hit, e;
 	struct stat st;
 	int stable, tries = 0, was;
 
 again:
-	if (fstatat(dirfd, relpath, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (lst && !tries)
+		st = *lst;
+	else if (fstatat(dirfd, relpath, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -1;
 	if (!S_ISREG(st.st_mode)) {
 		errno = S_ISDIR(st.st_mode) ? EISDIR : S_ISLNK(st.st_mode) ?
@@ -408,6 +422,13 @@ again:
 	e.trusted = e.keep = e.used = was && stable;
 	memcpy(out, e.digest, 32);
 	return remember(m, &e) < 0 ? (errno = ENOMEM, -1) : 0;
+}
+
+int
+corral_memo_digest(struct corral_memo *m, int dirfd, const char *relpath,
+    unsigned char out[32])
+{
+	return corral_memo_digest_stat(m, dirfd, relpath, NULL, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -413,7 +413,8 @@ is_clone(const char *path)
  * changes the manifest and a touch does not.
  */
 static int
-file_digest(struct job *j, const char *from, char hex[CORRAL_SHA256_HEX])
+file_digest(struct job *j, const char *from, const struct stat *st,
+    char hex[CORRAL_SHA256_HEX])
 {
 	unsigned char md[32];
 
@@ -421,7 +422,7 @@ file_digest(struct job *j, const char *from, char hex[CORRAL_SHA256_HEX])
 		strcpy(hex, "-");
 		return 0;
 	}
-	if (corral_memo_digest(j->memo, AT_FDCWD, from, md) < 0)
+	if (corral_memo_digest_stat(j->memo, AT_FDCWD, from, st, md) < 0)
 		return corral_err_set(j->err, errno, "cannot read '%s'", from);
 	corral_sha256_tohex(md, hex);
 	return 0;
@@ -452,7 +453,7 @@ list_entry(struct job *j, const char *from, const char *rel,
 			    "cannot read '%s'", from);
 		target[n] = '\0';
 	}
-	if (type == 'f' && file_digest(j, from, hex) < 0)
+	if (type == 'f' && file_digest(j, from, st, hex) < 0)
 		return -1;
 	/* A directory is its entries: its own size only adds noise. */
 	rc = corral_buf_addf(&b, "%c %04o %lld %s %s%s%s", type,
