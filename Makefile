@@ -256,8 +256,8 @@ check: test
 # bench/execs.sh itself; BENCH_ROUNDS=N rounds,
 # BENCH_BIG=1 adds 100,000 units and 1 GB of logs), then the cost of
 # timeouts and limits per unit (P11, P2), the makespan of a weighted plan
-# against round-robin and the lower bound, checkout, the merge and the
-# sandbox.
+# against round-robin and the lower bound, checkout, the manifests'
+# content digests (bench/digests.sh), the merge and the sandbox.
 .PHONY: bench
 bench: all deps-test
 	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \

@@ -46,7 +46,8 @@
 #   slices/plan.json        what the plan rests on (strategy, estimates)
 #   slices/K.parts          what slice K clones
 #   parts                   stamp: every K.parts was written
-#   slices/K.manifest       the stat manifest of those parts
+#   slices/K.manifest       the manifest of those parts (content digests)
+#   digests                 the memo of the files' digests, by their stat
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of slice-config and every manifest

@@ -73,13 +73,7 @@ EOF
 
 @test "corral-mk: a run with nothing changed over 100 slices starts no agent, checks the manifests in one process and merges nothing" {
 	project $(seq -f 'u%03g' 1 100)
-	mkdir logbin
-	for p in "$CORRAL_TEST_BIN"/corral-*; do
-		printf '#!/bin/sh\necho %s >> "$CALLS"\nexec %s "$@"\n' \
-			"${p##*/}" "$p" > "logbin/${p##*/}"
-		chmod +x "logbin/${p##*/}"
-	done
-	export CALLS=$PWD/calls
+	_corral_logbin
 	CORRAL_BIN=$PWD/logbin run -0 make -C proj -j4 corral-run CORRAL_AGENTS=100
 	cp proj/.corral/summary.json first.json
 	: > calls

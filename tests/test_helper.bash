@@ -55,6 +55,21 @@ _corral_project() {
 }
 ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
+# _corral_logbin: logbin/, the programs under test each wrapped to log
+# its name to $CALLS (calls, emptied) and run; CORRAL_BIN=$PWD/logbin
+# makes a run use them.
+_corral_logbin() {
+	local p
+	mkdir logbin
+	for p in "$CORRAL_TEST_BIN"/corral-*; do
+		printf '#!/bin/sh\necho %s >> "$CALLS"\nexec %s "$@"\n' \
+			"${p##*/}" "$p" > "logbin/${p##*/}"
+		chmod +x "logbin/${p##*/}"
+	done
+	export CALLS=$PWD/calls
+	: > calls
+}
+
 # _corral_kill_bg: for teardown: kill -9 what a test left running in the
 # background on purpose, the pids it wrote to bg.pids (in BATS_TEST_TMPDIR
 # or in the test's directory), each with its process group when it leads

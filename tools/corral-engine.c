@@ -595,20 +595,39 @@ step_parts(void)
 /* ------------------------------------------------------------------ */
 /* inputs and live                                                     */
 
+/* The memo of the files' digests, in CORRAL_OUT, the manifests' cache. */
+#define MEMO_FILE "digests"
+
+/* The memo written back; a memo that cannot be is only slower next time. */
+static void
+memo_done(struct corral_memo *memo)
+{
+	if (corral_memo_save(memo) < 0)
+		corral_warn("cannot save '%s' (the files' digests):",
+		    MEMO_FILE);
+	corral_memo_free(memo);
+}
+
 /* The manifests of dir, their digest added to sha; "none" when refused. */
 static void
 manifests(const char *dir, struct corral_sha256 *sha)
 {
 	struct corral_strv ex = CORRAL_STRV_INIT, pat = CORRAL_STRV_INIT;
+	struct corral_memo *memo;
 	struct corral_err err;
 	char path[PATH_MAX];
 	size_t k;
+	int rc;
 
 	excludes(&ex, 0);
 	if (corral_words(set(CS_PARTS_EXCLUDE), &pat) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_manifests_write(set(CS_SRC), dir, &ex, &pat, sha,
-	    &err) == 0)
+	if (!(memo = corral_memo_open(MEMO_FILE)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	rc = corral_manifests_write(set(CS_SRC), dir, &ex, &pat, memo, sha,
+	    &err);
+	memo_done(memo);
+	if (rc == 0)
 		goto out;
 	corral_warn_err(&err);
 	for (k = 0; snprintf(path, sizeof(path), "%s/%zu.units", dir, k),

@@ -459,7 +459,7 @@ clone_paths(struct corral_run *r, struct corral_err *err)
 	int k;
 
 	if (!(set = corral_set_new()) || corral_checkout_manifest(r->src,
-	    &r->st->cloned, r->exclude, r->patterns, &m, NULL, err) < 0) {
+	    &r->st->cloned, r->exclude, r->patterns, NULL, &m, NULL, err) < 0) {
 		if (!set)
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 		corral_set_free(set);

@@ -58,6 +58,7 @@ struct job {
 	const char *tmp;			/* the clone being built */
 	const char *part;			/* the part being copied */
 	struct corral_strv *list;		/* manifest mode: no copies */
+	struct corral_memo *memo;		/* files' digests, or NULL */
 	struct corral_set *followed;		/* link targets brought in */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
@@ -463,18 +464,39 @@ is_clone(const char *path)
 }
 
 /*
+ * Manifest mode: what a regular file holds, in hex into hex (the digest
+ * of its content, from the memo; "-" without one), so that an edit
+ * changes the manifest and a touch does not.
+ */
+static int
+file_digest(struct job *j, const char *from, const struct stat *st,
+    char hex[CORRAL_SHA256_HEX])
+{
+	unsigned char md[32];
+
+	if (!j->memo) {
+		strcpy(hex, "-");
+		return 0;
+	}
+	if (corral_memo_digest_stat(j->memo, AT_FDCWD, from, st, md) < 0)
+		return corral_err_set(j->err, errno, "cannot read '%s'", from);
+	corral_sha256_tohex(md, hex);
+	return 0;
+}
+
+/*
  * Manifest mode: one line for the entry (none for a socket, a FIFO or a
  * device), saying what a copy would hold
- * (type, mode, size, mtime, path, and a link's target), so that any change
- * to a part's files changes the manifest.  Symlinks are checked as for a
- * copy.
+ * (type, mode, size, a file's content digest, path, and a link's target),
+ * so that any change to what a part's files hold changes the manifest.
+ * Symlinks are checked as for a copy.
  */
 static int
 list_entry(struct job *j, const char *from, const char *rel,
     const struct stat *st)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
-	char target[PATH_MAX];
+	char target[PATH_MAX], hex[CORRAL_SHA256_HEX] = "-";
 	ssize_t n = -1;
 	int type = S_ISDIR(st->st_mode) ? 'd' : S_ISREG(st->st_mode) ? 'f' :
 	    S_ISLNK(st->st_mode) ? 'l' : 0;
@@ -490,12 +512,12 @@ list_entry(struct job *j, const char *from, const char *rel,
 			    "cannot read '%s'", from);
 		target[n] = '\0';
 	}
-	/* A directory is its entries: its own size and mtime only add noise. */
-	rc = corral_buf_addf(&b, "%c %04o %lld %lld.%09ld %s%s%s", type,
+	if (type == 'f' && file_digest(j, from, st, hex) < 0)
+		return -1;
+	/* A directory is its entries: its own size only adds noise. */
+	rc = corral_buf_addf(&b, "%c %04o %lld %s %s%s%s", type,
 	    (unsigned)(st->st_mode & 07777),
-	    type == 'd' ? 0LL : (long long)st->st_size,
-	    type == 'd' ? 0LL : (long long)st->st_mtim.tv_sec,
-	    type == 'd' ? 0L : st->st_mtim.tv_nsec,
+	    type == 'd' ? 0LL : (long long)st->st_size, hex,
 	    *rel ? rel : ".", n >= 0 ? " -> " : "", n >= 0 ? target : "");
 	if (rc < 0 || corral_strv_add(j->list, b.data) < 0)
 		rc = corral_err_set(j->err, errno, "manifest");
@@ -1136,7 +1158,7 @@ cmp_manifest(const void *a, const void *b)
 int
 corral_checkout_manifest(const char *src, const struct corral_strv *parts,
     const struct corral_strv *exclude, const struct corral_strv *patterns,
-    struct corral_buf *out,
+    struct corral_memo *memo, struct corral_buf *out,
     struct corral_strv *missing, struct corral_err *err)
 {
 	struct corral_strv normex = CORRAL_STRV_INIT, lines = CORRAL_STRV_INIT;
@@ -1155,6 +1177,7 @@ corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 	j.tmp = realsrc;
 	j.err = err;
 	j.list = &lines;
+	j.memo = memo;
 	for (i = 0; i < parts->n; i++) {
 		j.part = parts->v[i];
 		if (copy_part(&j, parts->v[i], missing) < 0)

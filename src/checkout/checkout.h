@@ -66,16 +66,21 @@ int corral_clone_renew(const char *src, const struct corral_strv *parts,
 
 /*
  * The manifest of what corral_checkout would copy, without copying: one
- * line per entry ("TYPE MODE SIZE MTIME PATH", and " -> TARGET" for a
+ * line per entry ("TYPE MODE SIZE DIGEST PATH", and " -> TARGET" for a
  * link; "- PART" for each missing part, which also goes to missing),
  * sorted by path, each once, appended to out; what links lead to is
- * listed as for a checkout.  Any change to a part's files or metadata
- * changes it; a socket, a FIFO or a device has no line (what a suite
- * makes and remakes as it runs, gpg's sockets, is no input).  Parts are checked exactly as for a checkout.  0 or -1.
+ * listed as for a checkout.  DIGEST is a regular file's SHA-256 in hex,
+ * from memo (NULL: "-", for a caller that wants the paths only), and "-"
+ * for anything else, so that a change to what a part's files hold, their
+ * modes or names changes the manifest, and a touch does not; a socket, a
+ * FIFO or a device has no line (what a suite makes and remakes as it
+ * runs, gpg's sockets, is no input), nor has what patterns leave out
+ * (corral_checkout_ignored).  Parts are checked exactly as for a
+ * checkout.  0 or -1 (a file that cannot be read too).
  */
 int corral_checkout_manifest(const char *src, const struct corral_strv *parts,
     const struct corral_strv *exclude, const struct corral_strv *patterns,
-    struct corral_buf *out,
+    struct corral_memo *memo, struct corral_buf *out,
     struct corral_strv *missing, struct corral_err *err);
 
 /*

@@ -197,13 +197,14 @@ long long corral_live_total(size_t nslices, const char *config, int all);
  * Write dir/K.manifest from dir/K.parts (less exclude and what patterns
  * leave out, as corral_checkout_manifest) for K = 0.. up to the first
  * missing K.parts, each only when it changed (a slice whose parts are
- * refused loses its manifest), and add each manifest to sha (if not
+ * refused loses its manifest), the files' content digests from memo
+ * (corral_checkout_manifest), and add each manifest to sha (if not
  * NULL).  0, or -1
  * with err set (I/O; the manifests are then not all there).
  */
 int corral_manifests_write(const char *src, const char *dir,
     const struct corral_strv *exclude, const struct corral_strv *patterns,
-    struct corral_sha256 *sha,
+    struct corral_memo *memo, struct corral_sha256 *sha,
     struct corral_err *err);
 /*
  * With CORRAL_PARTS auto, the run after a slice learned in the whole
