@@ -184,6 +184,82 @@ EOF
 	assert_equal 0 "$(ran_count)"
 }
 
+# listing DIR: every path under DIR with its size and mtime
+listing() {
+	find "$1" -printf '%p %s %T@\n' | LC_ALL=C sort
+}
+
+@test "corral-mk: corral-list names what corral-run would run, and why, changing nothing under CORRAL_OUT" {
+	project ok-1 ok-2 bad-3 ok-4
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; ! grep -qx "$$CORRAL_UNIT" "$$FAILING"
+CORRAL_AGENTS = 2
+EOF
+	export FAILING=$PWD/failing
+	echo bad-3 > failing
+	run -0 --separate-stderr make -s -C proj corral-list
+	assert_output "$(printf '%-7s  %s\n' new ok-1 new ok-2 new bad-3 new ok-4)"
+	assert_no_file proj/.corral
+	assert_equal 0 "$(ran_count)"
+	run -2 make -C proj -j2 corral-run
+	local before listed
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	# bad-3 shares slice 0 with ok-1 (round-robin); slice 1 passed
+	run -0 --separate-stderr make -s -C proj corral-list
+	assert_output "$(printf '%-7s  %s\n' slice ok-1 fail bad-3)"
+	assert_equal "$before" "$(listing proj/.corral)"
+	assert_equal 0 "$(ran_count)"
+	: > failing
+	run -0 make -C proj -j2 corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf 'bad-3\nok-1')"
+	run -0 --separate-stderr make --no-print-directory -C proj corral-list
+	assert_output ""
+	assert_equal "corral: nothing would run: every unit is up to date and passed" "$stderr"
+	# a new unit: what the list names is what the run then runs
+	echo ok-5 >> proj/units.txt
+	run -0 --separate-stderr make -s -C proj corral-list
+	[ -n "$output" ] || flunk "corral-list names nothing after a unit was added"
+	listed=$output
+	assert_contains "$output" "$(printf '%-7s  %s' new ok-5)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run
+	assert_equal "$(printf '%s\n' "$listed" | sed 's/^[a-z-]*  *//' | LC_ALL=C sort)" \
+		"$(LC_ALL=C sort "$RAN")"
+	# CORRAL_ONLY: the units it matches, whatever their state
+	run -0 --separate-stderr make -s -C proj corral-list CORRAL_ONLY='ok-[12]'
+	assert_output "$(printf '%-7s  %s\n' only ok-1 only ok-2)"
+}
+
+@test "corral-mk: make -q corral-run exits 0 only when nothing would run, and runs nothing" {
+	project ok-1 ok-2 ok-3
+	run -1 make -C proj -q corral-run
+	assert_no_file proj/.corral
+	run -0 make -C proj -j2 corral-run
+	local before
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	run -0 make -C proj -q corral-run
+	run -1 make -C proj -q -B corral-run
+	assert_equal "$before" "$(listing proj/.corral)"
+	# a part changed: its slices would run
+	touch proj/fail/ok-2
+	run -1 make -C proj -q corral-run
+	run -2 make -C proj -j2 corral-run
+	# ok-2 failed: a run would run it again
+	: > "$RAN"
+	run -1 make -C proj -q corral-run
+	assert_equal 0 "$(ran_count)"
+	rm proj/fail/ok-2
+	run -0 make -C proj -j2 corral-run
+	: > "$RAN"
+	run -0 make -C proj -q corral-run
+	# a bad setting is no answer
+	run -2 --separate-stderr make -C proj -q corral-run CORRAL_UNITS_FILE=missing.txt
+	assert_equal 0 "$(ran_count)"
+}
+
 @test "corral-mk: editing one part re-runs only the slices that clone it" {
 	project u1 u2 u3 u4
 	mkdir -p proj/data
@@ -665,7 +741,7 @@ targets() {
 	assert_output "mine ran"
 	run -0 comm -13 <(targets without.mk | grep -v 'without.mk$') \
 		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk|/mk/common\.mk)$')
-	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
+	assert_output "$(printf '%s\n' .PHONY corral-clean corral-list corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
 }
 
 @test "corral-mk: the includer's special targets and MAKEFLAGS are untouched" {

@@ -1740,6 +1740,71 @@ clean(void)
 	return CORRAL_EXIT_OK;
 }
 
+/*
+ * corral-list ("list") and make -q corral-run ("question"): the graph
+ * brought up to date, as a run would, in a scratch copy of CORRAL_OUT
+ * under TMPDIR, by the engine's make for __corral-list (which runs no
+ * slice); then what make would find out of date.  CORRAL_OUT is only
+ * read, without the lock.  list prints the units that would run, with
+ * why; question exits 0 when neither a slice nor the merge would run.
+ */
+static int
+would(const char *goal)
+{
+	struct corral_buf dir = CORRAL_BUF_INIT, out = CORRAL_BUF_INIT;
+	struct corral_buf last = CORRAL_BUF_INIT;
+	struct corral_strv units = CORRAL_STRV_INIT;
+	const char *tmp = getenv("TMPDIR");
+	struct corral_err err;
+	int st, question = !strcmp(goal, "question"), said = tell();
+	size_t n;
+
+	if (corral_buf_addf(&dir, "%s/corral-list.XXXXXX", tmp && *tmp ?
+	    tmp : "/tmp") < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (!mkdtemp(dir.data))
+		corral_die(CORRAL_EXIT_ERR, "cannot make '%s':", dir.data);
+	if (corral_engine_scratch(set(CS_OUT), dir.data, &err) < 0) {
+		remove_tree(dir.data);
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	}
+	xset(CS_OUT, dir.data);
+	xset(CS_SILENT, "1");
+	if (chdir(dir.data) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot enter '%s':", dir.data);
+	if (exists("units") && (corral_read_file("units", &last, &err) < 0 ||
+	    corral_atomic_file("last.units", last.data ? last.data : "",
+	    last.len, CORRAL_ATOMIC_NO_SYNC, &err) < 0))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	write_settings();
+	if ((st = check_parts()) == 0 && (st = run_make("__corral-list")) == 0) {
+		n = count_slices("slices");
+		if (corral_setting_on(&S, CS_ONLY)) {
+			xunits_load("units", '\n', &units, 0);
+			if (corral_would_only(&units, set(CS_ONLY), &out) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		} else if (corral_would_run(exists("last.units") ?
+		    "last.units" : "", n, make_always(), &out, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+		if (question)
+			st = out.len || corral_setting_on(&S, CS_ONLY) ||
+			    !corral_merged_stands(n) ? CORRAL_EXIT_NO :
+			    CORRAL_EXIT_OK;
+		else if (out.len)
+			fwrite(out.data, 1, out.len, stdout);
+		else if (!corral_setting_on(&S, CS_ONLY) && said)
+			corral_warn("nothing would run: every unit is up "
+			    "to date and passed");
+	} else
+		st = CORRAL_EXIT_ERR;
+	remove_tree(dir.data);
+	corral_buf_release(&dir);
+	corral_buf_release(&out);
+	corral_buf_release(&last);
+	corral_strv_release(&units);
+	return st;
+}
+
 static int
 is_run_goal(const char *goal)
 {
@@ -1765,6 +1830,8 @@ cmd_run(const char *goal)
 	run_settings();
 	if (!strcmp(goal, "clean"))
 		return clean();
+	if (!strcmp(goal, "list") || !strcmp(goal, "question"))
+		return would(goal);
 	if (is_run_goal(goal) && check_sandbox() != 0)
 		return CORRAL_EXIT_ERR;
 	if (corral_setting_on(&S, CS_SHARD_TOP)) {
