@@ -163,6 +163,7 @@ $(call __corral-seconds,CORRAL_WAIT)
 $(call __corral-number,CORRAL_RETRIES)
 $(call __corral-number,CORRAL_HALT)
 $(call __corral-number,CORRAL_SLOWEST)
+$(call __corral-number,CORRAL_TAIL)
 $(call __corral-number,CORRAL_SHARD_TOTAL)
 $(call __corral-digits,CORRAL_LIMIT_CPU,$(call \
 	__corral-get,CORRAL_LIMIT_CPU),a whole number of seconds)

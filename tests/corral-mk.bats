@@ -260,6 +260,23 @@ EOF
 	assert_equal 0 "$(ran_count)"
 }
 
+@test "corral-mk: the summary shows the last CORRAL_TAIL lines of a failed unit's output, 10 by default" {
+	project ok-1 FAIL-2
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = seq -f 'said %g' 1 15; case "$$CORRAL_UNIT" in *FAIL*) exit 1 ;; esac
+EOF
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$output" "    FAIL-2  FAIL: exit 1: said 15
+      output: $PWD/proj/.corral/logs/agent-"
+	assert_contains "$output" "$(seq -f '      | said %g' 6 15)"
+	refute_contains "$output" "| said 5"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_TAIL=2
+	assert_contains "$output" "$(seq -f '      | said %g' 14 15)"
+	refute_contains "$output" "| said 13"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_TAIL=0
+	refute_contains "$output" "| said"
+}
+
 @test "corral-mk: editing one part re-runs only the slices that clone it" {
 	project u1 u2 u3 u4
 	mkdir -p proj/data
@@ -973,6 +990,7 @@ CORRAL_WAIT|-1|a number of seconds
 CORRAL_RETRIES|1.5|a number
 CORRAL_HALT|some|a number
 CORRAL_SLOWEST|five|a number
+CORRAL_TAIL|ten|a number
 CORRAL_SHARD_TOTAL|3x|a number
 CORRAL_LIMIT_CPU|1.5|a whole number of seconds
 CORRAL_OUTPUT_MAX|1T|a number of bytes, optionally with K, M or G
