@@ -277,6 +277,38 @@ EOF
 	refute_contains "$output" "| said"
 }
 
+# lines_of_ran N: RAN holds N lines or more
+lines_of_ran() {
+	[ "$(ran_count)" -ge "$1" ]
+}
+
+@test "corral-mk: an interrupted run says what had finished, merges nothing, and make ends by its signal" {
+	project u1 u2 FAIL-3 u4 u5
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; case "$$CORRAL_UNIT" in *FAIL*) sleep 0.2; exit 1 ;; u4|u5) [ -z "$$SLOW" ] || sleep 60 ;; *) sleep 0.2 ;; esac
+CORRAL_AGENTS = 1
+EOF
+	# the first run's durations put the three quick units first next time
+	run -2 make -C proj corral-run
+	mkdir last
+	cp proj/.corral/successes.jsonl proj/.corral/failures.jsonl proj/.corral/summary.json last/
+	: > "$RAN"
+	# job control and SIGINT at its default (a background job of a script
+	# starts with it ignored), so that make takes it as from a terminal
+	SLOW=1 bash -c 'set -m; env --default-signal=INT make -C proj -B corral-run > out.txt 2>&1 & echo $! > bg.pids; wait $!; echo $? > rc' &
+	wait_for lines_of_ran 4
+	kill -INT -- "-$(cat bg.pids)"
+	wait
+	run -0 cat rc
+	assert_output 130
+	run -0 cat out.txt
+	assert_contains "$output" "corral: interrupted (SIGINT): 3 of 5 units finished (2 passed, 1 failed), 2 not run; nothing merged: the results are as the last run left them"
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp "last/$f" "proj/.corral/$f" || flunk "$f changed"
+	done
+}
+
 @test "corral-mk: editing one part re-runs only the slices that clone it" {
 	project u1 u2 u3 u4
 	mkdir -p proj/data

@@ -1698,11 +1698,70 @@ run_make(const char *goal)
 			corral_die(CORRAL_EXIT_ERR, "wait:");
 	child_pid = 0;
 	corral_strv_release(&argv);
-	if (caught) {
-		signal(caught, SIG_DFL);
-		raise(caught);
-	}
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* The signal caught while the engine's make ran ends this process too. */
+static void
+reraise(void)
+{
+	if (!caught)
+		return;
+	fflush(stdout);
+	signal(caught, SIG_DFL);
+	raise(caught);
+}
+
+static const char *
+signame(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" :
+	    sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* ", N WHAT" when n is not 0. */
+static void
+add_count(struct corral_buf *b, size_t n, const char *what)
+{
+	if (n && corral_buf_addf(b, ", %zu %s", n, what) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+/*
+ * A run interrupted (Ctrl-C, SIGTERM, SIGHUP): what had finished, in one
+ * line, from this run's progress ticks (live/ticks, written since
+ * since_ms; older ones are another run's).  Nothing is merged: the result
+ * files stay as the last merge wrote them.
+ */
+static void
+interrupted(long long since_ms)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_tally t;
+	struct corral_err err;
+	struct stat st;
+	size_t total;
+
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+	if (stat("live/ticks", &st) < 0 || (long long)st.st_mtim.tv_sec *
+	    1000 + st.st_mtim.tv_nsec / 1000000 < since_ms ||
+	    corral_live_tally("live", &t, &err) < 0 || !t.done) {
+		corral_warn("interrupted (%s) before any unit finished; the "
+		    "results are as the last run left them", signame(caught));
+		return;
+	}
+	total = corral_tally_total(&t);
+	if (corral_buf_addf(&b, "%zu passed, %zu failed", t.pass, t.fail) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	add_count(&b, t.timeout, "timed out");
+	add_count(&b, t.flaky, "flaky");
+	add_count(&b, t.skip, "skipped");
+	corral_warn("interrupted (%s): %zu of %zu units finished (%s), %zu "
+	    "not run; nothing merged: the results are as the last run left "
+	    "them", signame(caught), t.done, total, b.data,
+	    total > t.done ? total - t.done : 0);
+	corral_buf_release(&b);
 }
 
 static const char *
@@ -1777,7 +1836,8 @@ would(const char *goal)
 	    last.len, CORRAL_ATOMIC_NO_SYNC, &err) < 0))
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	write_settings();
-	if ((st = check_parts()) == 0 && (st = run_make("__corral-list")) == 0) {
+	if ((st = check_parts()) == 0 && (st = run_make("__corral-list")) == 0 &&
+	    !caught) {
 		n = count_slices("slices");
 		if (corral_setting_on(&S, CS_ONLY)) {
 			xunits_load("units", '\n', &units, 0);
@@ -1798,6 +1858,7 @@ would(const char *goal)
 	} else
 		st = CORRAL_EXIT_ERR;
 	remove_tree(dir.data);
+	reraise();
 	corral_buf_release(&dir);
 	corral_buf_release(&out);
 	corral_buf_release(&last);
@@ -1818,6 +1879,7 @@ cmd_run(const char *goal)
 	struct corral_lock top, l;
 	struct corral_err err;
 	char cwd[PATH_MAX];
+	long long since_ms = corral_time_epoch_ms();
 	int st;
 
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -1855,7 +1917,11 @@ cmd_run(const char *goal)
 		return CORRAL_EXIT_ERR;
 	if (corral_lock_pass(&l, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if ((st = run_make(goal)) != 0)
+	st = run_make(goal);
+	if (caught && is_run_goal(goal))
+		interrupted(since_ms);
+	reraise();
+	if (st != 0)
 		return st;
 	return read_status(exit_status, CORRAL_EXIT_OK);
 }
