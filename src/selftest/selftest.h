@@ -39,8 +39,9 @@ char *corral_self_dir(const char *argv0, struct corral_err *err);
 
 /*
  * Find the program name: dir/name when it exists (dir may be NULL), else
- * dir/CORRAL_HELPER_DIR/name, else the first PATH entry holding it.  Returns 0 with the path appended to
- * path, or -1 (errno ENOENT when there is none, ENOMEM).
+ * dir/CORRAL_HELPER_DIR/name (an install's helpers), else the first PATH
+ * entry holding it.  Returns 0 with the path appended to path, or -1
+ * (errno ENOENT when there is none, ENOMEM).
  */
 int corral_program_find(const char *dir, const char *name,
     struct corral_buf *path);
