@@ -8,6 +8,9 @@
 #   PREFIX    ?= /usr/local   installation prefix (GNU's prefix too)
 #   bindir, datadir, mandir   GNU's installation directories, from prefix
 #                             as GNU's coding standards say (MANDIR too)
+#   libexecdir                where the test helpers (corral-marker-*) go,
+#                             in libexecdir/corral; the programs look for
+#                             them at bindir/../libexec/corral
 #   DESTDIR   ?=              staging root for packagers
 #   CPPFLAGS, CFLAGS, LDFLAGS added to the build's own (dpkg-buildflags)
 #   INSTALL   ?= install      the install program
@@ -37,6 +40,7 @@ PREFIX  ?= /usr/local
 prefix  ?= $(PREFIX)
 exec_prefix ?= $(prefix)
 bindir  ?= $(exec_prefix)/bin
+libexecdir ?= $(exec_prefix)/libexec
 datarootdir ?= $(prefix)/share
 datadir ?= $(datarootdir)
 MANDIR  ?= $(datarootdir)/man
@@ -115,6 +119,10 @@ SCRIPT_LIBS := $(sort $(wildcard tools/lib/*))
 VERSION := $(shell sed -n 's/^\#define CORRAL_VERSION "\(.*\)"$$/\1/p' \
 	src/base/base.h)
 PROGS := $(TOOLS:tools/%.c=$(BIN)/%) $(SCRIPTS:tools/%.sh=$(BIN)/%)
+# The test helpers: the example finder and patcher (corral fix's default,
+# the doctor's and the proving ground's); an install keeps them out of
+# bindir, in libexecdir/corral (CORRAL_HELPER_DIR of src/base/base.h).
+HELPERS := $(BIN)/corral-marker-find $(BIN)/corral-marker-patch
 LIB   := $(BUILD)/libcorral.a
 SELFTEST_LIB := $(BUILD)/libcorral-selftest.a
 TOOL_LIB := $(BUILD)/libcorral-tool.a
@@ -301,15 +309,19 @@ coverage:
 # the bindir written into it here; the programs find it at
 # bindir/../share/corral (so an install whose datadir is not there has
 # no 'corral mk-path': nothing about the install is compiled in, and
-# 'make install PREFIX=...' rebuilds nothing).
+# 'make install PREFIX=...' rebuilds nothing).  The helpers are found the
+# same way, at bindir/../libexec/corral.
 MAN1 := $(sort $(wildcard man/*.1))
 MAN7 := $(sort $(wildcard man/*.7))
 
 .PHONY: install
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(datadir)/corral/mk \
-		$(DESTDIR)$(man1dir) $(DESTDIR)$(man7dir)
-	$(INSTALL_PROGRAM) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
+		$(DESTDIR)$(man1dir) $(DESTDIR)$(man7dir) \
+		$(DESTDIR)$(libexecdir)/corral
+	$(INSTALL_PROGRAM) -m 755 $(filter-out $(HELPERS),$(PROGS)) \
+		$(DESTDIR)$(bindir)/
+	$(INSTALL_PROGRAM) -m 755 $(HELPERS) $(DESTDIR)$(libexecdir)/corral/
 	sed 's|^__corral_install_bindir :=$$|& $(bindir)|' corral.mk > \
 		$(BUILD)/corral.mk.installed
 	$(INSTALL_DATA) $(BUILD)/corral.mk.installed \
@@ -321,6 +333,7 @@ install: all
 .PHONY: uninstall
 uninstall:
 	rm -f $(PROGS:$(BIN)/%=$(DESTDIR)$(bindir)/%)
+	rm -rf $(DESTDIR)$(libexecdir)/corral
 	rm -rf $(DESTDIR)$(datadir)/corral
 	rm -f $(MAN1:man/%=$(DESTDIR)$(man1dir)/%) \
 		$(MAN7:man/%=$(DESTDIR)$(man7dir)/%)

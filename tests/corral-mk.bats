@@ -178,6 +178,131 @@ EOF
 	assert_equal 0 "$(ran_count)"
 }
 
+# listing DIR: every path under DIR with its size and mtime
+listing() {
+	find "$1" -printf '%p %s %T@\n' | LC_ALL=C sort
+}
+
+@test "corral-mk: corral-list names what corral-run would run, and why, changing nothing under CORRAL_OUT" {
+	project ok-1 ok-2 bad-3 ok-4
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; ! grep -qx "$$CORRAL_UNIT" "$$FAILING"
+CORRAL_AGENTS = 2
+EOF
+	export FAILING=$PWD/failing
+	echo bad-3 > failing
+	run -0 --separate-stderr make -s -C proj corral-list
+	assert_output "$(printf '%-7s  %s\n' new ok-1 new ok-2 new bad-3 new ok-4)"
+	assert_no_file proj/.corral
+	assert_equal 0 "$(ran_count)"
+	run -2 make -C proj -j2 corral-run
+	local before listed
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	# bad-3 shares slice 0 with ok-1 (round-robin); slice 1 passed
+	run -0 --separate-stderr make -s -C proj corral-list
+	assert_output "$(printf '%-7s  %s\n' slice ok-1 fail bad-3)"
+	assert_equal "$before" "$(listing proj/.corral)"
+	assert_equal 0 "$(ran_count)"
+	: > failing
+	run -0 make -C proj -j2 corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf 'bad-3\nok-1')"
+	run -0 --separate-stderr make --no-print-directory -C proj corral-list
+	assert_output ""
+	assert_equal "corral: nothing would run: every unit is up to date and passed" "$stderr"
+	# a new unit: what the list names is what the run then runs
+	echo ok-5 >> proj/units.txt
+	run -0 --separate-stderr make -s -C proj corral-list
+	[ -n "$output" ] || flunk "corral-list names nothing after a unit was added"
+	listed=$output
+	assert_contains "$output" "$(printf '%-7s  %s' new ok-5)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run
+	assert_equal "$(printf '%s\n' "$listed" | sed 's/^[a-z-]*  *//' | LC_ALL=C sort)" \
+		"$(LC_ALL=C sort "$RAN")"
+	# CORRAL_ONLY: the units it matches, whatever their state
+	run -0 --separate-stderr make -s -C proj corral-list CORRAL_ONLY='ok-[12]'
+	assert_output "$(printf '%-7s  %s\n' only ok-1 only ok-2)"
+}
+
+@test "corral-mk: make -q corral-run exits 0 only when nothing would run, and runs nothing" {
+	project ok-1 ok-2 ok-3
+	run -1 make -C proj -q corral-run
+	assert_no_file proj/.corral
+	run -0 make -C proj -j2 corral-run
+	local before
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	run -0 make -C proj -q corral-run
+	run -1 make -C proj -q -B corral-run
+	assert_equal "$before" "$(listing proj/.corral)"
+	# a part changed: its slices would run
+	touch proj/fail/ok-2
+	run -1 make -C proj -q corral-run
+	run -2 make -C proj -j2 corral-run
+	# ok-2 failed: a run would run it again
+	: > "$RAN"
+	run -1 make -C proj -q corral-run
+	assert_equal 0 "$(ran_count)"
+	rm proj/fail/ok-2
+	run -0 make -C proj -j2 corral-run
+	: > "$RAN"
+	run -0 make -C proj -q corral-run
+	# a bad setting is no answer
+	run -2 --separate-stderr make -C proj -q corral-run CORRAL_UNITS_FILE=missing.txt
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "corral-mk: the summary shows the last CORRAL_TAIL lines of a failed unit's output, 10 by default" {
+	project ok-1 FAIL-2
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = seq -f 'said %g' 1 15; case "$$CORRAL_UNIT" in *FAIL*) exit 1 ;; esac
+EOF
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$output" "    FAIL-2  FAIL: exit 1: said 15
+      output: $PWD/proj/.corral/logs/agent-"
+	assert_contains "$output" "$(seq -f '      | said %g' 6 15)"
+	refute_contains "$output" "| said 5"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_TAIL=2
+	assert_contains "$output" "$(seq -f '      | said %g' 14 15)"
+	refute_contains "$output" "| said 13"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_TAIL=0
+	refute_contains "$output" "| said"
+}
+
+# lines_of_ran N: RAN holds N lines or more
+lines_of_ran() {
+	[ "$(ran_count)" -ge "$1" ]
+}
+
+@test "corral-mk: an interrupted run says what had finished, merges nothing, and make ends by its signal" {
+	project u1 u2 FAIL-3 u4 u5
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; case "$$CORRAL_UNIT" in *FAIL*) sleep 0.2; exit 1 ;; u4|u5) [ -z "$$SLOW" ] || sleep 60 ;; *) sleep 0.2 ;; esac
+CORRAL_AGENTS = 1
+EOF
+	# the first run's durations put the three quick units first next time
+	run -2 make -C proj corral-run
+	mkdir last
+	cp proj/.corral/successes.jsonl proj/.corral/failures.jsonl proj/.corral/summary.json last/
+	: > "$RAN"
+	# job control and SIGINT at its default (a background job of a script
+	# starts with it ignored), so that make takes it as from a terminal
+	SLOW=1 bash -c 'set -m; env --default-signal=INT make -C proj -B corral-run > out.txt 2>&1 & echo $! > bg.pids; wait $!; echo $? > rc' &
+	wait_for lines_of_ran 4
+	kill -INT -- "-$(cat bg.pids)"
+	wait
+	run -0 cat rc
+	assert_output 130
+	run -0 cat out.txt
+	assert_contains "$output" "corral: interrupted (SIGINT): 3 of 5 units finished (2 passed, 1 failed), 2 not run; nothing merged: the results are as the last run left them"
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp "last/$f" "proj/.corral/$f" || flunk "$f changed"
+	done
+}
+
 @test "corral-mk: editing one part re-runs only the slices that clone it" {
 	project u1 u2 u3 u4
 	mkdir -p proj/data
@@ -684,7 +809,7 @@ targets() {
 	assert_output "mine ran"
 	run -0 comm -13 <(targets without.mk | grep -v 'without.mk$') \
 		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk|/mk/common\.mk)$')
-	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
+	assert_output "$(printf '%s\n' .PHONY corral-clean corral-list corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
 }
 
 @test "corral-mk: the includer's special targets and MAKEFLAGS are untouched" {
@@ -916,6 +1041,7 @@ CORRAL_WAIT|-1|a number of seconds
 CORRAL_RETRIES|1.5|a number
 CORRAL_HALT|some|a number
 CORRAL_SLOWEST|five|a number
+CORRAL_TAIL|ten|a number
 CORRAL_SHARD_TOTAL|3x|a number
 CORRAL_LIMIT_CPU|1.5|a whole number of seconds
 CORRAL_OUTPUT_MAX|1T|a number of bytes, optionally with K, M or G

@@ -131,6 +131,24 @@ with_fix_stubs() {
 	assert_contains "${lines[${#lines[@]} - 1]}" "corral doctor: PASS ("
 }
 
+@test "doctor: an install keeps the test helpers out of bin/, in libexec/corral, where corral, corral fix and the doctor find them" {
+	local h
+	for h in corral-marker-find corral-marker-patch; do
+		[ ! -e "$INST/bin/$h" ] || flunk "$h is in the install's bin/"
+		[ -x "$INST/libexec/corral/$h" ] || flunk "$h is not in libexec/corral"
+	done
+	doctor 0 "$INST"
+	assert_equal "  ok:   a planted defect is repaired, and a dry run does not touch it -- 1 planted defect: the dry run held, the real run repaired it, the finder agrees" \
+		"$(line 'a planted defect')"
+	PATH=$INST/bin:/usr/bin:/bin run -0 --separate-stderr corral marker-find -h
+	assert_contains "${lines[0]}" "usage: corral-marker-find"
+	# corral fix's default finder and patcher, with neither on PATH
+	mkdir tree
+	printf '# DEADCANARY: this test cannot fail\n' > tree/bad.py
+	PATH=$INST/bin:/usr/bin:/bin run -1 --separate-stderr corral fix tree
+	assert_contains "$output" "verified 1,"
+}
+
 @test "doctor: the install's corral mk-path and include \$(shell corral mk-path) work outside the tree" {
 	PATH=$INST/bin:/usr/bin:/bin run -0 --separate-stderr corral mk-path
 	assert_output "$INST/share/corral/corral.mk"

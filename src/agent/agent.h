@@ -96,6 +96,7 @@ struct corral_agent_status {
 	char *agent;
 	char *run;
 	char *unit;		/* RUNNING: the unit it is on */
+	char *output;		/* RUNNING: where its output goes, or NULL */
 	long long pid, units, i, attempt;
 	long long since_ms;	/* when the unit (or the state) began */
 	long long expect_ms;	/* the unit's usual duration, or -1 */

@@ -732,6 +732,19 @@ weight_of(const struct corral_run *r, size_t i)
 	return r->expect ? (r->expect[i] > 0 ? r->expect[i] : 1) : 1;
 }
 
+/* What corral-status shows of attempt attempt of unit i (from 0). */
+static void
+live_start(struct corral_run *r, const char *unit, size_t i, int attempt)
+{
+	struct corral_buf out = CORRAL_BUF_INIT, note = CORRAL_BUF_INIT;
+
+	corral_live_start(&r->st->live, unit, i + 1, attempt,
+	    r->expect ? r->expect[i] : -1, attempt_paths(r, i + 1, attempt,
+	    &out, &note) < 0 ? NULL : out.data);
+	corral_buf_release(&out);
+	corral_buf_release(&note);
+}
+
 /* Unit number i (from 0) of the slice, with its retries. */
 static int
 run_unit(struct corral_run *r, const char *unit, size_t i,
@@ -744,8 +757,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 
 	for (attempt = 1; rc == 0 && !corral_run_caught(); attempt++) {
 		memset(&o, 0, sizeof(o));
-		corral_live_start(&r->st->live, unit, i + 1, attempt,
-		    r->expect ? r->expect[i] : -1);
+		live_start(r, unit, i, attempt);
 		if ((rc = corral_learn_attempt(r, unit, i + 1, attempt, &o,
 		    err)) < 0 ||
 		    corral_run_caught() ||

@@ -33,6 +33,15 @@
 	"This is free software: you are free to change and redistribute it.\n" \
 	"There is NO WARRANTY, to the extent permitted by law.\n"
 
+/*
+ * Where an install keeps the test helpers (corral-marker-find and
+ * corral-marker-patch, the example finder and patcher that corral fix
+ * defaults to and the doctor and the proving ground use), relative to
+ * its bindir: libexecdir/corral, not bindir.  A build keeps them in bin/
+ * with the rest.
+ */
+#define CORRAL_HELPER_DIR	"../libexec/corral"
+
 /* Exit statuses, the contract of every program (README "Exit status"). */
 enum {
 	CORRAL_EXIT_OK = 0,	/* success */

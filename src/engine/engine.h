@@ -28,7 +28,7 @@ enum corral_setting_id {
 	CS_RETRIES, CS_NO_RETRY, CS_SKIP_CODES, CS_ERROR_CODES, CS_VERDICT,
 	CS_TMP, CS_NOTE_PATTERN, CS_UNIT_JUNIT, CS_FAIL_ON_FLAKY, CS_HALT, CS_OUTPUT_MAX,
 	CS_LIMIT_CPU, CS_LIMIT_MEM, CS_LIMIT_FSIZE, CS_SANDBOX,
-	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_JUNIT, CS_JUNIT_SUITE,
+	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_TAIL, CS_JUNIT, CS_JUNIT_SUITE,
 	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_KNOB, CS_SHARD_TOTAL, CS_HISTORY,
 	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_WORK, CS_BIN, CS_V,
 	/* what corral.mk or the run itself decides, not a CORRAL_* knob */
@@ -237,6 +237,43 @@ int corral_units_matching(const struct corral_strv *units,
  * lines compared).  0, or -1 with err set.
  */
 int corral_unstamp(const struct corral_strv *units, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* would.c: what a run would run, asked without running it            */
+
+/*
+ * Copy the regular files of out and out/slices (its locks aside) into
+ * dir, which exists, their times kept, so that the engine's graph can be
+ * brought up to date in dir as a run would bring it in out, out only
+ * read.  An absent out copies nothing.  0, or -1 with err set.
+ */
+int corral_engine_scratch(const char *out, const char *dir,
+    struct corral_err *err);
+/*
+ * In the current directory (a scratch copy, its graph up to date): the
+ * units of the nslices slices whose stamp make would remake (every one,
+ * with always: make -B), appended to out as "REASON  UNIT" lines in the
+ * order of the units file.  REASON: "new" (not in last_units, the
+ * population of the last run; absent: none), the status of the last
+ * result's failed record ("fail", "not-run"...), "forced" (always),
+ * "changed" (an input or setting of its slice changed), "replan" (its
+ * slice holds other units now) or "slice" (it passed, but its slice
+ * runs again).  0, or -1 with err set.
+ */
+int corral_would_run(const char *last_units, size_t nslices, int always,
+    struct corral_buf *out, struct corral_err *err);
+/*
+ * 1 when the stamp "merged" is up to date against units, merge-config
+ * and the nslices stamps (a merge would not run), else 0.
+ */
+int corral_merged_stands(size_t nslices);
+/*
+ * With CORRAL_ONLY: the units of units matching patterns (as
+ * corral_units_matching), each as an "only  UNIT" line of out.  0, or -1
+ * (ENOMEM).
+ */
+int corral_would_only(const struct corral_strv *units, const char *patterns,
+    struct corral_buf *out);
 
 /* ------------------------------------------------------------------ */
 /* stale.c: what a killed step left                                    */

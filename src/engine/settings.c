@@ -87,6 +87,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	[CS_QUIET] = { "CORRAL_QUIET", "0", CK_BOOL, NULL, NULL, { NO, NO } },
 	[CS_SLOWEST] = { "CORRAL_SLOWEST", "5", CK_NUMBER, NULL, NULL,
 	    { TO(CP_SCORE, 's'), NO } },
+	[CS_TAIL] = { "CORRAL_TAIL", "10", CK_NUMBER, NULL, NULL,
+	    { TO(CP_SCORE, 't'), NO } },
 	[CS_JUNIT] = { "CORRAL_JUNIT", "", CK_PATH, NULL, MERGE_CFG,
 	    { TO(CP_REPORT, 'j'), NO } },
 	[CS_JUNIT_SUITE] = { "CORRAL_JUNIT_SUITE", "", CK_TEXT, NULL,

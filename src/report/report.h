@@ -50,6 +50,18 @@ long corral_score_count(const struct corral_score *s, const char *verdict);
  */
 int corral_score_order(const struct corral_score *s, const char ***orderp);
 void corral_score_release(struct corral_score *s);
+/* The most a line of corral_output_tail holds, and the bytes it reads. */
+#define CORRAL_TAIL_LINE_MAX	200
+#define CORRAL_TAIL_READ_MAX	16384
+/*
+ * The last n lines of a unit's output file path (at most n, empty lines
+ * kept, each cut at CORRAL_TAIL_LINE_MAX bytes), appended to lines, from
+ * at most the last CORRAL_TAIL_READ_MAX bytes of the file: what the
+ * summary shows of a failure.  0, or -1 with err set (cannot open or read
+ * path, ENOMEM).
+ */
+int corral_output_tail(const char *path, size_t n, struct corral_strv *lines,
+    struct corral_err *err);
 
 
 /* ------------------------------------------------------------------ */

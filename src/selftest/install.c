@@ -50,6 +50,20 @@ const struct corral_command corral_commands[] = {
 	{ NULL, NULL }
 };
 
+/* The commands an install keeps in CORRAL_HELPER_DIR: the test helpers. */
+static const char *const helpers[] = { "marker-find", "marker-patch", NULL };
+
+int
+corral_command_helper(const char *name)
+{
+	const char *const *h;
+
+	for (h = helpers; *h; h++)
+		if (!strcmp(*h, name))
+			return 1;
+	return 0;
+}
+
 const struct corral_command *
 corral_command_find(const char *name)
 {
@@ -80,6 +94,10 @@ corral_program_find(const char *dir, const char *name,
 
 	if (dir && corral_buf_addf(&p, "%s/%s", dir, name) == 0 &&
 	    is_file(p.data))
+		goto found;
+	corral_buf_reset(&p);
+	if (dir && corral_buf_addf(&p, "%s/" CORRAL_HELPER_DIR "/%s", dir,
+	    name) == 0 && is_file(p.data))
 		goto found;
 	for (; env && *env; env = *end ? end + 1 : end) {
 		end = strchr(env, ':');
