@@ -160,6 +160,7 @@ $(call __corral-number,CORRAL_RETRIES)
 $(call __corral-number,CORRAL_HALT)
 $(call __corral-number,CORRAL_SLOWEST)
 $(call __corral-number,CORRAL_SHARD_TOTAL)
+$(call __corral-number,CORRAL_CACHE_VERIFY)
 $(call __corral-digits,CORRAL_LIMIT_CPU,$(call \
 	__corral-get,CORRAL_LIMIT_CPU),a whole number of seconds)
 $(call __corral-bytes,CORRAL_OUTPUT_MAX)
@@ -194,6 +195,7 @@ $(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
+$(call __corral-path,CORRAL_CACHE,)
 $(call __corral-word,CORRAL_HOST,,one word)
 $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 	CORRAL_JUNIT_SUITE)),,$(if $(call __corral-get,CORRAL_JUNIT_SUITE),,$(call \
@@ -201,7 +203,7 @@ $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 # Any text will do for these; CORRAL_SPLIT is checked when a target runs
 # (against corral-split -L), CORRAL_SHARD by corral-shard -e below.
 $(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
-	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call \
+	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT CACHE_ENV CACHE_KEY,$(call \
 	__corral-text,CORRAL_$(__corral_n)))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto

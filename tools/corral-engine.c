@@ -778,6 +778,26 @@ slice_logs(struct corral_buf *b, const char *stem)
 	free(top);
 }
 
+/*
+ * The result cache: the local store in CORRAL_OUT, the settings of the
+ * key, and no hit under make -B.
+ */
+static void
+cache_argv(struct corral_strv *argv)
+{
+	struct corral_buf keyed = CORRAL_BUF_INIT;
+
+	if (corral_settings_keyed(&S, &keyed) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(argv, "-O");
+	xout(argv, "cache");
+	xadd(argv, "-Y");
+	xadd(argv, keyed.data);
+	if (make_always())
+		xadd(argv, "-b");
+	corral_buf_release(&keyed);
+}
+
 /* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
 static void
 slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
@@ -816,6 +836,7 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	}
 	if (!layer)
 		xadd(argv, "-M");
+	cache_argv(argv);
 	xadd(argv, "-w");
 	xout(argv, "work");
 	xadd(argv, "-D");
