@@ -218,6 +218,7 @@ struct corral_run_cache {
 	const char *warned;	/* a file made once a store's trouble was
 				   said (STATEDIR/cache-warned), or NULL */
 	corral_progress_fn *warn;	/* says it, or NULL */
+	int said;		/* this agent said it */
 
 	int ready;		/* key.base computed */
 	struct corral_strv deferred;	/* hits to verify, after the misses */

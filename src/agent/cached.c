@@ -37,6 +37,8 @@ say_once(struct corral_run_cache *c, const char *line)
 	struct corral_buf b = CORRAL_BUF_INIT;
 	int fd = -1;
 
+	if (c->said++)
+		return;
 	if (c->warned && (fd = open(c->warned, O_WRONLY | O_CREAT | O_EXCL |
 	    O_CLOEXEC, 0666)) < 0 && errno == EEXIST)
 		return;
@@ -45,7 +47,6 @@ say_once(struct corral_run_cache *c, const char *line)
 	if (c->warn && corral_buf_addf(&b, "%s\n", line) == 0)
 		c->warn(NULL, b.data, b.len);
 	corral_buf_release(&b);
-	c->warned = NULL;
 }
 
 static void
