@@ -58,7 +58,7 @@ project() {
 	assert_output 0
 }
 
-@test "cache: a failing unit no longer drags the passing units of its slice along" {
+@test "cache: a failing unit no longer drags the passing units of its slice along; corral-rerun-failed runs the failed one" {
 	project proj 12 'CORRAL_AGENTS = 2' \
 		'CORRAL_CMD = printf "%s\n" "$$CORRAL_UNIT" >> "$$RAN"; ! grep -qx "$$CORRAL_UNIT" "$$FAILING"'
 	export FAILING=$PWD/failing
@@ -71,10 +71,12 @@ project() {
 	assert_output tests/u5.sh
 	: > failing
 	: > "$RAN"
-	run -0 make -C proj corral-run
+	run -0 make -C proj corral-rerun-failed
 	run -0 cat "$RAN"
 	assert_output tests/u5.sh
-	run -0 make -C proj corral-rerun-failed
+	: > "$RAN"
+	run -0 make -C proj corral-run
+	assert_equal 0 "$(ran_count)"
 	assert_json '.successes == 12 and .failures == 0' proj/.corral/summary.json
 }
 

@@ -292,15 +292,23 @@ corral_cache_ctx_prepare(struct corral_cache_ctx *c, struct corral_err *err)
 /* ------------------------------------------------------------------ */
 /* Inputs                                                               */
 
+/* Whether rel (relative to the tree) is left out: c->exclude, as cloned. */
 static int
-excluded(const struct corral_cache_ctx *c, const char *path)
+excluded(const struct corral_cache_ctx *c, const char *rel)
 {
 	size_t i;
 
 	for (i = 0; c->exclude && i < c->exclude->n; i++)
-		if (!strcmp(c->exclude->v[i], path))
+		if (!strcmp(c->exclude->v[i], rel))
 			return 1;
 	return 0;
+}
+
+/* name in the directory rel of the tree ("." its top), malloc'd. */
+static char *
+sub_rel(const char *rel, const char *name)
+{
+	return strcmp(rel, ".") ? corral_path_join(rel, name) : strdup(name);
 }
 
 static int
@@ -346,10 +354,10 @@ dir_add(struct corral_cache_ctx *c, struct corral_sha256 *sha,
 		if (depth == 0 && !strcmp(names.v[i], ".git"))
 			continue;
 		sub = corral_path_join(path, names.v[i]);
-		subrel = corral_path_join(rel, names.v[i]);
+		subrel = sub_rel(rel, names.v[i]);
 		if (!sub || !subrel)
 			rc = corral_err_set(err, ENOMEM, "cache key");
-		else if (!excluded(c, sub))
+		else if (!excluded(c, subrel))
 			rc = tree_add(c, sha, sub, subrel, depth + 1, err);
 		free(sub);
 		free(subrel);
@@ -423,7 +431,7 @@ input_part(struct corral_cache_ctx *c, const char *input,
 
 	if (!path)
 		return corral_err_set(err, ENOMEM, "cache key");
-	if (stat(path, &st) < 0 || excluded(c, path)) {
+	if (stat(path, &st) < 0 || excluded(c, input)) {
 		rc = corral_buf_addf(name, "absent %s", input);
 		strcpy(hex, "-");
 	} else if (n && input[n - 1] == '/' && S_ISDIR(st.st_mode))
@@ -432,7 +440,7 @@ input_part(struct corral_cache_ctx *c, const char *input,
 	else if (S_ISDIR(st.st_mode))
 		rc = corral_buf_addf(name, "tree %s", input) < 0 ||
 		    corral_sha256_init(&sha, err) < 0 ||
-		    tree_add(c, &sha, path, ".", 0, err) < 0 ||
+		    tree_add(c, &sha, path, input, 0, err) < 0 ||
 		    corral_sha256_peek(&sha, hex, err) < 0 ? -1 : 0;
 	else
 		rc = corral_buf_addf(name, "file %s", input) < 0 ? -1 :

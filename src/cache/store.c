@@ -102,17 +102,30 @@ put_text(struct corral_cache_store *s, const char *kind, const char *name,
 {
 	struct corral_buf rel = CORRAL_BUF_INIT;
 	struct corral_err err;
+	char *path;
 	int rc;
 
 	if (s->broken)
 		return -1;
-	if ((rc = entry_rel(&rel, kind, name)) == 0 &&
-	    (rc = corral_atomic_file_at(s->dir, rel.data, text->data,
-	    &err)) < 0)
+	if ((rc = entry_rel(&rel, kind, name)) < 0 ||
+	    !(path = corral_path_join(s->dir, rel.data))) {
+		corral_buf_release(&rel);
+		return -1;
+	}
+	/*
+	 * Not fsynced: a crash may leave an entry empty or torn, which no
+	 * reader trusts (a miss); the rename alone keeps writers apart.
+	 */
+	if (corral_mkdir_parent(path, 0777, &err) < 0 ||
+	    corral_atomic_file(path, text->data, text->len,
+	    CORRAL_ATOMIC_NO_SYNC, &err) < 0) {
 		set_broken(s, "cannot write in it", err.errnum ? err.errnum :
 		    EIO);
+		rc = -1;
+	}
+	free(path);
 	corral_buf_release(&rel);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
 
 /* The document at kind/name: NULL when there is none (*bad 0) or when
