@@ -178,10 +178,35 @@ record_hit(struct corral_run *r, size_t n, const struct corral_cache_entry *e,
 	return rc;
 }
 
-/* The first store's hit for key, warning of an entry not trusted. */
+/* What a lookup asks each store for, and gets. */
+struct ask {
+	const char *key, *unit;
+	struct corral_cache_entry *e;	/* a result */
+	struct corral_strv *inputs;	/* or a manifest */
+	struct corral_cache_key *old;
+};
+
 static int
-find_hit(struct corral_run_cache *c, const char *key, const char *unit,
-    struct corral_cache_entry *e, size_t *from)
+ask_one(struct corral_cache_store *s, struct ask *a, struct corral_err *why)
+{
+	int rc;
+
+	if (a->e)
+		return corral_cache_get(s, a->key, a->unit, a->e, why);
+	rc = corral_cache_manifest_get(s, a->unit, a->inputs, a->old, why);
+	if (rc != 1) {
+		corral_strv_release(a->inputs);
+		corral_cache_key_release(a->old);
+	}
+	return rc;
+}
+
+/*
+ * Each usable store, the local one first, until one answers: 1 and the
+ * store's index in *from, else 0.  An entry not trusted is said.
+ */
+static int
+ask_stores(struct corral_run_cache *c, struct ask *a, size_t *from)
 {
 	struct corral_err why;
 	size_t i;
@@ -190,35 +215,10 @@ find_hit(struct corral_run_cache *c, const char *key, const char *unit,
 	for (i = 0; i < 2; i++) {
 		if (!usable(&c->store[i]))
 			continue;
-		rc = corral_cache_get(&c->store[i], key, unit, e, &why);
-		if (rc == 1) {
+		if ((rc = ask_one(&c->store[i], a, &why)) == 1) {
 			*from = i;
 			return 1;
 		}
-		if (rc == 2)
-			say(c, why.msg);
-	}
-	return 0;
-}
-
-/* The inputs and old key of unit's manifest, from the first store. */
-static int
-find_manifest(struct corral_run_cache *c, const char *unit,
-    struct corral_strv *inputs, struct corral_cache_key *old)
-{
-	struct corral_err why;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < 2; i++) {
-		if (!usable(&c->store[i]))
-			continue;
-		rc = corral_cache_manifest_get(&c->store[i], unit, inputs, old,
-		    &why);
-		if (rc == 1)
-			return 1;
-		corral_strv_release(inputs);
-		corral_cache_key_release(old);
 		if (rc == 2)
 			say(c, why.msg);
 	}
@@ -246,6 +246,7 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 	struct corral_strv inputs = CORRAL_STRV_INIT;
 	struct corral_cache_key old, k;
 	struct corral_cache_entry e;
+	struct ask man = { NULL, unit, NULL, &inputs, &old }, res;
 	struct corral_err why;
 	size_t from = 0;
 	int rc = 0, hit = 0;
@@ -257,10 +258,11 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 	corral_cache_key_init(&old);
 	corral_cache_key_init(&k);
 	memset(&e, 0, sizeof(e));
-	if (!find_manifest(c, unit, &inputs, &old) ||
+	if (!ask_stores(c, &man, &from) ||
 	    corral_cache_key_make(&c->key, unit, &inputs, &k, &why) < 0)
 		goto out;
-	hit = !c->no_hits && find_hit(c, k.hex, unit, &e, &from);
+	res = (struct ask){ k.hex, unit, &e, NULL, NULL };
+	hit = !c->no_hits && ask_stores(c, &res, &from);
 	if (usable(&c->store[0]))
 		corral_cache_why_put(&c->store[0], unit, hit, &k, &old);
 	if (!hit)
