@@ -271,3 +271,36 @@ EOF
 	run -2 --separate-stderr corral-cache -d /nonexistent explain
 	assert_contains "${stderr_lines[0]}" "usage: corral-cache"
 }
+
+@test "cache: a variable CORRAL_CACHE_ENV names, CORRAL_CACHE_KEY's output and a program CORRAL_CMD starts each join the key: a change to one is a miss that explain names" {
+	mkdir -p tools
+	printf '#!/bin/sh\nexit 0\n' > tools/mytool
+	chmod +x tools/mytool
+	export PATH=$PWD/tools:$PATH FLAVOUR=plain
+	echo 1.0 > toolver
+	project proj 3 'CORRAL_CACHE_ENV = FLAVOUR' "CORRAL_CACHE_KEY = cat $PWD/toolver" \
+		'CORRAL_CMD = printf "%s\n" "$$CORRAL_UNIT" >> "$$RAN"; mytool "$$CORRAL_UNIT"'
+	run -0 make -C proj corral-run
+	assert_equal 3 "$(ran_count)"
+	again() {
+		rm proj/.corral/slices/*.pass
+		: > "$RAN"
+		run -0 make -C proj corral-run
+	}
+	again
+	assert_equal 0 "$(ran_count)"
+	FLAVOUR=spicy again
+	assert_equal 3 "$(ran_count)"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u1.sh
+	assert_contains "$output" "  env FLAVOUR: changed"
+	echo 2.0 > toolver
+	again
+	assert_equal 3 "$(ran_count)"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u2.sh
+	assert_contains "$output" "  key-command: changed"
+	printf '#!/bin/sh\n# 2\nexit 0\n' > tools/mytool
+	again
+	assert_equal 3 "$(ran_count)"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u3.sh
+	assert_contains "$output" "  tool $PWD/tools/mytool: changed"
+}
