@@ -114,6 +114,9 @@ project() {
 	assert_json '.successes == 30 and .failures == 0 and .missing == 0 and .duplicates == 0' b/.corral/summary.json
 	run -0 jq -rs 'map(select(.cached)) | map(.unit) | unique | length' b/.corral/successes.jsonl
 	assert_output 30
+	# each hit tells what its unit read, so b's history learns it too
+	run -0 jq -r 'select(.unit == "tests/u1.sh") | .reads | join(" ")' b/.corral/successes.jsonl
+	assert_output "lib/shared tests/u1.sh"
 	run -0 sh -c "jq -r .unit b/.corral/successes.jsonl | sort | uniq -d"
 	assert_output ""
 	# corral-clean takes the local results away; the store still answers

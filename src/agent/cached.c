@@ -139,10 +139,15 @@ write_tail(struct corral_run *r, size_t n, const char *tail,
 	    CORRAL_ATOMIC_NO_SYNC, err) < 0 ? -1 : 0;
 }
 
-/* This run's record of a hit: the stored result, marked cached. */
+/*
+ * This run's record of a hit: the stored result, marked cached; under
+ * CORRAL_PARTS = auto its reads are the inputs of its key, so that a
+ * fresh clone's history learns them from hits too.
+ */
 static int
 record_hit(struct corral_run *r, size_t n, const struct corral_cache_entry *e,
-    long long weight, struct corral_err *err)
+    const struct corral_strv *inputs, long long weight,
+    struct corral_err *err)
 {
 	struct corral_record_cached cached = { e->run, e->host, e->at, e->key };
 	struct corral_buf out = CORRAL_BUF_INIT;
@@ -169,6 +174,7 @@ record_hit(struct corral_run *r, size_t n, const struct corral_cache_entry *e,
 	rec.output = out.data;
 	rec.inputs = r->inputs;
 	rec.host = r->host;
+	rec.reads = r->learn ? inputs : NULL;
 	rec.cached = &cached;
 	rc = corral_run_write_record(r, &rec, 1, err);
 	if (rc == 0)
@@ -274,7 +280,8 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 		rc = rc < 0 ? corral_err_set(err, ENOMEM, "cannot run a unit") :
 		    2;
 	} else
-		rc = record_hit(r, i + 1, &e, weight, err) < 0 ? -1 : 1;
+		rc = record_hit(r, i + 1, &e, &inputs, weight, err) < 0 ? -1 :
+		    1;
 	c->hits++;
 out:
 	corral_cache_entry_release(&e);
