@@ -219,6 +219,7 @@ struct corral_run_cache {
 				   said (STATEDIR/cache-warned), or NULL */
 	corral_progress_fn *warn;	/* says it, or NULL */
 	int said;		/* this agent said it */
+	int off;		/* keys cannot be made: uncached */
 
 	int ready;		/* key.base computed */
 	struct corral_strv deferred;	/* hits to verify, after the misses */

@@ -70,6 +70,19 @@ say(struct corral_run_cache *c, const char *msg)
 	corral_buf_release(&b);
 }
 
+/* Keys cannot be made (libcrypto, memory): the slice goes on uncached. */
+static void
+off(struct corral_run_cache *c, const struct corral_err *why)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	c->off = 1;
+	if (corral_buf_addf(&b, "corral: no cache key can be made (%s); going "
+	    "on uncached", why->msg) == 0)
+		say_once(c, b.data);
+	corral_buf_release(&b);
+}
+
 /* The shared parts of the keys and the stores, the first time. */
 static int
 ready(struct corral_run *r, struct corral_err *err)
@@ -257,10 +270,12 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 	size_t from = 0;
 	int rc = 0, hit = 0;
 
-	if (!c)
+	if (!c || c->off)
 		return 0;
-	if (ready(r, err) < 0)
-		return -1;
+	if (ready(r, &why) < 0) {
+		off(c, &why);
+		return 0;
+	}
 	corral_cache_key_init(&old);
 	corral_cache_key_init(&k);
 	memset(&e, 0, sizeof(e));
@@ -353,9 +368,13 @@ corral_cached_store(struct corral_run *r, const char *unit,
 	struct corral_err err;
 	size_t i;
 
-	if (!c || !o->ok || (strcmp(o->status, "pass") &&
-	    strcmp(o->status, "skip")) || ready(r, &err) < 0)
+	if (!c || c->off || !o->ok || (strcmp(o->status, "pass") &&
+	    strcmp(o->status, "skip")))
 		return 0;
+	if (ready(r, &err) < 0) {
+		off(c, &err);
+		return 0;
+	}
 	inputs = inputs_of(r, unit, o);
 	corral_cache_key_init(&k);
 	memset(&e, 0, sizeof(e));

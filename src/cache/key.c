@@ -128,10 +128,13 @@ add_tool(struct corral_cache_key *k, const char *word, struct corral_err *err)
 		return 0;
 	if (corral_buf_addf(&name, "tool %s", path) < 0)
 		rc = corral_err_set(err, ENOMEM, "cache key");
-	else if (!corral_strv_has(&k->names, name.data) &&
-	    (rc = corral_cache_file_digest(path, hex, err)) == 0)
+	else if (!corral_strv_has(&k->names, name.data)) {
+		/* one that cannot be read is named as such, never fatal */
+		if (corral_cache_file_digest(path, hex, err) < 0)
+			strcpy(hex, "unreadable");
 		rc = part_add(k, name.data, hex) < 0 ?
 		    corral_err_set(err, ENOMEM, "cache key") : 0;
+	}
 	corral_buf_release(&name);
 	free(path);
 	return rc;
