@@ -17,8 +17,9 @@
 #   V         ?= 0            1: show every command
 #   VALGRIND  ?=              1: 'make test' runs the programs under valgrind
 #   TESTS     ?=              bats arguments for 'make test' (a file, -f RE)
-#   SUITE     ?=              corral: 'make test' runs the suite through
-#                             corral itself, each bats file a unit, at -j
+#   SUITE     ?= corral       'make test' runs the suite through corral
+#                             itself, each bats file a unit, at make's -j
+#                             (every CPU without one); serial: one bats
 #   FUZZ_SECONDS ?= 60        'make fuzz': seconds per harness
 #   FUZZ_RUNS ?=              'make fuzz': executions per harness instead
 #
@@ -47,7 +48,7 @@ INSTALL ?= install
 INSTALL_PROGRAM ?= $(INSTALL)
 INSTALL_DATA ?= $(INSTALL) -m 644
 V       ?= 0
-SUITE   ?=
+SUITE   ?= corral
 # CC comes from the command line or the environment (CC=clang works);
 # make's own default, and none at all under -R, mean cc.
 ifneq ($(filter default undefined,$(origin CC)),)
@@ -84,6 +85,8 @@ endif
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CRYPTO_LIBS  = $(shell pkg-config --libs libcrypto)
+XML_CFLAGS   = $(shell pkg-config --cflags libxml-2.0)
+XML_LIBS     = $(shell pkg-config --libs libxml-2.0)
 
 ALL_CFLAGS := $(CPPFLAGS) -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
 	-Wshadow -Wstrict-prototypes -Wmissing-prototypes -g $(FLAVOR) $(CFLAGS)
@@ -134,7 +137,7 @@ $(DEPS_OK): build-aux/deps build-aux/packages | build/
 # (WERROR, CFLAGS), everything is rebuilt.  The file is only rewritten when
 # its content differs, so an unchanged build stays up to date.
 $(BUILD)/cflags: FORCE | $(DEPS_OK) $(BUILD)/
-	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(ALL_LDFLAGS)' \
+	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(XML_CFLAGS) $(ALL_LDFLAGS)' \
 		> $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
 # Each object's headers come from the compiler (-MMD -MP: BUILD/X.d beside
@@ -144,7 +147,7 @@ DEPFLAGS = -MMD -MP
 $(BUILD)/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
-		$(CJSON_CFLAGS) -Isrc -c -o $@ $<
+		$(CJSON_CFLAGS) $(XML_CFLAGS) -Isrc -c -o $@ $<
 
 $(BUILD)/tools/%.o: tools/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
@@ -171,7 +174,7 @@ $(SELFTEST_PROGS): $(SELFTEST_LIB)
 $(BIN)/%: $(BUILD)/tools/%.o $(TOOL_LIB) $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) \
-		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(CRYPTO_LIBS)
+		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS)
 
 # corral-merge with every fingerprint cut to 1 bit, so that all names
 # collide: for the tests of collisions only (make test), never installed.
@@ -183,7 +186,7 @@ FP1_OBJS := $(patsubst %.c,$(BUILD)/fp1/%.o,$(filter src/merge/%,$(SRCS)))
 $(BUILD)/fp1/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$@')
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
-		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) -Isrc -c -o $@ $<
+		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) $(XML_CFLAGS) -Isrc -c -o $@ $<
 
 -include $(FP1_OBJS:.o=.d)
 
@@ -191,7 +194,7 @@ $(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) \
 		$(TOOL_LIB) $(LIB) | $(FP1_BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(TOOL_LIB) $(LIB) \
-		$(CJSON_LIBS) $(CRYPTO_LIBS)
+		$(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS)
 
 $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 		build-aux/mkscript src/base/base.h | $(BIN)/
@@ -276,8 +279,9 @@ proving-ground: all deps-test
 # A real three-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
 # slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
 # CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, an
-# array with one task cancelled, a slice on each node, and a node lost
-# mid-run (build-aux/slurm-test).
+# array with one task cancelled and run again, a slice on each node, a node
+# lost mid-run, the clones on each node's scratch (CORRAL_WORK), and an
+# array with --requeue whose task lost its node (build-aux/slurm-test).
 .PHONY: slurm-test
 slurm-test: all
 	$(Q)build-aux/deps slurm
@@ -366,7 +370,7 @@ FUZZERS      := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(wildcard fuzz/*.c))
 build/fuzz/src/%.o: src/%.c | deps-fuzz
 	@$(if $(Q),printf '  CC      %s\n' '$@')
 	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) \
-		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) -Isrc -c -o $@ $<
+		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) $(XML_CFLAGS) -Isrc -c -o $@ $<
 
 -include $(SRCS:%.c=build/fuzz/%.d)
 
@@ -377,7 +381,7 @@ build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
 		build/fuzz/libcorral.a | build/fuzz/bin/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
-		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS)
+		build/fuzz/libcorral.a $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS)
 
 .PHONY: fuzz deps-fuzz
 fuzz: $(FUZZERS)

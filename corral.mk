@@ -196,15 +196,45 @@ $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
 $(call __corral-path,CORRAL_CACHE,)
+$(call __corral-path,CORRAL_WORK,)
+$(call __corral-path,CORRAL_UNIT_JUNIT,)
 $(call __corral-word,CORRAL_HOST,,one word)
 $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 	CORRAL_JUNIT_SUITE)),,$(if $(call __corral-get,CORRAL_JUNIT_SUITE),,$(call \
 	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name)))
 # Any text will do for these; CORRAL_SPLIT is checked when a target runs
 # (against corral-split -L), CORRAL_SHARD by corral-shard -e below.
-$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
+$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD PARTS_EXCLUDE NOTE_PATTERN \
 	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT CACHE_ENV CACHE_KEY,$(call \
 	__corral-text,CORRAL_$(__corral_n)))
+# A '${' or '$(' that is never closed, in a command, stops make here,
+# naming the setting: make's own "unterminated variable reference" names
+# no setting, and a shell's "Unterminated quoted string" fails every unit.
+# Most often a '#' cut the line, make's comment.  __corral-hits TEXT,S:
+# a word for each S in TEXT; __corral-more TEXT,A,B: 'x' when TEXT holds
+# more A than B; __corral-open TEXT: 'x' when TEXT holds
+# more '${' than '}' or more '$(' than ')' (each closed one has its own
+# closer, so this is never said of a balanced TEXT).
+__corral_lp := (
+__corral_hash := \#
+__corral_rp := )
+__corral-hits = $(filter __corral_hit,$(subst $(2), __corral_hit ,$(1)))
+__corral-more = $(if $(call __corral-hits,$(1),$(2)),$(if $(word $(words \
+	$(call __corral-hits,$(1),$(2))),$(call __corral-hits,$(1),$(3))),,x))
+__corral-open = $(or $(call __corral-more,$(1),$${,}),$(call \
+	__corral-more,$(1),$$$(__corral_lp),$(__corral_rp)))
+# __corral-balanced NAME: make's reading of $(NAME) (its '$$' left out),
+# then the shell's, of what make gives it; __corral-unclosed NAME,VALUE
+# stops make.
+__corral-balanced = $(if $(call __corral-open,$(subst $$$$,,$(value \
+	$(1)))),$(call __corral-unclosed,$(1),$(value $(1))))$(if $(call \
+	__corral-open,$(call __corral-raw,$(1))),$(call \
+	__corral-unclosed,$(1),$(call __corral-raw,$(1))))
+__corral-unclosed = $(error corral: $(1) is '$(2)'; a '$${' or \
+	'$$$(__corral_lp)' in it is not closed (a '$(__corral_hash)' starts \
+	make's comment: write '\$(__corral_hash)'))
+$(foreach __corral_n,CMD DISCOVER PARTS_CMD LAUNCH,$(call \
+	__corral-balanced,CORRAL_$(__corral_n)))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto
 # without an engine, stops make here, before anything runs.  The merge

@@ -53,7 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || !(fp = fmemopen((void *)data, size, "r")))
 		return 0;
 	if (corral_units_read(fp, '\n', "fuzz", &parts, NULL, &err) == 0)
-		(void)corral_checkout_manifest(src, &parts, NULL, &out,
+		(void)corral_checkout_manifest(src, &parts, NULL, NULL, &out,
 		    &missing, &err);
 	fclose(fp);
 	corral_buf_release(&out);

@@ -141,6 +141,25 @@ EOF
 	assert_json '.agents == 5' proj/.corral/summary.json
 }
 
+@test "corral-mk: with CORRAL_AGENTS set and no history, a plan that would put many units in a slice is cut as auto's, kept, and cut to CORRAL_AGENTS from history" {
+	project $(seq -f 'u%02g' 0 39)
+	run -0 --separate-stderr make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_contains "$stderr" "round-robin plan: 40 units over 40 slices, not 4: no history of these units"
+	assert_json '.agents == 40 and .successes == 40' proj/.corral/summary.json
+	# round-robin over 4 would put u00, u04, u08 and u12 in one slice
+	assert_equal 4 "$(grep -lxE 'u(00|04|08|12)' proj/.corral/slices/*.units | wc -l)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=4
+	assert_contains "$stderr" "weighted plan from history: 40 units over 4 slices"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_json '.agents == 4 and .successes == 40' proj/.corral/summary.json
+	: > "$RAN"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+}
+
 @test "corral-mk: a failing slice re-runs and a passing one does not" {
 	project ok-1 ok-2 bad-3 ok-4
 	# What fails is decided outside the project, so fixing it changes no part.
@@ -480,17 +499,26 @@ EOF
 }
 
 @test "corral-mk: kill -9 of a running slice, then a re-run, completes every unit exactly once" {
-	project $(seq -f 'k%02g' 1 12)
-	cat >> proj/Makefile <<'EOF'
+	local split slices
+	# 3 slices of 4 (round-robin), and the 12 that a first run cuts
+	# without history when 3 would hold more than 2 units each
+	for split in roundrobin auto; do
+		rm -rf proj killed && mkdir proj && : > "$RAN"
+		project $(seq -f 'k%02g' 1 12)
+		cat >> proj/Makefile <<'EOF'
 CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; if [ "$$CORRAL_UNIT" = k06 ] && [ ! -e "$$KILLED" ]; then touch "$$KILLED"; kill -9 $$PPID; sleep 5; fi
 EOF
-	KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3
-	assert_file_exists killed
-	assert_json '.missing > 0' proj/.corral/summary.json
-	KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
-	assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
-	run -0 jq -r .unit proj/.corral/successes.jsonl
-	assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+		KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_SPLIT=$split
+		assert_file_exists killed
+		assert_json '.missing > 0' proj/.corral/summary.json
+		slices=$(ls proj/.corral/slices/*.units | wc -l)
+		assert_equal "$([ $split = auto ] && echo 12 || echo 3)" "$slices"
+		KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_SPLIT=$split
+		assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
+		run -0 jq -r .unit proj/.corral/successes.jsonl
+		assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+		assert_equal "$slices" "$(ls proj/.corral/slices/*.units | wc -l)"
+	done
 }
 
 @test "corral-mk: the plan is re-made when the population changes, not when a unit's content does" {
@@ -556,6 +584,31 @@ stops() {
 @test "corral-mk: an empty CORRAL_CMD stops make naming it" {
 	stops 'CORRAL_UNITS = a\n' \
 		"corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
+}
+
+@test "corral-mk: a CORRAL_CMD whose '\${' a '#' cut off stops make naming it and the '\#' to write; with '\#' it runs" {
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${#CORRAL_UNIT}" -gt 0' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral: CORRAL_CMD is 'test \"\${'; a '\${' or '\$(' in it is not closed (a '#' starts make's comment: write '\\#')"
+	assert_no_file .corral
+	# Written with '\#', and every reference closed, it runs.
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${\#CORRAL_UNIT}" -gt 0; echo "$${CORRAL_UNIT}" $$(echo b) ${CURDIR} $$((1+2)) "\#c" >> "$$RAN"; { true; }; case x in x) ;; esac' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -0 --separate-stderr make corral-run
+	assert_equal "$(cat "$RAN")" "a b $PWD 3 #c"
+}
+
+@test "corral-mk: a '\${' or '\$(' make cannot close in a command stops make naming the setting, not make's 'unterminated variable reference'" {
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = echo ${HOME\n' \
+		"corral: CORRAL_CMD is 'echo \${HOME'; a '\${' or '\$(' in it is not closed"
+	refute_contains "$stderr" 'unterminated variable reference'
+	stops 'CORRAL_DISCOVER = ls $(CURDIR\nCORRAL_CMD = true\n' \
+		"corral: CORRAL_DISCOVER is 'ls \$(CURDIR'; a '\${' or '\$(' in it is not closed"
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_PARTS_CMD = echo "$$(cat x"\n' \
+		"corral: CORRAL_PARTS_CMD is 'echo \"\$(cat x\"'; a '\${' or '\$(' in it is not closed"
 }
 
 @test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
@@ -782,6 +835,22 @@ EOF
 	assert_json '.successes == 8 and .missing == 0' proj/.corral/summary.json
 }
 
+@test "corral-mk: a first run without history of its own is planned by CORRAL_HISTORY's durations, the longest slice first" {
+	slow_project a b c d e slow
+	local u
+	for u in slow:9000 a:100 b:100; do
+		printf '{"agent_id":"0","unit":"%s","ok":true,"note":"PASS: x","at":"2026-01-01T00:00:00Z","duration_ms":%s}\n' \
+			"${u%:*}" "${u#*:}"
+	done > given.jsonl
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_HISTORY=$PWD/given.jsonl
+	assert_contains "$stderr" "corral-split: weighted plan from history: 6 units over 2 slices, 3 estimated as "
+	run -0 cat proj/.corral/slices/0.units
+	assert_output "slow"
+	# once the run has a history of its own, that one weighs the plan
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=2 CORRAL_HISTORY=$PWD/given.jsonl
+	assert_contains "$stderr" "every unit's duration known"
+}
+
 @test "corral-mk: with history, an unchanged population keeps its plan and a second run runs nothing" {
 	slow_project a b slow c
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
@@ -890,6 +959,8 @@ CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold space
 CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_CACHE|c d|one path without spaces (a make limitation); units may hold spaces
+CORRAL_WORK|w x|one path without spaces (a make limitation); units may hold spaces
+CORRAL_UNIT_JUNIT|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HOST|a b|one word
 CORRAL_JUNIT_SUITE||the JUnit suite's name
 CORRAL_SHARD|4/3|K/N with 1 <= K <= N, or auto
@@ -1024,6 +1095,49 @@ EOF
 	assert_file_exists proj/reports/junit.xml
 	run -0 xmllint --xpath 'string(/testsuites/@failures)' proj/reports/junit.xml
 	assert_output "1"
+}
+
+@test "corral-mk: CORRAL_UNIT_JUNIT: each testcase of a unit's own JUnit (pytest --junitxml) is a test of its record and a testcase of corral's JUnit, with its time; a failed one fails a unit that exits 0" {
+	cp "$BATS_TEST_DIRNAME/fixtures/run-slice/pytest-junit.xml" proj/fx.xml
+	_corral_project tests/test_core.py <<'EOF'
+CORRAL_CMD = cp fx.xml "$$CORRAL_UNIT.xml"
+CORRAL_PARTS = fx.xml
+CORRAL_UNIT_JUNIT = $$CORRAL_UNIT.xml
+CORRAL_JUNIT = junit.xml
+EOF
+	mkdir proj/tests && touch proj/tests/test_core.py
+	run -2 --separate-stderr make --no-print-directory -C proj corral-run
+	run -0 jq -c '[.unit, .note, .tests.total, .tests.failed_names]' proj/.corral/failures.jsonl
+	assert_output '["tests/test_core.py","FAIL: JUnit: tests.test_core.test_sub: assert -1 == 1",3,["tests.test_core.test_sub"]]'
+	run -0 xmllint --xpath 'string(//testsuite[@name="tests/test_core.py"]/@tests)' proj/junit.xml
+	assert_output 3
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_sub"]/@time)' proj/junit.xml
+	assert_output 0.250
+	run -0 xmllint --xpath 'count(//testcase[@name="tests.test_core.test_sub"]/failure)' proj/junit.xml
+	assert_output 1
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_net"]/skipped/@message)' proj/junit.xml
+	assert_output 'no network'
+}
+
+@test "corral-mk: CORRAL_PARTS_EXCLUDE: what a suite rewrites between runs (gpg's random_seed, git-ignored) is neither cloned nor watched, nor is a socket, and re-runs nothing; a part it leaves alone still does" {
+	mkdir -p proj/tests/gnupg
+	echo key > proj/tests/gnupg/pubring
+	echo seed > proj/tests/gnupg/random_seed
+	printf 'tests/gnupg/random_seed\n' > proj/.gitignore
+	_corral_project t1 t2 <<'EOF'
+CORRAL_CMD = test -s tests/gnupg/pubring && test ! -e tests/gnupg/random_seed && echo "$$CORRAL_UNIT" >> "$$RAN"
+CORRAL_PARTS = tests
+CORRAL_PARTS_EXCLUDE = tests/gnupg/random_seed S.gpg-agent*
+EOF
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo other seed > proj/tests/gnupg/random_seed
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' proj/tests/gnupg/S.gpg-agent
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo new key > proj/tests/gnupg/pubring
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 4
 }
 
 @test "corral-mk: the JUnit suite is named after the project's directory, CORRAL_JUNIT_SUITE names it otherwise, and an empty one is refused" {

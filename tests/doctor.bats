@@ -56,7 +56,7 @@ line() {
 	assert_contains "$output" "  ok:   the programs are here, all of one version -- "
 	assert_contains "$output" "  ok:   GNU Make is new enough -- GNU Make "
 	assert_contains "$output" "  ok:   corral-split cuts disjoint, complete slices -- 10 units -> 3 disjoint slices of 4, 3 and 3; none lost, none twice"
-	assert_contains "$output" "  ok:   a real fan-out through make -j3 corral-run isolates each agent and merges once -- 7 units -> 3 agents -> 3 logs -> 6 passed / 1 failed (u3), merged once, each unit exactly once, each clone holding only its agent's checks"
+	assert_contains "$output" "  ok:   a real fan-out through make -j3 corral-run isolates each agent and merges once -- 7 units -> 7 slices, 3 agents at a time -> 7 logs -> 6 passed / 1 failed (u3), merged once, each unit exactly once, each clone holding only its agent's checks"
 	assert_contains "$output" "  ok:   the scoreboard reads that run back -- 7 units  ->  6 successes, 1 failure, tallied by verdict"
 	refute_contains "$output" "FAIL"
 	assert_contains "${lines[9]}" "corral doctor: PASS ("

@@ -474,14 +474,24 @@ out:
 /* ------------------------------------------------------------------ */
 /* plan and parts                                                      */
 
-/* corral-split's command into dir (the units file is the caller's). */
+/*
+ * corral-split's command into dir (the units file is the caller's).  The
+ * plan weighs CORRAL_OUT's own history; while there is none (a fresh
+ * clone, a new CI job), CORRAL_HISTORY's, the durations the user gave.
+ */
 static void
 split_argv(struct corral_strv *argv, const char *dir)
 {
+	char own[PATH_MAX];
+	const char *given = set(CS_HISTORY);
+
 	xprog(argv, "corral-split");
 	xsettings_argv(CP_SPLIT, argv);
+	/* CORRAL_AGENTS is how many run at once: cut finer blind */
+	xadd(argv, "-F");
 	xadd(argv, "-H");
-	xout(argv, "history.jsonl");
+	snprintf(own, sizeof(own), "%s/history.jsonl", set(CS_OUT));
+	xadd(argv, !exists(own) && *given && exists(given) ? given : own);
 	xadd(argv, "-C");
 	xadd(argv, set(CS_SRC));
 	xadd(argv, "-o");
@@ -589,13 +599,16 @@ step_parts(void)
 static void
 manifests(const char *dir, struct corral_sha256 *sha)
 {
-	struct corral_strv ex = CORRAL_STRV_INIT;
+	struct corral_strv ex = CORRAL_STRV_INIT, pat = CORRAL_STRV_INIT;
 	struct corral_err err;
 	char path[PATH_MAX];
 	size_t k;
 
 	excludes(&ex, 0);
-	if (corral_manifests_write(set(CS_SRC), dir, &ex, sha, &err) == 0)
+	if (corral_words(set(CS_PARTS_EXCLUDE), &pat) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_manifests_write(set(CS_SRC), dir, &ex, &pat, sha,
+	    &err) == 0)
 		goto out;
 	corral_warn_err(&err);
 	for (k = 0; snprintf(path, sizeof(path), "%s/%zu.units", dir, k),
@@ -607,6 +620,7 @@ manifests(const char *dir, struct corral_sha256 *sha)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 out:
 	corral_strv_release(&ex);
+	corral_strv_release(&pat);
 }
 
 /* The old manifests, for auto's keep of a learned slice's stamp. */
@@ -798,6 +812,34 @@ cache_argv(struct corral_strv *argv)
 	corral_buf_release(&keyed);
 }
 
+/*
+ * Where the agent makes its clone: CORRAL_OUT/work, or, with CORRAL_WORK,
+ * this CORRAL_OUT's directory there (corral-TAG, TAG a digest of its
+ * path, so that runs of two CORRAL_OUTs on one node never sweep each
+ * other's clones), which corral-run-slice -j expands on its node.
+ */
+static void
+work_argv(struct corral_strv *argv)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char hex[CORRAL_SHA256_HEX];
+
+	if (!corral_setting_on(&S, CS_WORK)) {
+		xadd(argv, "-w");
+		xout(argv, "work");
+		return;
+	}
+	if (corral_sha256_buf(set(CS_OUT), strlen(set(CS_OUT)), hex,
+	    &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (corral_buf_addf(&b, "%s/corral-%.16s", set(CS_WORK), hex) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(argv, "-j");
+	xadd(argv, b.data);
+	corral_buf_release(&b);
+}
+
 /* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
 static void
 slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
@@ -837,8 +879,7 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	if (!layer)
 		xadd(argv, "-M");
 	cache_argv(argv);
-	xadd(argv, "-w");
-	xout(argv, "work");
+	work_argv(argv);
 	xadd(argv, "-D");
 	corral_buf_reset(&f);
 	if (corral_buf_addf(&f, "%s.pass", stem) < 0)

@@ -188,6 +188,32 @@ int corral_agent_check(const char *agent, struct corral_err *err);
 void corral_run_id(char out[32]);
 
 /*
+ * CORRAL_WORK on this node: pattern with each $NAME and ${NAME} replaced
+ * by that variable of the environment (a '$' before anything else stays
+ * as it is), into *out (malloc'd, the caller frees).  -1 with err naming
+ * the pattern when a variable it names is unset or empty, or when what
+ * it becomes is not an absolute path.
+ */
+int corral_work_expand(const char *pattern, char **out,
+    struct corral_err *err);
+/*
+ * run as a directory name, into out: every byte but [A-Za-z0-9_.-] (and
+ * a leading '.') made '_'; "run" when run is empty.
+ */
+void corral_work_run_name(const char *run, char *out, size_t size);
+/*
+ * Remove every entry of dir but run (a run's directory of clones, named
+ * by corral_work_run_name) and what another sweep of run is removing:
+ * each is renamed ".gone.RUN.PID.N" first, so that two agents of run
+ * never remove one tree.  Only for a dir whose runs are over but run's
+ * (the caller's run holds the lock of the CORRAL_OUT dir belongs to).
+ * The number of entries removed (0 when dir does not exist), or -1 with
+ * err.
+ */
+int corral_work_sweep(const char *dir, const char *run,
+    struct corral_err *err);
+
+/*
  * Install the signal dispositions a slice needs: SIGHUP, SIGINT and
  * SIGTERM are caught (unless ignored on entry, as make and the shells
  * leave them) and forwarded to the running unit's process group, a second
@@ -241,6 +267,8 @@ struct corral_run {
 	const char *src;	/* the tree the clone is checked out from */
 	const struct corral_strv *parts;
 	const struct corral_strv *exclude;	/* may be NULL */
+	const struct corral_strv *patterns;	/* what is never cloned
+					   (CORRAL_PARTS_EXCLUDE), or NULL */
 	const char *workroot;	/* the clone is made under it */
 	const char *inputs;	/* recorded in each record; may be NULL */
 	const char *host;	/* recorded in each record; may be NULL */
@@ -278,6 +306,10 @@ struct corral_run {
 				   TMPDIR, TMP and TEMP, in the caller's,
 				   removed when it ends (the sandbox has its
 				   own /tmp either way) */
+	const char *unit_junit;	/* the JUnit file each unit writes, relative
+				   to the clone, $CORRAL_UNIT standing for
+				   the unit: its tests are the record's;
+				   NULL: none */
 	int exit_only;		/* a unit that exits 0 passes whatever TAP
 				   it printed; 0: its TAP's not ok lines,
 				   Bail out! or a short plan fail it */

@@ -101,7 +101,19 @@ struct capture {
 	struct corral_tap tap;	/* standard output, read as TAP */
 	struct last_line last[2];	/* of standard output, and error */
 	struct corral_note_lines notes;	/* of both */
+	char *junit;		/* the unit's own JUnit file (absolute), or
+				   NULL: CORRAL_UNIT_JUNIT unset */
+	char *junit_copy;	/* where the agent keeps a copy: N.xml */
+	struct corral_buf junit_bad;	/* why it could not be read, or "" */
 };
+
+/*
+ * After the unit: its JUnit file (c->junit) read and parsed, its tests
+ * then in c->tap (in place of its TAP) and its bytes copied to
+ * c->junit_copy; when it cannot be, c->junit_bad says why ("cannot open
+ * 'x.xml': ...", "'x.xml': invalid XML at line 3").  0, or -1 on ENOMEM.
+ */
+int corral_run_capture_junit(struct capture *c, const char *rel);
 
 /* How one attempt is waited for. */
 struct waiting {

@@ -35,7 +35,7 @@
 /* Outputs of an earlier run                                            */
 
 /*
- * "N.out", "N.note", "N.A.out", "N.A.note" with N > keep: what an earlier
+ * "N.out", "N.note", "N.xml", "N.A.out"... with N > keep: what an earlier
  * run left, less what the units resumed from it point to.
  */
 static int
@@ -49,7 +49,7 @@ is_output(const char *name, size_t keep)
 	    (a = strspn(name + n + 1, "0123456789")) > 0)
 		n += 1 + a;
 	return n > 0 && (!strcmp(name + n, ".out") ||
-	    !strcmp(name + n, ".note"));
+	    !strcmp(name + n, ".note") || !strcmp(name + n, ".xml"));
 }
 
 static int
@@ -182,7 +182,8 @@ describe_tap(struct outcome *o, const struct corral_tap *t)
 	    (long long)t->tests == t->plan))
 		return 0;
 	o->status = "fail";
-	rc = corral_buf_addstr(&o->note, "FAIL: TAP: ");
+	rc = corral_buf_addstr(&o->note, t->junit ? "FAIL: JUnit: " :
+	    "FAIL: TAP: ");
 	if (t->failed)
 		rc |= corral_buf_add(&o->note, t->first_fail.data,
 		    t->first_fail.len);
@@ -222,6 +223,12 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 		    corral_proc_describe(&o->note, status, 1);
 	}
 	o->exit_code = WEXITSTATUS(status);
+	if (o->exit_code == 0 && c->junit_bad.len) {
+		/* asked for, its JUnit is missing or broken: nothing to judge */
+		o->status = "error";
+		return corral_buf_addf(&o->note, "ERROR: JUnit: %s",
+		    c->junit_bad.data);
+	}
 	if (o->exit_code == 0 && !r->exit_only &&
 	    (rc = describe_tap(o, &c->tap)) != 0)
 		return rc < 0 ? -1 : 0;
@@ -467,6 +474,9 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 	}
 	corral_run_capture_finish(c);
 	o->ms = corral_time_ms() - t0;
+	if (c->junit && !corral_run_caught() &&
+	    corral_run_capture_junit(c, c->junit + strlen(r->clone) + 1) < 0)
+		return corral_err_set(err, ENOMEM, "cannot run a unit");
 	if (r->sandbox)
 		corral_sandbox_note_done(notepath);
 	if (corral_run_caught())
@@ -569,6 +579,70 @@ unit_tmp_remove(struct corral_run *r, struct corral_err *err)
 	    0 && err ? -1 : 0;
 }
 
+/*
+ * CORRAL_UNIT_JUNIT with $CORRAL_UNIT (or ${CORRAL_UNIT}) replaced by the
+ * unit, in b.  0, or -1 (ENOMEM).
+ */
+static int
+junit_rel(const char *tmpl, const char *unit, struct corral_buf *b)
+{
+	static const char *const var[] = { "${CORRAL_UNIT}", "$CORRAL_UNIT" };
+	size_t i, k;
+	int rc = 0;
+
+	while (*tmpl && rc == 0) {
+		for (i = 0; i < 2; i++)
+			if (!strncmp(tmpl, var[i], (k = strlen(var[i]))))
+				break;
+		if (i < 2) {
+			rc = corral_buf_addstr(b, unit);
+			tmpl += k;
+		} else
+			rc = corral_buf_addch(b, *tmpl++);
+	}
+	return rc;
+}
+
+/*
+ * Where the unit writes its own JUnit (r->unit_junit, in its clone), and
+ * where the agent keeps a copy (N.xml beside N.out), in c; what an earlier
+ * attempt left there removed.  A path that leaves the clone is the
+ * attempt's JUnit error.  0, or -1 with err set (ENOMEM).
+ */
+static int
+unit_junit(struct corral_run *r, const char *unit, struct capture *c,
+    struct corral_err *err)
+{
+	struct corral_buf rel = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
+	struct corral_err why;
+	size_t n = strlen(c->path);
+	int rc = -1;
+
+	if (!r->unit_junit || !*r->unit_junit)
+		return 0;
+	if (junit_rel(r->unit_junit, unit, &rel) < 0)
+		goto out;
+	if (corral_path_lexical("CORRAL_UNIT_JUNIT", rel.data ? rel.data : "",
+	    0, &why) < 0) {
+		rc = corral_buf_addstr(&c->junit_bad, why.msg);
+		goto out;
+	}
+	if (corral_buf_addf(&b, "%s/%s", r->clone, rel.data) < 0 ||
+	    !(c->junit = strdup(b.data)))
+		goto out;
+	corral_buf_reset(&b);
+	if (corral_buf_addf(&b, "%.*s.xml", (int)(n - 4), c->path) < 0 ||
+	    !(c->junit_copy = strdup(b.data)))
+		goto out;
+	(void)unlink(c->junit);
+	(void)unlink(c->junit_copy);
+	rc = 0;
+out:
+	corral_buf_release(&rel);
+	corral_buf_release(&b);
+	return rc < 0 ? corral_err_set(err, ENOMEM, "cannot run a unit") : 0;
+}
+
 /* Attempt number attempt of unit n (from 1) of the slice. */
 int
 corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
@@ -590,7 +664,7 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 		goto out;
 	}
 	c.path = o->out.data;
-	if (unit_tmp_make(r, err) < 0)
+	if (unit_junit(r, unit, &c, err) < 0 || unit_tmp_make(r, err) < 0)
 		goto out;
 	rc = execute(r, &c, note.data, o, err);
 	if (unit_tmp_remove(r, rc < 0 ? NULL : err) < 0 || rc < 0) {

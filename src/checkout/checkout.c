@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ struct dirmeta {
 struct job {
 	const char *realsrc;
 	const struct corral_strv *exclude;	/* normalised, may be NULL */
+	const struct corral_strv *patterns;	/* CORRAL_PARTS_EXCLUDE, or
+						   NULL */
 	const char *tmp;			/* the clone being built */
 	const char *part;			/* the part being copied */
 	struct corral_strv *list;		/* manifest mode: no copies */
@@ -195,11 +198,64 @@ corral_part_check(const char *src, const char *part, struct corral_err *err)
 	return rc;
 }
 
+/* s[0..n) matches pattern p, a trailing '/' of p dropped. */
+static int
+matches(const char *p, const char *s, size_t n)
+{
+	char buf[PATH_MAX];
+	size_t k = strlen(p);
+
+	if (n >= sizeof(buf) || k >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (k > 1 && p[k - 1] == '/') {
+		char pat[PATH_MAX];
+
+		memcpy(pat, p, k - 1);
+		pat[k - 1] = '\0';
+		return fnmatch(pat, buf, FNM_PATHNAME) == 0;
+	}
+	return fnmatch(p, buf, FNM_PATHNAME) == 0;
+}
+
+/* Pattern p leaves rel out: see corral_checkout_ignored. */
+static int
+ignores(const char *p, const char *rel)
+{
+	const char *c, *slash = strchr(p, '/');
+	int anchored = slash && slash[1] != '\0';
+
+	for (c = rel; *c; c = slash ? slash + 1 : c + strlen(c)) {
+		slash = strchr(c, '/');
+		if (anchored ? matches(p, rel, slash ? (size_t)(slash - rel) :
+		    strlen(rel)) : matches(p, c, slash ? (size_t)(slash - c) :
+		    strlen(c)))
+			return 1;
+		if (!slash)
+			break;
+	}
+	return 0;
+}
+
+int
+corral_checkout_ignored(const struct corral_strv *patterns, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; patterns && i < patterns->n; i++)
+		if (*patterns->v[i] && *rel && ignores(patterns->v[i], rel))
+			return 1;
+	return 0;
+}
+
 static int
 excluded(const struct job *j, const char *rel)
 {
 	size_t i;
 
+	if (corral_checkout_ignored(j->patterns, rel))
+		return 1;
 	if (!j->exclude)
 		return 0;
 	for (i = 0; i < j->exclude->n; i++)
@@ -407,7 +463,8 @@ is_clone(const char *path)
 }
 
 /*
- * Manifest mode: one line for the entry, saying what a copy would hold
+ * Manifest mode: one line for the entry (none for a socket, a FIFO or a
+ * device), saying what a copy would hold
  * (type, mode, size, mtime, path, and a link's target), so that any change
  * to a part's files changes the manifest.  Symlinks are checked as for a
  * copy.
@@ -420,9 +477,11 @@ list_entry(struct job *j, const char *from, const char *rel,
 	char target[PATH_MAX];
 	ssize_t n = -1;
 	int type = S_ISDIR(st->st_mode) ? 'd' : S_ISREG(st->st_mode) ? 'f' :
-	    S_ISLNK(st->st_mode) ? 'l' : 'o';
+	    S_ISLNK(st->st_mode) ? 'l' : 0;
 	int rc;
 
+	if (!type)	/* a socket, FIFO or device: remade as a suite runs */
+		return 0;
 	if (type == 'l') {
 		if (check_link(j->realsrc, from, j->part, j->err) < 0)
 			return -1;
@@ -457,8 +516,9 @@ entry_type(const char *path, unsigned char d_type)
 		    DT_REG : S_ISLNK(st.st_mode) ? DT_LNK :
 		    S_ISFIFO(st.st_mode) ? DT_FIFO : DT_UNKNOWN;
 	}
+	/* a FIFO, as a socket, is what a suite makes as it runs: no input */
 	return d_type == DT_DIR ? 'd' : d_type == DT_REG ? 'f' :
-	    d_type == DT_LNK ? 'l' : d_type == DT_FIFO ? 'p' : 0;
+	    d_type == DT_LNK ? 'l' : 0;
 }
 
 /*
@@ -477,7 +537,7 @@ listed_entry(struct job *j, const char *from, const char *rel,
 
 	corral_buf_reset(b);
 	/* Most entries need neither path: a file the kernel typed. */
-	if (j->exclude && j->exclude->n) {
+	if ((j->exclude && j->exclude->n) || (j->patterns && j->patterns->n)) {
 		if (!(child = corral_path_join(rel, name)))
 			goto out;
 		if (excluded(j, child))
@@ -953,8 +1013,8 @@ install_clone(const char *tmp, const char *dest, struct corral_err *err)
 
 int
 corral_checkout(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, const char *dest,
-    struct corral_strv *missing, struct corral_err *err)
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    const char *dest, struct corral_strv *missing, struct corral_err *err)
 {
 	struct corral_strv normex = CORRAL_STRV_INIT;
 	struct job j = { 0 };
@@ -971,6 +1031,7 @@ corral_checkout(const char *src, const struct corral_strv *parts,
 		goto out;
 	j.realsrc = realsrc;
 	j.exclude = &normex;
+	j.patterns = patterns;
 	j.tmp = tmp;
 	j.err = err;
 	if (write_mark(tmp, realsrc, err) < 0)
@@ -1033,8 +1094,8 @@ corral_clone_remove(const char *dest, struct corral_err *err)
  */
 int
 corral_clone_renew(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, const char *dest,
-    struct corral_err *err)
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    const char *dest, struct corral_err *err)
 {
 	struct stat st, up;
 	char *parent;
@@ -1051,7 +1112,7 @@ corral_clone_renew(const char *src, const struct corral_strv *parts,
 	}
 	if (corral_remove_tree(dest, err) < 0)
 		return -1;
-	return corral_checkout(src, parts, exclude, dest, NULL, err);
+	return corral_checkout(src, parts, exclude, patterns, dest, NULL, err);
 }
 
 /* The path of a manifest line: after "- ", or after the four fields. */
@@ -1074,7 +1135,8 @@ cmp_manifest(const void *a, const void *b)
 
 int
 corral_checkout_manifest(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, struct corral_buf *out,
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    struct corral_buf *out,
     struct corral_strv *missing, struct corral_err *err)
 {
 	struct corral_strv normex = CORRAL_STRV_INIT, lines = CORRAL_STRV_INIT;
@@ -1089,6 +1151,7 @@ corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 		goto out;
 	j.realsrc = realsrc;
 	j.exclude = &normex;
+	j.patterns = patterns;
 	j.tmp = realsrc;
 	j.err = err;
 	j.list = &lines;

@@ -23,14 +23,14 @@
 /* Every setting, in the table's order. */
 enum corral_setting_id {
 	CS_SRC, CS_OUT, CS_UNITS, CS_UNITS_FILE, CS_DISCOVER, CS_CMD,
-	CS_SHELL, CS_PARTS, CS_PARTS_CMD, CS_PARTS_CHECK, CS_AGENTS,
+	CS_SHELL, CS_PARTS, CS_PARTS_CMD, CS_PARTS_CHECK, CS_PARTS_EXCLUDE, CS_AGENTS,
 	CS_SPLIT, CS_TIMEOUT, CS_SLICE_TIMEOUT, CS_RUN_TIMEOUT, CS_GRACE,
 	CS_RETRIES, CS_NO_RETRY, CS_SKIP_CODES, CS_ERROR_CODES, CS_VERDICT,
-	CS_TMP, CS_NOTE_PATTERN, CS_FAIL_ON_FLAKY, CS_HALT, CS_OUTPUT_MAX,
+	CS_TMP, CS_NOTE_PATTERN, CS_UNIT_JUNIT, CS_FAIL_ON_FLAKY, CS_HALT, CS_OUTPUT_MAX,
 	CS_LIMIT_CPU, CS_LIMIT_MEM, CS_LIMIT_FSIZE, CS_SANDBOX,
 	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_JUNIT, CS_JUNIT_SUITE,
 	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_KNOB, CS_SHARD_TOTAL, CS_HISTORY,
-	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_BIN, CS_V,
+	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_WORK, CS_BIN, CS_V,
 	CS_CACHE, CS_CACHE_ENV, CS_CACHE_KEY, CS_CACHE_VERIFY,
 	/* what corral.mk or the run itself decides, not a CORRAL_* knob */
 	CS_SHARD,	/* "K N" (CORRAL_SHARD as corral-shard -e read it) */
@@ -55,6 +55,7 @@ enum corral_kind {
 	CK_PATHS,	/* words, each a path made absolute */
 	CK_WORD,	/* at most one word */
 	CK_PATH,	/* at most one word, a path made absolute */
+	CK_NODE_PATH,	/* a path, or one whose $NAME each node expands */
 	CK_NUMBER,	/* a whole number */
 	CK_SECONDS,	/* seconds, a fraction allowed */
 	CK_WHOLE_SECONDS,
@@ -203,14 +204,16 @@ long long corral_live_total(size_t nslices, const char *config, int all);
 /* inputs.c: what the slices depend on                                 */
 
 /*
- * Write dir/K.manifest from dir/K.parts for K = 0.. up to the first
+ * Write dir/K.manifest from dir/K.parts (less exclude and what patterns
+ * leave out, as corral_checkout_manifest) for K = 0.. up to the first
  * missing K.parts, each only when it changed (a slice whose parts are
  * refused loses its manifest), and add each manifest to sha (if not
  * NULL).  0, or -1
  * with err set (I/O; the manifests are then not all there).
  */
 int corral_manifests_write(const char *src, const char *dir,
-    const struct corral_strv *exclude, struct corral_sha256 *sha,
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    struct corral_sha256 *sha,
     struct corral_err *err);
 /*
  * With CORRAL_PARTS auto, the run after a slice learned in the whole

@@ -38,6 +38,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { TO(CP_PLAN, 'P'), NO } },
 	[CS_PARTS_CHECK] = { "CORRAL_PARTS_CHECK", "0", CK_BOOL, NULL, NULL,
 	    { { CP_SLICE, 'W', CA_IF, "1" }, NO } },
+	[CS_PARTS_EXCLUDE] = { "CORRAL_PARTS_EXCLUDE", "", CK_WORDS, NULL,
+	    PARTS_CFG, { { CP_SLICE, 'I', CA_EACH, NULL }, NO }, 1 },
 	[CS_AGENTS] = { "CORRAL_AGENTS", "auto", CK_WORD, NULL, PLAN_CFG,
 	    { TO(CP_SPLIT, 'n'), NO } },
 	[CS_SPLIT] = { "CORRAL_SPLIT", "auto", CK_WORD, NULL, NULL,
@@ -64,6 +66,8 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { { CP_SLICE, 'U', CA_IF, "shared" }, NO }, 1 },
 	[CS_NOTE_PATTERN] = { "CORRAL_NOTE_PATTERN", "", CK_TEXT, NULL, NULL,
 	    { TO(CP_SLICE, 'f'), NO } },
+	[CS_UNIT_JUNIT] = { "CORRAL_UNIT_JUNIT", "", CK_WORD, NULL, NULL,
+	    { TO(CP_SLICE, 'J'), NO }, 1 },
 	[CS_FAIL_ON_FLAKY] = { "CORRAL_FAIL_ON_FLAKY", "0", CK_BOOL, NULL,
 	    MERGE_CFG, { { CP_MERGE, 'f', CA_IF, "1" }, NO } },
 	[CS_HALT] = { "CORRAL_HALT", "", CK_NUMBER, NULL, NULL,
@@ -105,14 +109,16 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { NO, NO } },
 	[CS_LAUNCH] = { "CORRAL_LAUNCH", "", CK_WORDS, NULL, NULL,
 	    { NO, NO } },
+	[CS_WORK] = { "CORRAL_WORK", "", CK_NODE_PATH, NULL, NULL,
+	    { NO, NO } },
 	[CS_BIN] = { "CORRAL_BIN", "", CK_PATH, NULL, NULL, { NO, NO } },
 	[CS_V] = { "CORRAL_V", "0", CK_BOOL, NULL, NULL, { NO, NO } },
 	[CS_CACHE] = { "CORRAL_CACHE", "", CK_PATH, NULL, NULL,
 	    { TO(CP_SLICE, 'u'), NO } },
 	[CS_CACHE_ENV] = { "CORRAL_CACHE_ENV", "", CK_WORDS, NULL, SLICE_CFG,
-	    { TO(CP_SLICE, 'J'), NO }, 1 },
+	    { TO(CP_SLICE, 'y'), NO }, 1 },
 	[CS_CACHE_KEY] = { "CORRAL_CACHE_KEY", "", CK_TEXT, NULL, SLICE_CFG,
-	    { TO(CP_SLICE, 'j'), NO }, 1 },
+	    { TO(CP_SLICE, 'z'), NO }, 1 },
 	/*
 	 * 2: of every 50 hits one runs again, so a key that misses what a
 	 * unit depends on is found within a few runs of any real size, for
@@ -270,6 +276,7 @@ accepts(const struct corral_setting *row)
 	case CK_BOOL: return "0 or 1";
 	case CK_ENUM: return row->choices;
 	case CK_PATH:
+	case CK_NODE_PATH:
 		return "one path without spaces (a make limitation)";
 	case CK_WORD: return "one word";
 	default: return "text";
@@ -293,6 +300,7 @@ corral_setting_check(const struct corral_setting *row, const char *value,
 	case CK_BOOL: ok = one_of(value, "0 1"); break;
 	case CK_ENUM: ok = one_of(value, row->choices); break;
 	case CK_PATH:
+	case CK_NODE_PATH:
 	case CK_WORD: ok = !value[strcspn(value, " \t\n")]; break;
 	default: break;
 	}
@@ -399,6 +407,10 @@ normal(const struct corral_setting *row, const char *value, int unset,
 	switch (row->kind) {
 	case CK_CODES: t = comma_codes(v); break;
 	case CK_PATH: t = absolute(v, cwd); break;
+	/* "$TMPDIR/x" is absolute, or not, only where it is expanded. */
+	case CK_NODE_PATH:
+		t = *v == '$' ? strdup(v) : absolute(v, cwd);
+		break;
 	case CK_PATHS: t = absolute_words(v, cwd); break;
 	default: return v;
 	}

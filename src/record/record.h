@@ -42,6 +42,7 @@ struct corral_tap {
 	struct corral_tap_test *v;	/* every test, when keep */
 	size_t n;
 	int keep;
+	int junit;			/* read from the unit's JUnit XML */
 	int err;			/* ENOMEM once memory ran out */
 	struct corral_buf line;		/* the line being read */
 };
@@ -57,6 +58,33 @@ int corral_tap_end(struct corral_tap *t);
 /* Whether the stream was TAP: a plan was read. */
 int corral_tap_found(const struct corral_tap *t);
 void corral_tap_release(struct corral_tap *t);
+/*
+ * Count one test not read from TAP (a JUnit testcase): name, a
+ * CORRAL_TAP_* status, ms (-1: not known) and why (a failure's message,
+ * or a skip's reason; may be NULL; a kept failed test's text), one more
+ * planned.  0, or -1 (ENOMEM).
+ */
+int corral_tap_test(struct corral_tap *t, const char *name, int status,
+    long long ms, const char *why);
+
+/* ------------------------------------------------------------------ */
+/* xunit.c: the JUnit XML a unit writes                                */
+
+/* The largest JUnit file read, in bytes. */
+#define CORRAL_JUNIT_MAX	(64LL << 20)
+
+/*
+ * Read the JUnit XML data[0..n) (pytest --junitxml, ctest, gotestsum,
+ * Maven: a <testsuites> or <testsuite> root, <testcase> elements at any
+ * depth, each failed by a <failure> or <error> child, skipped by a
+ * <skipped>) into t, made with corral_tap_init: every testcase through
+ * corral_tap_test, named "classname.name" (or name), its "time" (seconds)
+ * as ms; t->junit set.  No entity is expanded, no DTD or network read.
+ * 0, or -1 with err set: "invalid XML at line N", "no <testsuite> or
+ * <testsuites> root", ENOMEM.
+ */
+int corral_junit_read(struct corral_tap *t, const char *data, size_t n,
+    struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */

@@ -226,7 +226,7 @@ clone_root(struct ctx *c, const char *dest, struct corral_err *err)
 
 	if (corral_strv_add(&parts, ".") < 0)
 		return corral_err_set(err, ENOMEM, "clone");
-	rc = corral_checkout(c->root, &parts, &c->exclude, dest, NULL, &e);
+	rc = corral_checkout(c->root, &parts, &c->exclude, NULL, dest, NULL, &e);
 	corral_strv_release(&parts);
 	if (rc < 0)
 		corral_err_set(err, e.errnum, "cannot clone '%s': %s",

@@ -305,20 +305,57 @@ eat_tap(void *tap, const char *p, size_t n)
 }
 
 static int
+counted(const struct corral_report_row *r, const struct corral_tap *tap)
+{
+	return corral_tap_found(tap) && (long long)tap->tests == r->tests &&
+	    (long long)tap->failed == r->tests_failed &&
+	    (long long)tap->skipped == r->tests_skipped;
+}
+
+/*
+ * The tests of the unit's own JUnit, from the copy its agent kept beside
+ * its output (N.xml for N.out); 1 when they are those its record counted.
+ */
+static int
+read_unit_junit(const struct corral_report *rep,
+    const struct corral_report_row *r, struct corral_tap *tap)
+{
+	struct corral_buf where = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t n = strlen(r->where);
+	int fd = -1, rc = 0;
+
+	if (n < 4 || strcmp(r->where + n - 4, ".out") ||
+	    corral_buf_addf(&where, "%.*s.xml", (int)(n - 4), r->where) < 0 ||
+	    (fd = report_open_output(rep, where.data)) < 0)
+		goto out;
+	corral_tap_release(tap);
+	corral_tap_init(tap, 1);
+	rc = corral_fd_chunks(fd, corral_buf_eat, &b) == 0 &&
+	    corral_junit_read(tap, b.data ? b.data : "", b.len, &err) == 0 &&
+	    counted(r, tap);
+out:
+	if (fd >= 0)
+		close(fd);
+	corral_buf_release(&where);
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
 read_unit_tests(const struct corral_report *rep,
     const struct corral_report_row *r, struct corral_tap *tap)
 {
-	int fd, rc;
+	int fd, rc = 0;
 
-	if (r->tests < 0 || (fd = report_open_output(rep, r->where)) < 0)
+	if (r->tests < 0 || !r->where)
 		return 0;
-	rc = corral_fd_chunks(fd, eat_tap, tap) == 0 &&
-	    corral_tap_end(tap) == 0 && corral_tap_found(tap) &&
-	    (long long)tap->tests == r->tests &&
-	    (long long)tap->failed == r->tests_failed &&
-	    (long long)tap->skipped == r->tests_skipped;
-	close(fd);
-	return rc;
+	if ((fd = report_open_output(rep, r->where)) >= 0) {
+		rc = corral_fd_chunks(fd, eat_tap, tap) == 0 &&
+		    corral_tap_end(tap) == 0 && counted(r, tap);
+		close(fd);
+	}
+	return rc || read_unit_junit(rep, r, tap);
 }
 
 /* Test number n (from 1) t of the unit r; a bare "ok 1" is "test 1". */

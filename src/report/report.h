@@ -198,6 +198,14 @@ struct corral_timeline {
 	size_t nhosts;		/* distinct hosts named; 0: none */
 	long long t0;		/* ms since the Epoch of the first span */
 	long long end_ms;	/* the end of the last span, from t0 */
+	long long *gaps;	/* where the axis leaves out idle time (a
+				   pause between invocations), from t0 */
+	size_t ngaps;
+	long long idle_ms;	/* the time left out there, in all */
+	const char *run;	/* the run of the record that ended last, or
+				   NULL: none names one */
+	const char *name;	/* the project, for the page's title; NULL:
+				   none (the caller sets it) */
 	struct corral_strv strings;	/* what the spans point into */
 	struct corral_strv unreadable;	/* "FILE line N: why" */
 };
@@ -206,10 +214,14 @@ struct corral_timeline {
  * Read dir's successes.jsonl and failures.jsonl (a missing one is empty)
  * and merge.json (if any) into t: a span per attempt that a record tells
  * of (its own, and the earlier ones of "tries"), per agent checkout, and
- * the merge.  Lines that are not records go to unreadable; a record
+ * the merge.  A time over CORRAL_TIMELINE_IDLE_MS when nothing ran (the
+ * pause between a run and a later one that re-ran some of its units) is
+ * left out of the axis: every later span moves back by it, and gaps says
+ * where.  Lines that are not records go to unreadable; a record
  * without a readable "at" has no span.  0, or -1 with err set (I/O,
  * ENOMEM).  Release t with corral_timeline_release either way.
  */
+#define CORRAL_TIMELINE_IDLE_MS	5000
 int corral_timeline_read(struct corral_timeline *t, const char *dir,
     struct corral_err *err);
 void corral_timeline_release(struct corral_timeline *t);

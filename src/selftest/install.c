@@ -23,7 +23,7 @@ extern char **environ;
 const struct corral_command corral_commands[] = {
 	{ "bundle", "write, describe or apply a bundle of verified repairs" },
 	{ "checkout", "make a private copy of just the parts a slice needs" },
-	{ "demo", "a live tour: 12 checks over 4 agents through corral.mk" },
+	{ "demo", "a live tour: 12 checks in 12 slices, 4 agents at a time, through corral.mk" },
 	{ "doctor", "verify that this install really works" },
 	{ "engine", "each step of corral.mk's slice graph, and its settings" },
 	{ "find-combine", "several finders as one; agreement is corroboration" },
