@@ -165,6 +165,7 @@ $(call __corral-number,CORRAL_HALT)
 $(call __corral-number,CORRAL_SLOWEST)
 $(call __corral-number,CORRAL_TAIL)
 $(call __corral-number,CORRAL_SHARD_TOTAL)
+$(call __corral-number,CORRAL_CACHE_VERIFY)
 $(call __corral-digits,CORRAL_LIMIT_CPU,$(call \
 	__corral-get,CORRAL_LIMIT_CPU),a whole number of seconds)
 $(call __corral-bytes,CORRAL_OUTPUT_MAX)
@@ -199,6 +200,7 @@ $(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
+$(call __corral-path,CORRAL_CACHE,)
 $(call __corral-path,CORRAL_WORK,)
 $(call __corral-path,CORRAL_UNIT_JUNIT,)
 $(call __corral-word,CORRAL_HOST,,one word)
@@ -208,7 +210,7 @@ $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 # Any text will do for these; CORRAL_SPLIT is checked when a target runs
 # (against corral-split -L), CORRAL_SHARD by corral-shard -e below.
 $(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD PARTS_EXCLUDE NOTE_PATTERN \
-	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call \
+	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT CACHE_ENV CACHE_KEY,$(call \
 	__corral-text,CORRAL_$(__corral_n)))
 # A '${' or '$(' that is never closed, in a command, stops make here,
 # naming the setting: make's own "unterminated variable reference" names

@@ -812,6 +812,26 @@ slice_logs(struct corral_buf *b, const char *stem)
 }
 
 /*
+ * The result cache: the local store in CORRAL_OUT, the settings of the
+ * key, and no hit under make -B.
+ */
+static void
+cache_argv(struct corral_strv *argv)
+{
+	struct corral_buf keyed = CORRAL_BUF_INIT;
+
+	if (corral_settings_keyed(&S, &keyed) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(argv, "-O");
+	xout(argv, "cache");
+	xadd(argv, "-Y");
+	xadd(argv, keyed.data);
+	if (make_always())
+		xadd(argv, "-b");
+	corral_buf_release(&keyed);
+}
+
+/*
  * Where the agent makes its clone: CORRAL_OUT/work, or, with CORRAL_WORK,
  * this CORRAL_OUT's directory there (corral-TAG, TAG a digest of its
  * path, so that runs of two CORRAL_OUTs on one node never sweep each
@@ -877,6 +897,7 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	}
 	if (!layer)
 		xadd(argv, "-M");
+	cache_argv(argv);
 	work_argv(argv);
 	xadd(argv, "-D");
 	corral_buf_reset(&f);

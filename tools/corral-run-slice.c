@@ -46,19 +46,24 @@ struct opts {
 	int sandbox;		/* -X bwrap */
 	int check;		/* -n: check the sandbox, run nothing */
 	int quiet_missing;	/* -M */
+	struct corral_run_cache cache;	/* -O, -u, -J, -j, -V, -b, -Y */
+	int cache_on;
+	struct corral_learned learned;	/* -A: every unit's, for the keys */
+	int have_learned;
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
+	"corral-run-slice [-0bFhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
 	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L "
-	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
-	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
-	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
+	"LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
+	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w "
+	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-z CMD] -c CMD -l LOGDIR AGENT SLICE\n"
 	"corral-run-slice -n -X SANDBOX [-a ARG]",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
 	"-a ARG\tan argument added to the sandbox's options (repeatable)\n"
 	"-B CODES\texit codes that mean a hard error, comma-separated\n"
+	"-b\ttake no cached result (make -B), store them all the same\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-D STAMP\tmade when every unit passed, removed until then\n"
@@ -82,6 +87,7 @@ static const struct corral_usage use = {
 	"-m HOST\tthe host named in every record (default: the Slurm node, else this host)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
 	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
+	"-O STORE\tthe local result cache: a unit whose key it holds does not run\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
 	"-p PART\ta path to check out (repeatable)\n"
@@ -92,11 +98,16 @@ static const struct corral_usage use = {
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-U\tunits share the caller's TMPDIR (not one of their own each)\n"
+	"-u STORE\ta shared result cache (CORRAL_CACHE), after the local one\n"
+	"-V PERCENT\tof the cached results, run this percent again to verify them\n"
 	"-v\ta progress line as each unit finishes\n"
 	"-W\ta unit that fails is tried again in the whole tree\n"
 	"-w WORKROOT\twhere the clone goes\n"
 	"-X SANDBOX\tnone, or bwrap: each unit inside bubblewrap\n"
-	"-x EXCLUDE\ta path under SRC left out (repeatable)",
+	"-x EXCLUDE\ta path under SRC left out (repeatable)\n"
+	"-Y SETTINGS\tlines 'NAME value': the settings that join each unit's key\n"
+	"-y NAMES\tthe environment variables that join each unit's key\n"
+	"-z CMD\ta command whose output joins each unit's key",
 	NULL
 };
 
@@ -140,21 +151,22 @@ read_estimates(const char *file, size_t nunits)
 	return ms;
 }
 
-/* The units of the slice that history has learned nothing of. */
+/*
+ * The units of the slice that history has learned nothing of; l keeps
+ * what it learned of the others (their keys' inputs).
+ */
 static void
 read_unlearned(const char *history, const struct corral_strv *units,
-    struct corral_strv *learn)
+    struct corral_strv *learn, struct corral_learned *l)
 {
-	struct corral_learned l;
 	struct corral_err err;
 	size_t i;
 
-	if (corral_learned_read(&l, history, &err) < 0)
+	if (corral_learned_read(l, history, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < units->n; i++)
-		if (!corral_learned_of(&l, units->v[i]))
+		if (!corral_learned_of(l, units->v[i]))
 			xadd(learn, units->v[i]);
-	corral_learned_release(&l);
 }
 
 /* The value of option opt, by corral_seconds_parse or corral_size_parse. */
@@ -392,6 +404,25 @@ keep_names(struct opts *o, const char *names)
 	}
 }
 
+static char *cache_warned;
+
+/* The result cache: the key's shared parts and the stores. */
+static void
+cache_setup(struct corral_run *r, struct opts *o)
+{
+	struct corral_run_cache *c = &o->cache;
+
+	c->key.shell = r->shell;
+	c->key.cmd = r->cmd;
+	c->learned = o->have_learned ? &o->learned : NULL;
+	c->warn = print_progress;
+	if (r->statedir && !(cache_warned = corral_path_join(r->statedir,
+	    "cache-warned")))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	c->warned = cache_warned;
+	r->cache = c;
+}
+
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
@@ -399,7 +430,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
+	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:R:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:z:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -426,6 +457,15 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 			parse_codes(o->hard, optarg, "-B");
 			r->hard = o->hard;
 			break;
+		case 'b': o->cache.no_hits = 1; break;
+		case 'O': o->cache.store[0].dir = optarg; o->cache_on = 1; break;
+		case 'u': o->cache.store[1].dir = *optarg ? optarg : NULL;
+			o->cache_on |= *optarg != '\0';
+			break;
+		case 'V': o->cache.verify = (int)number(optarg, 100, "-V"); break;
+		case 'Y': o->cache.key.settings = optarg; break;
+		case 'y': o->cache.key.env = optarg; break;
+		case 'z': o->cache.key.key_cmd = optarg; break;
 		case 'F': r->exit_only = 1; break;
 		case 'U': r->tmp_shared = 1; break;
 		case 'f':
@@ -504,8 +544,10 @@ main(int argc, char *argv[])
 	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);
-	if (o.history)
-		read_unlearned(o.history, &o.units, &o.learn);
+	if (o.history) {
+		read_unlearned(o.history, &o.units, &o.learn, &o.learned);
+		o.have_learned = 1;
+	}
 	corral_run_id(runid);
 	keep = getenv("CORRAL_KEEP");
 
@@ -527,6 +569,8 @@ main(int argc, char *argv[])
 	r.learn = o.history ? &o.learn : NULL;
 	r.keep_env = o.keep_given ? &o.keep_env : NULL;
 	r.progress_tty = r.progress && isatty(2);
+	if (o.cache_on)
+		cache_setup(&r, &o);
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
 	 * it lives (agents started by hand share it), and no unit gets it.
@@ -555,6 +599,9 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.patterns);
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
+	if (o.have_learned)
+		corral_learned_release(&o.learned);
+	free(cache_warned);
 	corral_strv_release(&o.keep_env);
 	free(o.workroot);
 	corral_sandbox_release(&sandbox);

@@ -43,8 +43,8 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 	rc |= corral_buf_addstr(&b, "{\"dir\":");
 	rc |= corral_buf_addjson(&b, dir, strlen(dir));
 	rc |= corral_buf_addf(&b, ",\"units\":%zu,\"successes\":%zu,"
-	    "\"failures\":%zu,\"by_verdict\":{", s->units, s->successes,
-	    s->failures);
+	    "\"failures\":%zu,\"cached\":%zu,\"by_verdict\":{", s->units,
+	    s->successes, s->failures, s->cached);
 	for (i = 0; order && order[i]; i++) {
 		rc |= corral_buf_addstr(&b, i ? "," : "");
 		rc |= corral_buf_addjson(&b, order[i], strlen(order[i]));
@@ -189,6 +189,9 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 	    s->units == 1 ? "" : "s", s->successes,
 	    s->successes == 1 ? "" : "es", s->failures,
 	    s->failures == 1 ? "" : "s");
+	if (s->cached)
+		corral_showf(stdout, "  %zu cached: passed before on the same "
+		    "inputs, not run again\n", s->cached);
 	if (s->tap_units)
 		corral_showf(stdout, "  %lld tests in %zu unit%s  ->  %lld passed, %lld "
 		    "failed, %lld skipped\n", s->tests, s->tap_units,

@@ -9,6 +9,7 @@
 
 #include <regex.h>
 #include "base/base.h"
+#include "cache/cache.h"
 
 /* ------------------------------------------------------------------ */
 /* env.c: what a unit inherits                                          */
@@ -228,6 +229,32 @@ int corral_run_signals(struct corral_err *err);
 int corral_run_caught(void);
 
 /*
+ * The result cache of a run (cached.c): each unit's key is looked up in
+ * the stores before it runs, and a hit is recorded without running it.
+ * The caller fills it; corral_run_release releases what the run made.
+ */
+struct corral_run_cache {
+	struct corral_cache_ctx key;	/* src, settings, env, key_cmd,
+					   shell and cmd set by the caller */
+	struct corral_cache_store store[2];	/* [0] the local one,
+					   [1] CORRAL_CACHE (dir NULL: none) */
+	int no_hits;		/* make -B: store results, take no hit */
+	int verify;		/* percent of the hits run again (0..100) */
+	const struct corral_learned *learned;	/* CORRAL_PARTS = auto:
+					   each unit's inputs; else NULL */
+	const char *warned;	/* a file made once a store's trouble was
+				   said (STATEDIR/cache-warned), or NULL */
+	corral_progress_fn *warn;	/* says it, or NULL */
+	int said;		/* this agent said it */
+	int off;		/* keys cannot be made: uncached */
+
+	int ready;		/* key.base computed */
+	struct corral_strv deferred;	/* hits to verify, after the misses */
+	struct corral_strv deferred_key;	/* their keys */
+	size_t hits, stored;
+};
+
+/*
  * One agent's run of one slice.  The caller fills the first blocks, calls
  * corral_run_init first and corral_run_release last, whatever happened.
  */
@@ -296,6 +323,7 @@ struct corral_run {
 	void *progress_arg;
 	int progress_tty;	/* they go to a terminal: redraw one line */
 	struct corral_sandbox *sandbox;	/* each unit inside it, or NULL */
+	struct corral_run_cache *cache;	/* the result cache, or NULL */
 	const struct corral_strv *keep_env;	/* the CORRAL_* names of the
 				   user's own environment: units get no
 				   other (corral_env_unit); NULL: every

@@ -148,6 +148,30 @@ struct outcome {
 };
 
 /* ------------------------------------------------------------------ */
+/* slice.c and cached.c: records and the result cache                  */
+
+/* Write rec to the log; final: the unit's last, sealed after it. */
+int corral_run_write_record(struct corral_run *r,
+    const struct corral_record *rec, int final, struct corral_err *err);
+/*
+ * Look unit (number i from 0, of expected work weight) up in the cache:
+ * 0 not found (run it), 1 a hit recorded, 2 a hit kept to verify after
+ * the misses (r->cache->deferred), -1 with err set.
+ */
+int corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
+    long long weight, struct corral_err *err);
+/* Store the final outcome o of unit when it passed or skipped.  0. */
+int corral_cached_store(struct corral_run *r, const char *unit,
+    const struct outcome *o);
+/*
+ * The verified hit under key ended as o: its note says whether the pass
+ * held; one that did not is dropped from the stores.  0, or -1 ENOMEM.
+ */
+int corral_cached_verdict(struct corral_run *r, const char *key,
+    struct outcome *o);
+void corral_cached_release(struct corral_run_cache *c);
+
+/* ------------------------------------------------------------------ */
 /* run.c: getting ready                                                */
 
 /*

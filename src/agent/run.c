@@ -552,6 +552,7 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		corral_buf_release(&st->line);
 		free(st);
 	}
+	corral_cached_release(r->cache);
 	free(r->clone);
 	corral_strv_release(&r->refused);
 	corral_strv_release(&r->refusal);

@@ -269,8 +269,8 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 /* Records                                                              */
 
 /* final: the unit's last record, after which the checkpoint is sealed. */
-static int
-write_record(struct corral_run *r, const struct corral_record *rec,
+int
+corral_run_write_record(struct corral_run *r, const struct corral_record *rec,
     int final, struct corral_err *err)
 {
 	corral_buf_reset(&r->st->line);
@@ -349,7 +349,8 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.tap = &o->tap;
 	rec.reads = o->has_reads ? &o->reads : NULL;
 	rec.host = r->host;
-	if (write_record(r, &rec, final, err) < 0)
+	rec.cached = NULL;
+	if (corral_run_write_record(r, &rec, final, err) < 0)
 		return -1;
 	if (final)
 		r->st->checkout_at[0] = '\0';
@@ -396,7 +397,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 	rec.run = r->run;
 	rec.inputs = r->inputs;
 	rec.host = r->host;
-	rc = write_record(r, &rec, 1, err);
+	rc = corral_run_write_record(r, &rec, 1, err);
 	corral_buf_release(&note);
 	r->failed++;
 	return rc;
@@ -745,10 +746,13 @@ live_start(struct corral_run *r, const char *unit, size_t i, int attempt)
 	corral_buf_release(&note);
 }
 
-/* Unit number i (from 0) of the slice, with its retries. */
+/*
+ * Unit number i (from 0) of the slice, with its retries; verify: the key
+ * of the cached pass it verifies, or NULL.
+ */
 static int
 run_unit(struct corral_run *r, const char *unit, size_t i,
-    struct corral_err *err)
+    const char *verify, struct corral_err *err)
 {
 	struct corral_buf first = CORRAL_BUF_INIT;
 	struct tries t = { NULL, NULL, 0 };
@@ -779,6 +783,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 			goto next;
 		if (rc == 0)
 			rc = add_aftermath(&o);
+		if (rc == 0 && final && verify)
+			rc = corral_cached_verdict(r, verify, &o);
 		if (rc < 0) {
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 			goto next;
@@ -787,6 +793,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 		    err)) < 0)
 			goto next;
 		r->failed += final && !o.ok;
+		if (final)
+			corral_cached_store(r, unit, &o);
 		corral_live_end(&r->st->live, unit, o.status, o.ms, attempt, final,
 		    weight_of(r, i));
 		rc = final;
@@ -854,6 +862,39 @@ resumed_unit(void *arg, size_t i, const struct corral_json_record *last)
 	    1, weight_of(r, i));
 }
 
+/* The index of unit in units (it is one of them). */
+static size_t
+index_of(const struct corral_strv *units, const char *unit)
+{
+	size_t i;
+
+	for (i = 0; i < units->n && strcmp(units->v[i], unit); i++)
+		;
+	return i;
+}
+
+/*
+ * The hits kept to verify, after the misses: each runs as a miss would,
+ * its note saying whether the cached pass held.
+ */
+static int
+run_deferred(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err)
+{
+	const struct corral_strv *d;
+	size_t j;
+	int rc = 0;
+
+	if (!r->cache)
+		return 0;
+	d = &r->cache->deferred;
+	for (j = 0; rc == 0 && j < d->n && !corral_run_guard_check(r) &&
+	    !corral_run_caught(); j++)
+		rc = run_unit(r, d->v[j], index_of(units, d->v[j]),
+		    r->cache->deferred_key.v[j], err);
+	return rc;
+}
+
 int
 corral_run_units(struct corral_run *r, const struct corral_strv *units,
     struct corral_err *err)
@@ -877,13 +918,19 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	    i++) {
 		why = time_up(r) ? NULL : corral_run_refusal_of(r, units->v[i]);
 		if (!time_up(r) && !why) {
-			rc = run_unit(r, units->v[i], i, err);
+			rc = corral_cached_lookup(r, units->v[i], i,
+			    weight_of(r, i), err);
+			if (rc == 0)
+				rc = run_unit(r, units->v[i], i, NULL, err);
+			rc = rc < 0 ? -1 : 0;
 			continue;
 		}
 		if ((rc = append_unrun(r, units->v[i], why, err)) == 0)
 			corral_live_end(&r->st->live, units->v[i], why ? "error" :
 			    "not-run", 0, why ? 1 : 0, 1, weight_of(r, i));
 	}
+	if (rc == 0)
+		rc = run_deferred(r, units, err);
 	if (rc < 0)
 		return -1;
 	if (corral_run_caught()) {

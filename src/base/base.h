@@ -205,6 +205,8 @@ int corral_strv_add(struct corral_strv *sv, const char *s);
 void corral_strv_release(struct corral_strv *sv);	/* frees every string */
 /* Sort sv bytewise (strcmp) and free repeats, keeping each string once. */
 void corral_strv_sort_unique(struct corral_strv *sv);
+/* The words of text (split at spaces, tabs and newlines), appended. */
+int corral_words(const char *text, struct corral_strv *words);
 /* Whether s is one of sv's strings (sv may be NULL: none). */
 int corral_strv_has(const struct corral_strv *sv, const char *s);
 /* Append sv as a JSON array of strings: 0, or -1 (ENOMEM). */

@@ -31,6 +31,7 @@ enum corral_setting_id {
 	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_TAIL, CS_JUNIT, CS_JUNIT_SUITE,
 	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_KNOB, CS_SHARD_TOTAL, CS_HISTORY,
 	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_WORK, CS_BIN, CS_V,
+	CS_CACHE, CS_CACHE_ENV, CS_CACHE_KEY, CS_CACHE_VERIFY,
 	/* what corral.mk or the run itself decides, not a CORRAL_* knob */
 	CS_SHARD,	/* "K N" (CORRAL_SHARD as corral-shard -e read it) */
 	CS_SHARD_TOP,	/* .corral, locked and left out, for a shard there */
@@ -98,6 +99,11 @@ struct corral_setting {
 	 */
 	const char *joins;
 	struct corral_option to[2];
+	/*
+	 * 1: it joins each unit's key in the result cache (cache/key.c),
+	 * so that a result stored under another value is never a hit.
+	 */
+	int key;
 };
 
 extern const struct corral_setting corral_settings_table[CS_COUNT];
@@ -153,10 +159,14 @@ int corral_settings_joined(const struct corral_settings *s, const char *file,
  * Append to argv the options of program prog that the settings make,
  * in table order.  0, or -1 (ENOMEM).
  */
+/*
+ * "NAME value\n" for each setting that joins a unit's key, in the
+ * table's order, appended to b.  0, or -1 on ENOMEM.
+ */
+int corral_settings_keyed(const struct corral_settings *s,
+    struct corral_buf *b);
 int corral_settings_argv(const struct corral_settings *s,
     enum corral_prog prog, struct corral_strv *argv);
-/* The words of text (split at spaces, tabs and newlines), appended. */
-int corral_words(const char *text, struct corral_strv *words);
 
 /* ------------------------------------------------------------------ */
 /* units.c: the population, as the step "units" writes it             */

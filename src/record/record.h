@@ -101,6 +101,11 @@ struct corral_record_try {
 	long long exit_code;
 };
 
+/* The pass a cached record reuses: where and when it ran, its key. */
+struct corral_record_cached {
+	const char *run, *host, *at, *key;
+};
+
 /*
  * A record keeps the original five fields first (agent_id, unit, ok, note,
  * at), then what users of test runners expect.  NULL strings, exit < 0 and
@@ -132,6 +137,8 @@ struct corral_record {
 					   first unit it finishes; NULL: none */
 	long long checkout_ms;
 	const char *host;	/* where it ran; NULL: no such key */
+	const struct corral_record_cached *cached;	/* the stored pass
+					   this one reuses; NULL: no key */
 };
 
 /*
@@ -219,6 +226,7 @@ struct corral_json_record {
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
 	const void *reads;	/* the "reads" array, or NULL: see below */
+	int cached;		/* it has a "cached" object: a reused pass */
 	long long tests;	/* "tests": total, -1 when absent */
 	long long tests_failed, tests_skipped;	/* -1 when absent */
 	const void *failed_names;	/* the JSON array, or NULL */

@@ -135,6 +135,23 @@ struct junit {
 	struct corral_buf *dest;	/* where end_suite writes */
 };
 
+/* The output of a cached unit, its first line saying so, as Bazel's. */
+static int
+mark_cached(struct corral_buf *out)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_addstr(&b, "[corral: (cached) PASSED: it passed before "
+	    "on the same inputs and did not run again]\n") < 0 ||
+	    (out->len && corral_buf_add(&b, out->data, out->len) < 0)) {
+		corral_buf_release(&b);
+		return -1;
+	}
+	corral_buf_release(out);
+	*out = b;
+	return 0;
+}
+
 /* A row as one <testcase>; classname NULL: its directory, dotted. */
 static int
 add_unit_case(struct junit *j, struct suite *su,
@@ -154,6 +171,8 @@ add_unit_case(struct junit *j, struct suite *su,
 	t.kind = kind_of(r);
 	t.message = r->note;
 	t.type = r->status;
+	if (r->cached && mark_cached(&j->out) < 0)
+		return -1;
 	t.out = j->out.data ? j->out.data : "";
 	t.nout = j->out.len;
 	/* The failure quotes the end of the output; all of it is below. */

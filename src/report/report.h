@@ -16,6 +16,7 @@
 /* The tally of DIR/successes.jsonl and DIR/failures.jsonl. */
 struct corral_score {
 	size_t units, successes, failures;
+	size_t cached;			/* of the successes, reused */
 	size_t tap_units;		/* units whose records count tests */
 	long long tests, tests_failed, tests_skipped;	/* over those */
 	struct corral_strv verdicts;	/* distinct, first seen first */
@@ -119,6 +120,7 @@ struct corral_report_row {
 	long long tests, tests_failed, tests_skipped;	/* -1: no TAP */
 	struct corral_strv failed_names;
 	int ok;			/* it is in successes.jsonl */
+	int cached;		/* a result the cache held, not run again */
 };
 
 struct corral_report {

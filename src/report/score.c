@@ -122,6 +122,7 @@ add_row(void *ctx, const struct corral_json_record *r, int success)
 		s->successes++;
 	else
 		s->failures++;
+	s->cached += success && r->cached;
 	if (!verdict_of(r->note, verdict))
 		strcpy(verdict, success ? "OK" : "FAIL");
 	if (count_verdict(s, verdict) < 0)

@@ -47,6 +47,7 @@ const struct corral_command corral_commands[] = {
 	{ "shard", "this host's shard of the units, the same cut on every host" },
 	{ "split", "cut a population into disjoint, balanced slices" },
 	{ "status", "which agents are running, on what, for how long" },
+	{ "cache", "count, prune, check and explain a result cache" },
 	{ NULL, NULL }
 };
 
