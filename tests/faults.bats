@@ -455,7 +455,9 @@ names_enospc() {
 }
 
 @test "faults: a full file system under CORRAL_OUT, filled so that agents or the merge run out at varied points, leaves the old result or a complete new one and names ENOSPC; once space is freed a re-run completes every unit exactly once" {
-	small_fs 1m
+	# 2m: what a run keeps (logs, the local result cache with its output
+	# tails) fits with room; leave_free sets what is free each round
+	small_fs 2m
 	fproject 24 "CORRAL_OUT = $MNT/out"
 	local out=$MNT/out round mod=3 pad=2000 free got st what runs
 	local starved=0 old=0 new=0 merges=0
