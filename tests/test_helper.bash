@@ -312,7 +312,7 @@ _http_store_start() {
 			}
 		}
 		CONF
-		if "$nginx" -c "$dir/nginx.conf" -e "$dir/error.log" 2>/dev/null; then
+		if "$nginx" -c "$dir/nginx.conf" -e "$dir/error.log" 2>/dev/null 3>&-; then
 			HTTP_STORE=http://127.0.0.1:$port/corral
 			HTTP_STORE_DIR=$dir/store/corral
 			export HTTP_STORE HTTP_STORE_DIR
