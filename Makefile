@@ -8,6 +8,9 @@
 #   PREFIX    ?= /usr/local   installation prefix (GNU's prefix too)
 #   bindir, datadir, mandir   GNU's installation directories, from prefix
 #                             as GNU's coding standards say (MANDIR too)
+#   libexecdir                where the test helpers (corral-marker-*) go,
+#                             in libexecdir/corral; the programs look for
+#                             them at bindir/../libexec/corral
 #   DESTDIR   ?=              staging root for packagers
 #   CPPFLAGS, CFLAGS, LDFLAGS added to the build's own (dpkg-buildflags)
 #   INSTALL   ?= install      the install program
@@ -37,6 +40,7 @@ PREFIX  ?= /usr/local
 prefix  ?= $(PREFIX)
 exec_prefix ?= $(prefix)
 bindir  ?= $(exec_prefix)/bin
+libexecdir ?= $(exec_prefix)/libexec
 datarootdir ?= $(prefix)/share
 datadir ?= $(datarootdir)
 MANDIR  ?= $(datarootdir)/man
@@ -85,6 +89,8 @@ endif
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CRYPTO_LIBS  = $(shell pkg-config --libs libcrypto)
+XML_CFLAGS   = $(shell pkg-config --cflags libxml-2.0)
+XML_LIBS     = $(shell pkg-config --libs libxml-2.0)
 CURL_CFLAGS  = $(shell pkg-config --cflags libcurl)
 CURL_LIBS    = $(shell pkg-config --libs libcurl)
 
@@ -115,6 +121,10 @@ SCRIPT_LIBS := $(sort $(wildcard tools/lib/*))
 VERSION := $(shell sed -n 's/^\#define CORRAL_VERSION "\(.*\)"$$/\1/p' \
 	src/base/base.h)
 PROGS := $(TOOLS:tools/%.c=$(BIN)/%) $(SCRIPTS:tools/%.sh=$(BIN)/%)
+# The test helpers: the example finder and patcher (corral fix's default,
+# the doctor's and the proving ground's); an install keeps them out of
+# bindir, in libexecdir/corral (CORRAL_HELPER_DIR of src/base/base.h).
+HELPERS := $(BIN)/corral-marker-find $(BIN)/corral-marker-patch
 LIB   := $(BUILD)/libcorral.a
 SELFTEST_LIB := $(BUILD)/libcorral-selftest.a
 TOOL_LIB := $(BUILD)/libcorral-tool.a
@@ -137,7 +147,7 @@ $(DEPS_OK): build-aux/deps build-aux/packages | build/
 # (WERROR, CFLAGS), everything is rebuilt.  The file is only rewritten when
 # its content differs, so an unchanged build stays up to date.
 $(BUILD)/cflags: FORCE | $(DEPS_OK) $(BUILD)/
-	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(CURL_CFLAGS) $(ALL_LDFLAGS)' \
+	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) $(ALL_LDFLAGS)' \
 		> $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
 # Each object's headers come from the compiler (-MMD -MP: BUILD/X.d beside
@@ -147,7 +157,7 @@ DEPFLAGS = -MMD -MP
 $(BUILD)/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
-		$(CJSON_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
+		$(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
 
 $(BUILD)/tools/%.o: tools/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
@@ -174,7 +184,7 @@ $(SELFTEST_PROGS): $(SELFTEST_LIB)
 $(BIN)/%: $(BUILD)/tools/%.o $(TOOL_LIB) $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) \
-		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
+		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 # corral-merge with every fingerprint cut to 1 bit, so that all names
 # collide: for the tests of collisions only (make test), never installed.
@@ -186,7 +196,7 @@ FP1_OBJS := $(patsubst %.c,$(BUILD)/fp1/%.o,$(filter src/merge/%,$(SRCS)))
 $(BUILD)/fp1/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$@')
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
-		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
+		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
 
 -include $(FP1_OBJS:.o=.d)
 
@@ -194,7 +204,7 @@ $(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) \
 		$(TOOL_LIB) $(LIB) | $(FP1_BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(TOOL_LIB) $(LIB) \
-		$(CJSON_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
+		$(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 		build-aux/mkscript src/base/base.h | $(BIN)/
@@ -256,8 +266,8 @@ check: test
 # bench/execs.sh itself; BENCH_ROUNDS=N rounds,
 # BENCH_BIG=1 adds 100,000 units and 1 GB of logs), then the cost of
 # timeouts and limits per unit (P11, P2), the makespan of a weighted plan
-# against round-robin and the lower bound, checkout, the merge and the
-# sandbox.
+# against round-robin and the lower bound, checkout, the manifests'
+# content digests (bench/digests.sh), the merge and the sandbox.
 .PHONY: bench
 bench: all deps-test
 	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \
@@ -279,8 +289,9 @@ proving-ground: all deps-test
 # A real three-node Slurm on 127.0.0.1 (build-aux/slurm-up, from Debian's
 # slurm-wlm and munge, which build-aux/deps slurm installs): salloc with
 # CORRAL_LAUNCH=srun, a job array of CORRAL_SHARD=auto merged after, an
-# array with one task cancelled, a slice on each node, and a node lost
-# mid-run (build-aux/slurm-test).
+# array with one task cancelled and run again, a slice on each node, a node
+# lost mid-run, the clones on each node's scratch (CORRAL_WORK), and an
+# array with --requeue whose task lost its node (build-aux/slurm-test).
 .PHONY: slurm-test
 slurm-test: all
 	$(Q)build-aux/deps slurm
@@ -300,15 +311,19 @@ coverage:
 # the bindir written into it here; the programs find it at
 # bindir/../share/corral (so an install whose datadir is not there has
 # no 'corral mk-path': nothing about the install is compiled in, and
-# 'make install PREFIX=...' rebuilds nothing).
+# 'make install PREFIX=...' rebuilds nothing).  The helpers are found the
+# same way, at bindir/../libexec/corral.
 MAN1 := $(sort $(wildcard man/*.1))
 MAN7 := $(sort $(wildcard man/*.7))
 
 .PHONY: install
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(datadir)/corral/mk \
-		$(DESTDIR)$(man1dir) $(DESTDIR)$(man7dir)
-	$(INSTALL_PROGRAM) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
+		$(DESTDIR)$(man1dir) $(DESTDIR)$(man7dir) \
+		$(DESTDIR)$(libexecdir)/corral
+	$(INSTALL_PROGRAM) -m 755 $(filter-out $(HELPERS),$(PROGS)) \
+		$(DESTDIR)$(bindir)/
+	$(INSTALL_PROGRAM) -m 755 $(HELPERS) $(DESTDIR)$(libexecdir)/corral/
 	sed 's|^__corral_install_bindir :=$$|& $(bindir)|' corral.mk > \
 		$(BUILD)/corral.mk.installed
 	$(INSTALL_DATA) $(BUILD)/corral.mk.installed \
@@ -320,6 +335,7 @@ install: all
 .PHONY: uninstall
 uninstall:
 	rm -f $(PROGS:$(BIN)/%=$(DESTDIR)$(bindir)/%)
+	rm -rf $(DESTDIR)$(libexecdir)/corral
 	rm -rf $(DESTDIR)$(datadir)/corral
 	rm -f $(MAN1:man/%=$(DESTDIR)$(man1dir)/%) \
 		$(MAN7:man/%=$(DESTDIR)$(man7dir)/%)
@@ -369,7 +385,7 @@ FUZZERS      := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(wildcard fuzz/*.c))
 build/fuzz/src/%.o: src/%.c | deps-fuzz
 	@$(if $(Q),printf '  CC      %s\n' '$@')
 	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) \
-		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
+		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
 
 -include $(SRCS:%.c=build/fuzz/%.d)
 
@@ -380,7 +396,7 @@ build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
 		build/fuzz/libcorral.a | build/fuzz/bin/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
-		build/fuzz/libcorral.a $(CJSON_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
+		build/fuzz/libcorral.a $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 .PHONY: fuzz deps-fuzz
 fuzz: $(FUZZERS)

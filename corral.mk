@@ -23,6 +23,9 @@
 # Targets:
 #   corral-run           run what changed or failed, merge, print a summary;
 #                        exit 0 only when every unit passed and none is missing
+#                        (make -q corral-run: 0 when nothing would run)
+#   corral-list          list the units corral-run would run now, and why;
+#                        changes nothing under CORRAL_OUT
 #   corral-merge         merge the agents' logs again
 #   corral-rerun-failed  re-run only the failed and not-run units, merge them
 #                        over the result
@@ -37,7 +40,8 @@
 # A second target on the same CORRAL_OUT prints, once,
 #   corral: waiting for the run holding CORRAL_OUT (pid N)
 # and starts when the first is over.  Units never inherit the lock.
-# Under make -n (also -q, -t) nothing runs: no lock, nothing written.
+# Under make -n (also -q, -t) nothing runs: no lock, nothing written
+# (make -q corral-run asks the engine in a scratch copy; see below).
 #
 # The slice graph itself lives in mk/engine.mk and runs as a sub-make that
 # shares make's jobserver, so nothing here touches the includer's MAKEFLAGS,
@@ -159,7 +163,9 @@ $(call __corral-seconds,CORRAL_WAIT)
 $(call __corral-number,CORRAL_RETRIES)
 $(call __corral-number,CORRAL_HALT)
 $(call __corral-number,CORRAL_SLOWEST)
+$(call __corral-number,CORRAL_TAIL)
 $(call __corral-number,CORRAL_SHARD_TOTAL)
+$(call __corral-number,CORRAL_CACHE_VERIFY)
 $(call __corral-digits,CORRAL_LIMIT_CPU,$(call \
 	__corral-get,CORRAL_LIMIT_CPU),a whole number of seconds)
 $(call __corral-bytes,CORRAL_OUTPUT_MAX)
@@ -194,15 +200,46 @@ $(call __corral-path,CORRAL_HTML,)
 $(call __corral-path,CORRAL_BIN,)
 $(call __corral-path,CORRAL_SHELL,1)
 $(call __corral-path,CORRAL_HISTORY,)
+$(call __corral-path,CORRAL_CACHE,)
+$(call __corral-path,CORRAL_WORK,)
+$(call __corral-path,CORRAL_UNIT_JUNIT,)
 $(call __corral-word,CORRAL_HOST,,one word)
 $(call __corral-text,CORRAL_JUNIT_SUITE)$(if $(filter undefined,$(origin \
 	CORRAL_JUNIT_SUITE)),,$(if $(call __corral-get,CORRAL_JUNIT_SUITE),,$(call \
 	__corral-refuse,CORRAL_JUNIT_SUITE,the JUnit suite's name)))
 # Any text will do for these; CORRAL_SPLIT is checked when a target runs
 # (against corral-split -L), CORRAL_SHARD by corral-shard -e below.
-$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD NOTE_PATTERN \
-	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT,$(call \
+$(foreach __corral_n,UNITS DISCOVER CMD PARTS PARTS_CMD PARTS_EXCLUDE NOTE_PATTERN \
+	SANDBOX_ARGS ONLY SHARD SHARDS LAUNCH SPLIT CACHE_ENV CACHE_KEY,$(call \
 	__corral-text,CORRAL_$(__corral_n)))
+# A '${' or '$(' that is never closed, in a command, stops make here,
+# naming the setting: make's own "unterminated variable reference" names
+# no setting, and a shell's "Unterminated quoted string" fails every unit.
+# Most often a '#' cut the line, make's comment.  __corral-hits TEXT,S:
+# a word for each S in TEXT; __corral-more TEXT,A,B: 'x' when TEXT holds
+# more A than B; __corral-open TEXT: 'x' when TEXT holds
+# more '${' than '}' or more '$(' than ')' (each closed one has its own
+# closer, so this is never said of a balanced TEXT).
+__corral_lp := (
+__corral_hash := \#
+__corral_rp := )
+__corral-hits = $(filter __corral_hit,$(subst $(2), __corral_hit ,$(1)))
+__corral-more = $(if $(call __corral-hits,$(1),$(2)),$(if $(word $(words \
+	$(call __corral-hits,$(1),$(2))),$(call __corral-hits,$(1),$(3))),,x))
+__corral-open = $(or $(call __corral-more,$(1),$${,}),$(call \
+	__corral-more,$(1),$$$(__corral_lp),$(__corral_rp)))
+# __corral-balanced NAME: make's reading of $(NAME) (its '$$' left out),
+# then the shell's, of what make gives it; __corral-unclosed NAME,VALUE
+# stops make.
+__corral-balanced = $(if $(call __corral-open,$(subst $$$$,,$(value \
+	$(1)))),$(call __corral-unclosed,$(1),$(value $(1))))$(if $(call \
+	__corral-open,$(call __corral-raw,$(1))),$(call \
+	__corral-unclosed,$(1),$(call __corral-raw,$(1))))
+__corral-unclosed = $(error corral: $(1) is '$(2)'; a '$${' or \
+	'$$$(__corral_lp)' in it is not closed (a '$(__corral_hash)' starts \
+	make's comment: write '\$(__corral_hash)'))
+$(foreach __corral_n,CMD DISCOVER PARTS_CMD LAUNCH,$(call \
+	__corral-balanced,CORRAL_$(__corral_n)))
 # The shard, as "K N", from corral-shard -e, which reads auto's engine
 # variables (and touches Bazel's status file); a bad value, or auto
 # without an engine, stops make here, before anything runs.  The merge
@@ -296,8 +333,8 @@ __corral_dry := $(strip $(foreach f,n q t,$(findstring $(f),$(firstword \
 	-$(MAKEFLAGS)))))
 __corral_R := $(if $(__corral_dry),,+)$(__corral_Q)
 
-__corral_phony := corral-run corral-merge corral-rerun-failed corral-plan \
-	corral-merge-shards corral-clean
+__corral_phony := corral-run corral-list corral-merge corral-rerun-failed \
+	corral-plan corral-merge-shards corral-clean
 
 # The includer's default goal stays its own wherever the include stands:
 # what it was before corral's rules comes back after them (empty: make
@@ -307,10 +344,12 @@ __corral_goal := $(.DEFAULT_GOAL)
 # With CORRAL_ONLY, just the units it matches, over the result so far.
 __corral_run_goal = __corral-$(if $(call __corral-get,CORRAL_ONLY),only,run)
 
+__corral_unset_names = $(foreach __corral_n,$(sort $(__corral_knobs)),$(if \
+	$(filter undefined,$(origin $(__corral_n))),$(__corral_n)))
+__corral_engine_mk := $(abspath $(__corral_dir))/mk/engine.mk
 $(foreach __corral_n,$(sort $(__corral_knobs)),$(eval $(__corral_phony): \
 	export __corral_set_$(__corral_n) = $$(call __corral-raw,$(__corral_n))))
-$(__corral_phony): export __corral_unset = $(foreach __corral_n,$(sort \
-	$(__corral_knobs)),$(if $(filter undefined,$(origin $(__corral_n))),$(__corral_n)))
+$(__corral_phony): export __corral_unset = $(__corral_unset_names)
 $(__corral_phony): export __corral_v := $(__corral_v)
 $(__corral_phony): export __corral_silent := $(__corral_silent)
 $(__corral_phony): export __corral_bin := $(__corral_bindir)
@@ -318,11 +357,45 @@ $(__corral_phony): export __corral_keep_env = $(__corral_user_env)
 $(__corral_phony): export __corral_shard := $(__corral_shard)
 $(__corral_phony): export __corral_shard_top := $(__corral_shard_top)
 $(__corral_phony): export __corral_make = $(MAKE)
-$(__corral_phony): export __corral_engine_mk := $(abspath \
-	$(__corral_dir))/mk/engine.mk
+$(__corral_phony): export __corral_engine_mk := $(__corral_engine_mk)
+
+# make -q corral-run answers truthfully.  Under -q make runs no recipe,
+# so the engine is asked now, as make reads this file, with the settings
+# a recipe would get ('corral-engine run question': the graph brought up
+# to date in a scratch copy of CORRAL_OUT, which is only read); when no
+# slice and no merge would run, corral-run has no recipe and make -q
+# exits 0, else 1.  make -q -B: everything would run.
+__corral_asking := $(and $(findstring q,$(firstword -$(MAKEFLAGS))),$(filter \
+	corral-run,$(MAKECMDGOALS)),$(if $(findstring B,$(firstword \
+	-$(MAKEFLAGS))),,1))
+__corral_env = $(foreach __corral_n,$(sort \
+	$(__corral_knobs)),__corral_set_$(__corral_n)=$(call __corral-q,$(call \
+	__corral-raw,$(__corral_n)))) \
+	__corral_unset=$(call __corral-q,$(__corral_unset_names)) \
+	__corral_v=$(call __corral-q,$(__corral_v)) __corral_silent=1 \
+	__corral_bin=$(call __corral-q,$(__corral_bindir)) \
+	__corral_keep_env=$(call __corral-q,$(__corral_user_env)) \
+	__corral_shard=$(call __corral-q,$(__corral_shard)) \
+	__corral_shard_top=$(call __corral-q,$(__corral_shard_top)) \
+	__corral_make=$(call __corral-q,$(MAKE)) \
+	__corral_engine_mk=$(call __corral-q,$(__corral_engine_mk))
+__corral_answer := $(if $(__corral_asking),$(__corral-split-ok)$(shell \
+	$(__corral_env) $(__corral_b)corral-engine run question >/dev/null; \
+	echo $$?),1)
+ifeq ($(filter 0 1,$(__corral_answer)),)
+$(error corral: cannot tell whether corral-run would run anything \
+	(corral-engine exited $(__corral_answer)))
+endif
 
 corral-run:
+ifeq ($(__corral_answer),1)
 	$(__corral_R)$(__corral_engine) $(__corral_run_goal)
+endif
+
+# What corral-run would run now, a unit a line with why; CORRAL_OUT is
+# only read.
+corral-list:
+	$(__corral_R)$(__corral_engine) list
 
 corral-merge:
 	$(__corral_R)$(__corral_engine) __corral-merge

@@ -161,6 +161,14 @@ proj=$work/skew j=4
 pair "$rounds" fresh corral xargs_sh
 row "first run, no history, 40 units (4 x 2 s, 36 x 0.1 s, the long ones together under round-robin): \`make -j4 corral-run\` / \`xargs -P4\`" \
 	"$ratio" "<= 1.05" le 1.05
+# The same with the slice count fixed by the user, as a CI config that
+# matches its -j does (issue 28): no history, so nothing tells the plan
+# where the long units are.
+args=CORRAL_AGENTS=4
+pair "$rounds" fresh corral xargs_sh
+row "the same with \`CORRAL_AGENTS=4\` set by the user: \`make -j4 corral-run CORRAL_AGENTS=4\` / \`xargs -P4\`" \
+	"$ratio" "<= 1.25" le 1.25
+args=
 
 # What the 36 extra clones cost: the same population at 40 slices (the
 # default) against 4, every unit 'true'.

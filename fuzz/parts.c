@@ -46,16 +46,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct corral_strv parts = CORRAL_STRV_INIT;
 	struct corral_strv missing = CORRAL_STRV_INIT;
 	struct corral_buf out = CORRAL_BUF_INIT;
+	struct corral_memo *memo = corral_memo_open(NULL);
 	struct corral_err err;
 	const char *src = tree();
 	FILE *fp;
 
-	if (size < 1 || !(fp = fmemopen((void *)data, size, "r")))
+	if (!memo)
+		abort();
+	if (size < 1 || !(fp = fmemopen((void *)data, size, "r"))) {
+		corral_memo_free(memo);
 		return 0;
+	}
 	if (corral_units_read(fp, '\n', "fuzz", &parts, NULL, &err) == 0)
-		(void)corral_checkout_manifest(src, &parts, NULL, &out,
+		(void)corral_checkout_manifest(src, &parts, NULL, NULL, memo, &out,
 		    &missing, &err);
 	fclose(fp);
+	corral_memo_free(memo);
 	corral_buf_release(&out);
 	corral_strv_release(&parts);
 	corral_strv_release(&missing);

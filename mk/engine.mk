@@ -20,9 +20,10 @@
 # makes the parts depend on the history) and, in a layer's inner make,
 # CORRAL_LAYER.
 #
-# Goals: __corral-run, __corral-only, __corral-merge, __corral-rerun-failed,
-# __corral-plan, __corral-merge-shards and __corral-layer (every slice of
-# the layer CORRAL_LAYER; a layer's inner make).
+# Goals: __corral-run, __corral-only, __corral-list (in a scratch copy),
+# __corral-merge, __corral-rerun-failed, __corral-plan,
+# __corral-merge-shards and __corral-layer (every slice of the layer
+# CORRAL_LAYER; a layer's inner make).
 #
 # Files under CORRAL_OUT (each written whole, and rewritten only when its
 # content changes, so that make's mtimes say what really changed):
@@ -46,7 +47,8 @@
 #   slices/plan.json        what the plan rests on (strategy, estimates)
 #   slices/K.parts          what slice K clones
 #   parts                   stamp: every K.parts was written
-#   slices/K.manifest       the stat manifest of those parts
+#   slices/K.manifest       the manifest of those parts (content digests)
+#   digests                 the memo of the files' digests, by their stat
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of slice-config and every manifest
@@ -126,7 +128,7 @@ __corral-live: inputs
 # The slice list comes from plan.mk, which make remakes first when the
 # population or the agent count changed.
 __corral_slices :=
-ifneq ($(filter __corral-run,$(MAKECMDGOALS)),)
+ifneq ($(filter __corral-run __corral-list,$(MAKECMDGOALS)),)
 include plan.mk
 endif
 __corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
@@ -148,6 +150,12 @@ merged: units merge-config $(__corral_stamps)
 __corral_phony += __corral-run
 __corral-run: merged
 	$(__corral_step) answer
+
+# What a run would run (corral-list, make -q corral-run), asked in a
+# scratch copy of CORRAL_OUT: the plan, parts and manifests up to date,
+# no slice run; corral-engine then compares the stamps.
+__corral_phony += __corral-list
+__corral-list: inputs ;
 
 __corral_phony += __corral-merge
 __corral-merge:

@@ -80,7 +80,7 @@ as_nobody() {
 	assert_contains "$stderr" "; run: sudo apt-get install -y --no-install-recommends"
 }
 
-@test "build: make install honours bindir, datadir, mandir and INSTALL; the installed corral.mk finds its programs in a bindir set apart" {
+@test "build: make install honours bindir, datadir, mandir, libexecdir and INSTALL; the installed corral.mk finds its programs in a bindir set apart" {
 	local src=$BUILD_TMP/inst-src to=$BUILD_TMP/apart
 	copy "$src"
 	mkdir -p "$to"
@@ -88,8 +88,10 @@ as_nobody() {
 	printf '#!/bin/sh\necho "$*" >> %s/install.log\nexec install "$@"\n' "$to" > "$to/my-install"
 	chmod +x "$to/my-install"
 	run -0 make -C "$src" -s -j2 install INSTALL="$to/my-install" \
-		bindir="$to/b" datadir="$to/d" mandir="$to/m"
+		bindir="$to/b" datadir="$to/d" mandir="$to/m" libexecdir="$to/x"
 	[ -x "$to/b/corral-run-slice" ] || flunk "no programs in bindir"
+	[ -x "$to/x/corral/corral-marker-find" ] && [ ! -e "$to/b/corral-marker-find" ] ||
+		flunk "the test helpers are not in libexecdir/corral alone"
 	[ -f "$to/d/corral/corral.mk" ] && [ -f "$to/d/corral/mk/engine.mk" ] ||
 		flunk "no corral.mk in datadir"
 	[ -f "$to/m/man1/corral-merge.1" ] && [ -f "$to/m/man7/corral.mk.7" ] ||

@@ -12,10 +12,10 @@ setup() {
 	done
 }
 
-USAGE='usage: corral-checkout [-p PARTSFILE] [-x EXCLUDE] SRC DEST [PART...]
-       corral-checkout -m MANIFEST [-p PARTSFILE] [-x EXCLUDE] SRC [PART...]
+USAGE='usage: corral-checkout [-I PATTERN] [-p PARTSFILE] [-x EXCLUDE] SRC DEST [PART...]
+       corral-checkout -m MANIFEST [-D MEMO] [-I PATTERN] [-p PARTSFILE] [-x EXCLUDE] SRC [PART...]
        corral-checkout -d DEST
-       corral-checkout -M DIR [-x EXCLUDE] SRC'
+       corral-checkout -M DIR [-D MEMO] [-I PATTERN] [-x EXCLUDE] SRC'
 
 # listing DIR: every path under DIR, sorted, without the clone mark
 listing() {
@@ -74,6 +74,25 @@ listing() {
 	run -0 corral-checkout -x .corral -x ./b src clone .
 	run -0 listing clone
 	assert_output "$(printf '%s\n' ./a ./a/deep ./a/deep/y.txt ./a/x.txt ./top.txt)"
+}
+
+@test "checkout: -I PATTERN leaves out what matches it as .gitignore reads it: without a '/' any one component, with one the path from the top; neither cloned nor listed" {
+	mkdir -p src/a/__pycache__ src/b/gnupg
+	touch src/a/__pycache__/m.pyc src/a/m.pyc src/b/gnupg/random_seed src/b/gnupg/S.gpg-agent src/b/gnupg/pubring src/random_seed
+	run -0 corral-checkout -I __pycache__ -I '*.pyc' -I 'b/gnupg/S.*' -I b/gnupg/random_seed src clone .
+	run -0 listing clone
+	assert_output "$(printf '%s\n' ./a ./a/deep ./a/deep/y.txt ./a/x.txt ./b ./b/gnupg ./b/gnupg/pubring ./b/z.txt ./random_seed ./top.txt)"
+	run -0 corral-checkout -m manifest -I 'a/' -I 'gnupg/' src .
+	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ ([0-9a-f]{64}|-) /\1 /' manifest
+	assert_output "$(printf '%s\n' 'd .' 'n ./' 'd b' 'n b/' 'f b/z.txt' 'f random_seed' 'f top.txt')"
+}
+
+@test "checkout: a socket or a FIFO is never part of a manifest, nor of a listing's names" {
+	run -0 corral-checkout -m before src b
+	mkfifo src/b/fifo
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' src/b/S.sock
+	run -0 corral-checkout -m after src b
+	run -0 diff before after
 }
 
 @test "checkout: a missing part is a warning naming it, and the rest is copied" {
@@ -302,7 +321,7 @@ listing() {
 	ln -s ../top.txt src/a/lnk
 	run -0 --separate-stderr corral-checkout -m manifest src a nothere
 	assert_stderr ""
-	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ [0-9a-f.]+ /\1 /' manifest
+	run -0 sed -E 's/^([a-z]) [0-9]+ [0-9]+ ([0-9a-f]{64}|-) /\1 /' manifest
 	assert_output "$(printf '%s\n' 'd a' 'n a/' 'd a/deep' 'n a/deep/' 'f a/deep/y.txt' 'l a/lnk -> ../top.txt' 'f a/x.txt' '- nothere' 'f top.txt')"
 	run -0 ls
 	assert_output "$(printf 'manifest\nsrc')"

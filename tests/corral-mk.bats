@@ -73,13 +73,7 @@ EOF
 
 @test "corral-mk: a run with nothing changed over 100 slices starts no agent, checks the manifests in one process and merges nothing" {
 	project $(seq -f 'u%03g' 1 100)
-	mkdir logbin
-	for p in "$CORRAL_TEST_BIN"/corral-*; do
-		printf '#!/bin/sh\necho %s >> "$CALLS"\nexec %s "$@"\n' \
-			"${p##*/}" "$p" > "logbin/${p##*/}"
-		chmod +x "logbin/${p##*/}"
-	done
-	export CALLS=$PWD/calls
+	_corral_logbin
 	CORRAL_BIN=$PWD/logbin run -0 make -C proj -j4 corral-run CORRAL_AGENTS=100
 	cp proj/.corral/summary.json first.json
 	: > calls
@@ -124,8 +118,10 @@ EOF
 	[ ! proj/.corral/plan.mk -nt plan.before ]
 	: > "$RAN"
 	run -0 make -C proj -j2 corral-run
-	# only the slice that failed in the main layer runs again
-	run -0 cat "$RAN"
+	# only the slice that failed in the main layer runs again, and every
+	# unit of it is a hit: the re-run stored bad-3's pass
+	assert_equal 0 "$(ran_count)"
+	run -0 jq -r 'select(.cached) | .unit' proj/.corral/successes.jsonl
 	assert_output "bad-3"
 	: > "$RAN"
 	run -0 make -C proj -j4 corral-run
@@ -137,6 +133,25 @@ EOF
 	project $(seq 1 10)
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=5
 	assert_json '.agents == 5' proj/.corral/summary.json
+}
+
+@test "corral-mk: with CORRAL_AGENTS set and no history, a plan that would put many units in a slice is cut as auto's, kept, and cut to CORRAL_AGENTS from history" {
+	project $(seq -f 'u%02g' 0 39)
+	run -0 --separate-stderr make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_contains "$stderr" "round-robin plan: 40 units over 40 slices, not 4: no history of these units"
+	assert_json '.agents == 40 and .successes == 40' proj/.corral/summary.json
+	# round-robin over 4 would put u00, u04, u08 and u12 in one slice
+	assert_equal 4 "$(grep -lxE 'u(00|04|08|12)' proj/.corral/slices/*.units | wc -l)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=4
+	assert_contains "$stderr" "weighted plan from history: 40 units over 4 slices"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_json '.agents == 4 and .successes == 40' proj/.corral/summary.json
+	: > "$RAN"
+	run -0 make -C proj -j4 corral-run CORRAL_AGENTS=4
+	assert_equal 0 "$(ran_count)"
 }
 
 @test "corral-mk: a failing slice re-runs and a passing one does not" {
@@ -151,18 +166,144 @@ EOF
 	assert_equal 4 "$(ran_count)"
 	: > "$RAN"
 	run -2 make -C proj -j2 corral-run CORRAL_AGENTS=2
-	# bad-3 shares slice 0 with ok-1 (round-robin); slice 1 passed
+	# bad-3 shares slice 0 with ok-1 (round-robin); slice 1 passed; ok-1
+	# passed on these inputs, so its pass is taken from the cache
 	run -0 sort "$RAN"
-	assert_output "$(printf 'bad-3\nok-1')"
+	assert_output "bad-3"
 	: > failing
 	: > "$RAN"
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
 	run -0 sort "$RAN"
-	assert_output "$(printf 'bad-3\nok-1')"
+	assert_output "bad-3"
 	assert_json '.successes == 4 and .failures == 0' proj/.corral/summary.json
 	: > "$RAN"
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
 	assert_equal 0 "$(ran_count)"
+}
+
+# listing DIR: every path under DIR with its size and mtime
+listing() {
+	find "$1" -printf '%p %s %T@\n' | LC_ALL=C sort
+}
+
+@test "corral-mk: corral-list names what corral-run would run, and why, changing nothing under CORRAL_OUT" {
+	project ok-1 ok-2 bad-3 ok-4
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; ! grep -qx "$$CORRAL_UNIT" "$$FAILING"
+CORRAL_AGENTS = 2
+EOF
+	export FAILING=$PWD/failing
+	echo bad-3 > failing
+	run -0 --separate-stderr make -s -C proj corral-list
+	assert_output "$(printf '%-7s  %s\n' new ok-1 new ok-2 new bad-3 new ok-4)"
+	assert_no_file proj/.corral
+	assert_equal 0 "$(ran_count)"
+	run -2 make -C proj -j2 corral-run
+	local before listed
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	# bad-3 shares slice 0 with ok-1 (round-robin); slice 1 passed
+	run -0 --separate-stderr make -s -C proj corral-list
+	assert_output "$(printf '%-7s  %s\n' slice ok-1 fail bad-3)"
+	assert_equal "$before" "$(listing proj/.corral)"
+	assert_equal 0 "$(ran_count)"
+	: > failing
+	run -0 make -C proj -j2 corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf 'bad-3\nok-1')"
+	run -0 --separate-stderr make --no-print-directory -C proj corral-list
+	assert_output ""
+	assert_equal "corral: nothing would run: every unit is up to date and passed" "$stderr"
+	# a new unit: what the list names is what the run then runs
+	echo ok-5 >> proj/units.txt
+	run -0 --separate-stderr make -s -C proj corral-list
+	[ -n "$output" ] || flunk "corral-list names nothing after a unit was added"
+	listed=$output
+	assert_contains "$output" "$(printf '%-7s  %s' new ok-5)"
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run
+	assert_equal "$(printf '%s\n' "$listed" | sed 's/^[a-z-]*  *//' | LC_ALL=C sort)" \
+		"$(LC_ALL=C sort "$RAN")"
+	# CORRAL_ONLY: the units it matches, whatever their state
+	run -0 --separate-stderr make -s -C proj corral-list CORRAL_ONLY='ok-[12]'
+	assert_output "$(printf '%-7s  %s\n' only ok-1 only ok-2)"
+}
+
+@test "corral-mk: make -q corral-run exits 0 only when nothing would run, and runs nothing" {
+	project ok-1 ok-2 ok-3
+	run -1 make -C proj -q corral-run
+	assert_no_file proj/.corral
+	run -0 make -C proj -j2 corral-run
+	local before
+	before=$(listing proj/.corral)
+	: > "$RAN"
+	run -0 make -C proj -q corral-run
+	run -1 make -C proj -q -B corral-run
+	assert_equal "$before" "$(listing proj/.corral)"
+	# a part changed: its slices would run
+	touch proj/fail/ok-2
+	run -1 make -C proj -q corral-run
+	run -2 make -C proj -j2 corral-run
+	# ok-2 failed: a run would run it again
+	: > "$RAN"
+	run -1 make -C proj -q corral-run
+	assert_equal 0 "$(ran_count)"
+	rm proj/fail/ok-2
+	run -0 make -C proj -j2 corral-run
+	: > "$RAN"
+	run -0 make -C proj -q corral-run
+	# a bad setting is no answer
+	run -2 --separate-stderr make -C proj -q corral-run CORRAL_UNITS_FILE=missing.txt
+	assert_equal 0 "$(ran_count)"
+}
+
+@test "corral-mk: the summary shows the last CORRAL_TAIL lines of a failed unit's output, 10 by default" {
+	project ok-1 FAIL-2
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = seq -f 'said %g' 1 15; case "$$CORRAL_UNIT" in *FAIL*) exit 1 ;; esac
+EOF
+	run -2 --separate-stderr make -C proj corral-run
+	assert_contains "$output" "    FAIL-2  FAIL: exit 1: said 15
+      output: $PWD/proj/.corral/logs/agent-"
+	assert_contains "$output" "$(seq -f '      | said %g' 6 15)"
+	refute_contains "$output" "| said 5"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_TAIL=2
+	assert_contains "$output" "$(seq -f '      | said %g' 14 15)"
+	refute_contains "$output" "| said 13"
+	run -2 --separate-stderr make -C proj corral-run CORRAL_TAIL=0
+	refute_contains "$output" "| said"
+}
+
+# lines_of_ran N: RAN holds N lines or more
+lines_of_ran() {
+	[ "$(ran_count)" -ge "$1" ]
+}
+
+@test "corral-mk: an interrupted run says what had finished, merges nothing, and make ends by its signal" {
+	project u1 u2 FAIL-3 u4 u5
+	cat >> proj/Makefile <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; case "$$CORRAL_UNIT" in *FAIL*) sleep 0.2; exit 1 ;; u4|u5) [ -z "$$SLOW" ] || sleep 60 ;; *) sleep 0.2 ;; esac
+CORRAL_AGENTS = 1
+EOF
+	# the first run's durations put the three quick units first next time
+	run -2 make -C proj corral-run
+	mkdir last
+	cp proj/.corral/successes.jsonl proj/.corral/failures.jsonl proj/.corral/summary.json last/
+	: > "$RAN"
+	# job control and SIGINT at its default (a background job of a script
+	# starts with it ignored), so that make takes it as from a terminal
+	SLOW=1 bash -c 'set -m; env --default-signal=INT make -C proj -B corral-run > out.txt 2>&1 & echo $! > bg.pids; wait $!; echo $? > rc' &
+	wait_for lines_of_ran 4
+	kill -INT -- "-$(cat bg.pids)"
+	wait
+	run -0 cat rc
+	assert_output 130
+	run -0 cat out.txt
+	assert_contains "$output" "corral: interrupted (SIGINT): 3 of 5 units finished (2 passed, 1 failed), 2 not run; nothing merged: the results are as the last run left them"
+	local f
+	for f in successes.jsonl failures.jsonl summary.json; do
+		cmp "last/$f" "proj/.corral/$f" || flunk "$f changed"
+	done
 }
 
 @test "corral-mk: editing one part re-runs only the slices that clone it" {
@@ -477,17 +618,26 @@ EOF
 }
 
 @test "corral-mk: kill -9 of a running slice, then a re-run, completes every unit exactly once" {
-	project $(seq -f 'k%02g' 1 12)
-	cat >> proj/Makefile <<'EOF'
+	local split slices
+	# 3 slices of 4 (round-robin), and the 12 that a first run cuts
+	# without history when 3 would hold more than 2 units each
+	for split in roundrobin auto; do
+		rm -rf proj killed && mkdir proj && : > "$RAN"
+		project $(seq -f 'k%02g' 1 12)
+		cat >> proj/Makefile <<'EOF'
 CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; if [ "$$CORRAL_UNIT" = k06 ] && [ ! -e "$$KILLED" ]; then touch "$$KILLED"; kill -9 $$PPID; sleep 5; fi
 EOF
-	KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3
-	assert_file_exists killed
-	assert_json '.missing > 0' proj/.corral/summary.json
-	KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3
-	assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
-	run -0 jq -r .unit proj/.corral/successes.jsonl
-	assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+		KILLED=$PWD/killed run -2 make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_SPLIT=$split
+		assert_file_exists killed
+		assert_json '.missing > 0' proj/.corral/summary.json
+		slices=$(ls proj/.corral/slices/*.units | wc -l)
+		assert_equal "$([ $split = auto ] && echo 12 || echo 3)" "$slices"
+		KILLED=$PWD/killed run -0 make -C proj -j3 corral-run CORRAL_AGENTS=3 CORRAL_SPLIT=$split
+		assert_json '.successes == 12 and .failures == 0 and .missing == 0 and .duplicates == 0' proj/.corral/summary.json
+		run -0 jq -r .unit proj/.corral/successes.jsonl
+		assert_equal "$(seq -f 'k%02g' 1 12)" "$(printf '%s\n' "$output" | sort)"
+		assert_equal "$slices" "$(ls proj/.corral/slices/*.units | wc -l)"
+	done
 }
 
 @test "corral-mk: the plan is re-made when the population changes, not when a unit's content does" {
@@ -553,6 +703,31 @@ stops() {
 @test "corral-mk: an empty CORRAL_CMD stops make naming it" {
 	stops 'CORRAL_UNITS = a\n' \
 		"corral: CORRAL_CMD is empty; set it before 'include corral.mk'"
+}
+
+@test "corral-mk: a CORRAL_CMD whose '\${' a '#' cut off stops make naming it and the '\#' to write; with '\#' it runs" {
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${#CORRAL_UNIT}" -gt 0' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -2 --separate-stderr make corral-run
+	assert_contains "$stderr" "corral: CORRAL_CMD is 'test \"\${'; a '\${' or '\$(' in it is not closed (a '#' starts make's comment: write '\\#')"
+	assert_no_file .corral
+	# Written with '\#', and every reference closed, it runs.
+	printf '%s\n' 'CORRAL_UNITS = a' \
+		'CORRAL_CMD = test "$${\#CORRAL_UNIT}" -gt 0; echo "$${CORRAL_UNIT}" $$(echo b) ${CURDIR} $$((1+2)) "\#c" >> "$$RAN"; { true; }; case x in x) ;; esac' \
+		"include $CORRAL_ROOT/corral.mk" > Makefile
+	run -0 --separate-stderr make corral-run
+	assert_equal "$(cat "$RAN")" "a b $PWD 3 #c"
+}
+
+@test "corral-mk: a '\${' or '\$(' make cannot close in a command stops make naming the setting, not make's 'unterminated variable reference'" {
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = echo ${HOME\n' \
+		"corral: CORRAL_CMD is 'echo \${HOME'; a '\${' or '\$(' in it is not closed"
+	refute_contains "$stderr" 'unterminated variable reference'
+	stops 'CORRAL_DISCOVER = ls $(CURDIR\nCORRAL_CMD = true\n' \
+		"corral: CORRAL_DISCOVER is 'ls \$(CURDIR'; a '\${' or '\$(' in it is not closed"
+	stops 'CORRAL_UNITS = a\nCORRAL_CMD = true\nCORRAL_PARTS_CMD = echo "$$(cat x"\n' \
+		"corral: CORRAL_PARTS_CMD is 'echo \"\$(cat x\"'; a '\${' or '\$(' in it is not closed"
 }
 
 @test "corral-mk: a CORRAL_AGENTS that is not a number stops make naming it" {
@@ -637,7 +812,7 @@ targets() {
 	assert_output "mine ran"
 	run -0 comm -13 <(targets without.mk | grep -v 'without.mk$') \
 		<(targets Makefile | grep -vE '(^Makefile|/corral\.mk|/mk/common\.mk)$')
-	assert_output "$(printf '%s\n' .PHONY corral-clean corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
+	assert_output "$(printf '%s\n' .PHONY corral-clean corral-list corral-merge corral-merge-shards corral-plan corral-rerun-failed corral-run)"
 }
 
 @test "corral-mk: the includer's special targets and MAKEFLAGS are untouched" {
@@ -779,6 +954,22 @@ EOF
 	assert_json '.successes == 8 and .missing == 0' proj/.corral/summary.json
 }
 
+@test "corral-mk: a first run without history of its own is planned by CORRAL_HISTORY's durations, the longest slice first" {
+	slow_project a b c d e slow
+	local u
+	for u in slow:9000 a:100 b:100; do
+		printf '{"agent_id":"0","unit":"%s","ok":true,"note":"PASS: x","at":"2026-01-01T00:00:00Z","duration_ms":%s}\n' \
+			"${u%:*}" "${u#*:}"
+	done > given.jsonl
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_AGENTS=2 CORRAL_HISTORY=$PWD/given.jsonl
+	assert_contains "$stderr" "corral-split: weighted plan from history: 6 units over 2 slices, 3 estimated as "
+	run -0 cat proj/.corral/slices/0.units
+	assert_output "slow"
+	# once the run has a history of its own, that one weighs the plan
+	run -0 --separate-stderr make -C proj corral-plan CORRAL_AGENTS=2 CORRAL_HISTORY=$PWD/given.jsonl
+	assert_contains "$stderr" "every unit's duration known"
+}
+
 @test "corral-mk: with history, an unchanged population keeps its plan and a second run runs nothing" {
 	slow_project a b slow c
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
@@ -799,8 +990,10 @@ EOF
 	assert_json '.strategy == "weighted"' proj/.corral/slices/plan.json
 	: > "$RAN"
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
-	run -0 sort "$RAN"
-	assert_output "$(printf '%s\n' a b c slow)"
+	# the slices that changed run, and the cache answers for each unit
+	assert_equal 0 "$(ran_count)"
+	run -0 jq -s 'map(select(.cached)) | length' proj/.corral/successes.jsonl
+	assert_output 4
 	: > "$RAN"
 	run -0 make -C proj -j2 corral-run CORRAL_AGENTS=2
 	assert_equal 0 "$(ran_count)"
@@ -853,7 +1046,9 @@ CORRAL_WAIT|-1|a number of seconds
 CORRAL_RETRIES|1.5|a number
 CORRAL_HALT|some|a number
 CORRAL_SLOWEST|five|a number
+CORRAL_TAIL|ten|a number
 CORRAL_SHARD_TOTAL|3x|a number
+CORRAL_CACHE_VERIFY|2%|a number
 CORRAL_LIMIT_CPU|1.5|a whole number of seconds
 CORRAL_OUTPUT_MAX|1T|a number of bytes, optionally with K, M or G
 CORRAL_OUTPUT_MAX|K|a number of bytes, optionally with K, M or G
@@ -883,6 +1078,9 @@ CORRAL_HTML|h i|one path without spaces (a make limitation); units may hold spac
 CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold spaces
 CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
+CORRAL_CACHE|c d|one path without spaces (a make limitation); units may hold spaces
+CORRAL_WORK|w x|one path without spaces (a make limitation); units may hold spaces
+CORRAL_UNIT_JUNIT|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HOST|a b|one word
 CORRAL_JUNIT_SUITE||the JUnit suite's name
 CORRAL_SHARD|4/3|K/N with 1 <= K <= N, or auto
@@ -1017,6 +1215,49 @@ EOF
 	assert_file_exists proj/reports/junit.xml
 	run -0 xmllint --xpath 'string(/testsuites/@failures)' proj/reports/junit.xml
 	assert_output "1"
+}
+
+@test "corral-mk: CORRAL_UNIT_JUNIT: each testcase of a unit's own JUnit (pytest --junitxml) is a test of its record and a testcase of corral's JUnit, with its time; a failed one fails a unit that exits 0" {
+	cp "$BATS_TEST_DIRNAME/fixtures/run-slice/pytest-junit.xml" proj/fx.xml
+	_corral_project tests/test_core.py <<'EOF'
+CORRAL_CMD = cp fx.xml "$$CORRAL_UNIT.xml"
+CORRAL_PARTS = fx.xml
+CORRAL_UNIT_JUNIT = $$CORRAL_UNIT.xml
+CORRAL_JUNIT = junit.xml
+EOF
+	mkdir proj/tests && touch proj/tests/test_core.py
+	run -2 --separate-stderr make --no-print-directory -C proj corral-run
+	run -0 jq -c '[.unit, .note, .tests.total, .tests.failed_names]' proj/.corral/failures.jsonl
+	assert_output '["tests/test_core.py","FAIL: JUnit: tests.test_core.test_sub: assert -1 == 1",3,["tests.test_core.test_sub"]]'
+	run -0 xmllint --xpath 'string(//testsuite[@name="tests/test_core.py"]/@tests)' proj/junit.xml
+	assert_output 3
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_sub"]/@time)' proj/junit.xml
+	assert_output 0.250
+	run -0 xmllint --xpath 'count(//testcase[@name="tests.test_core.test_sub"]/failure)' proj/junit.xml
+	assert_output 1
+	run -0 xmllint --xpath 'string(//testcase[@name="tests.test_core.test_net"]/skipped/@message)' proj/junit.xml
+	assert_output 'no network'
+}
+
+@test "corral-mk: CORRAL_PARTS_EXCLUDE: what a suite rewrites between runs (gpg's random_seed, git-ignored) is neither cloned nor watched, nor is a socket, and re-runs nothing; a part it leaves alone still does" {
+	mkdir -p proj/tests/gnupg
+	echo key > proj/tests/gnupg/pubring
+	echo seed > proj/tests/gnupg/random_seed
+	printf 'tests/gnupg/random_seed\n' > proj/.gitignore
+	_corral_project t1 t2 <<'EOF'
+CORRAL_CMD = test -s tests/gnupg/pubring && test ! -e tests/gnupg/random_seed && echo "$$CORRAL_UNIT" >> "$$RAN"
+CORRAL_PARTS = tests
+CORRAL_PARTS_EXCLUDE = tests/gnupg/random_seed S.gpg-agent*
+EOF
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo other seed > proj/tests/gnupg/random_seed
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' proj/tests/gnupg/S.gpg-agent
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 2
+	echo new key > proj/tests/gnupg/pubring
+	run -0 make -C proj corral-run
+	assert_equal "$(ran_count)" 4
 }
 
 @test "corral-mk: the JUnit suite is named after the project's directory, CORRAL_JUNIT_SUITE names it otherwise, and an empty one is refused" {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# demo.bats -- corral-demo fans 12 checks over 4 agents through corral.mk
-# and make -j4 in a temporary directory, prints what it read back, removes
+# demo.bats -- corral-demo runs 12 checks in 12 slices, 4 agents at a time
+# (make -j4, CORRAL_AGENTS=4), through corral.mk in a temporary directory, prints what it read back, removes
 # the directory, and never claims what did not happen.
 bats_require_minimum_version 1.5.0
 
@@ -29,17 +29,19 @@ EOF
 	assert_usage_error "usage: corral-demo [-h]" corral demo extra
 }
 
-@test "demo: 12 checks over 4 agents: agents 4, merged 12, successes 9, failures 3, exit 0" {
+@test "demo: 12 checks in 12 slices, 4 agents at a time: slices 12, merged 12, successes 9, failures 3, exit 0" {
 	run -0 --separate-stderr corral demo
 	assert_stderr ""
 	local dir
 	dir=$(printf '%s\n' "$output" | sed -n 's/^  ran make -j4 corral-run in \(corral_demo_[A-Za-z0-9]*\)\/, .*/\1/p')
 	[ -n "$dir" ] || flunk "no directory named in: $output"
-	assert_output "corral demo -- 12 checks fanned out across 4 isolated agents
+	assert_output "corral demo -- 12 checks in 12 slices, 4 isolated agents at a time
 ================================================================
   ran make -j4 corral-run in $dir/, whose Makefile includes
   $CORRAL_ROOT/corral.mk
-  agents: 4   merged: 12   successes: 9   failures: 3
+  slices: 12   merged: 12   successes: 9   failures: 3
+  no history yet: CORRAL_AGENTS=4 is how many agents run at once, and the
+  first plan cuts a slice per check for make's queue to balance
   each agent wrote its OWN log in $dir/.corral/logs/agent-*.jsonl
   ONE merge folded them into successes.jsonl + failures.jsonl -- no shared-folder
   contention, every result present exactly once; check-00, check-05 and
@@ -61,18 +63,19 @@ what to test, and a unique log path; start the agents, then run corral merge onc
 	make_stub
 	CORRAL_AGENTS=7 CORRAL_V=1 MAKEFLAGS=-n PATH=$PWD/stubs:$PATH \
 		run -0 --separate-stderr corral demo
-	assert_contains "$output" "agents: 4   merged: 12   successes: 9   failures: 3"
+	assert_contains "$output" "slices: 12   merged: 12   successes: 9   failures: 3"
 	run -0 cat make.log
 	assert_contains "$output" "--no-print-directory -j4 corral-run CORRAL_AGENTS=4 CORRAL_BIN=$CORRAL_TEST_BIN"
 }
 
 @test "demo: when what it shows is not what it claims, it says which claim failed and exits 1" {
 	make_stub
-	MAKE_EXTRA=CORRAL_AGENTS=3 PATH=$PWD/stubs:$PATH \
+	# round-robin keeps CORRAL_AGENTS=4 slices: not the plan it describes
+	MAKE_EXTRA=CORRAL_SPLIT=roundrobin PATH=$PWD/stubs:$PATH \
 		run -1 --separate-stderr corral demo
-	assert_contains "$output" "  agents: 3   merged: 12   successes: 9   failures: 3"
+	assert_contains "$output" "  slices: 4   merged: 12   successes: 9   failures: 3"
 	refute_contains "$output" "ONE merge folded them"
-	assert_contains "$stderr" "corral-demo: the demo did not behave as described: there are not exactly 4 finished agent logs"
+	assert_contains "$stderr" "corral-demo: the demo did not behave as described: there are not exactly 12 finished agent logs, one a slice"
 	assert_contains "$stderr" "corral-demo: what make printed:"
 	run -0 ls -A "$TMPDIR"
 	assert_output ""
@@ -82,7 +85,7 @@ what to test, and a unique log path; start the agents, then run corral merge onc
 	make_stub
 	MAKE_EXTRA=CORRAL_CMD=true PATH=$PWD/stubs:$PATH \
 		run -1 --separate-stderr corral demo
-	assert_contains "$output" "  agents: 4   merged: 12   successes: 12   failures: 0"
+	assert_contains "$output" "  slices: 12   merged: 12   successes: 12   failures: 0"
 	assert_contains "$stderr" "corral-demo: the demo did not behave as described: make corral-run did not report the failed checks in its exit status"
 	assert_contains "$stderr" "corral-demo: the demo did not behave as described: the failures are not exactly check-00, check-05 and check-10"
 }

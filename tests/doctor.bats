@@ -56,7 +56,7 @@ line() {
 	assert_contains "$output" "  ok:   the programs are here, all of one version -- "
 	assert_contains "$output" "  ok:   GNU Make is new enough -- GNU Make "
 	assert_contains "$output" "  ok:   corral-split cuts disjoint, complete slices -- 10 units -> 3 disjoint slices of 4, 3 and 3; none lost, none twice"
-	assert_contains "$output" "  ok:   a real fan-out through make -j3 corral-run isolates each agent and merges once -- 7 units -> 3 agents -> 3 logs -> 6 passed / 1 failed (u3), merged once, each unit exactly once, each clone holding only its agent's checks"
+	assert_contains "$output" "  ok:   a real fan-out through make -j3 corral-run isolates each agent and merges once -- 7 units -> 7 slices, 3 agents at a time -> 7 logs -> 6 passed / 1 failed (u3), merged once, each unit exactly once, each clone holding only its agent's checks"
 	assert_contains "$output" "  ok:   the scoreboard reads that run back -- 7 units  ->  6 successes, 1 failure, tallied by verdict"
 	refute_contains "$output" "FAIL"
 	assert_contains "${lines[9]}" "corral doctor: PASS ("
@@ -129,6 +129,24 @@ with_fix_stubs() {
 	refute_contains "$output" "FAIL"
 	refute_contains "$output" "$CORRAL_ROOT"
 	assert_contains "${lines[${#lines[@]} - 1]}" "corral doctor: PASS ("
+}
+
+@test "doctor: an install keeps the test helpers out of bin/, in libexec/corral, where corral, corral fix and the doctor find them" {
+	local h
+	for h in corral-marker-find corral-marker-patch; do
+		[ ! -e "$INST/bin/$h" ] || flunk "$h is in the install's bin/"
+		[ -x "$INST/libexec/corral/$h" ] || flunk "$h is not in libexec/corral"
+	done
+	doctor 0 "$INST"
+	assert_equal "  ok:   a planted defect is repaired, and a dry run does not touch it -- 1 planted defect: the dry run held, the real run repaired it, the finder agrees" \
+		"$(line 'a planted defect')"
+	PATH=$INST/bin:/usr/bin:/bin run -0 --separate-stderr corral marker-find -h
+	assert_contains "${lines[0]}" "usage: corral-marker-find"
+	# corral fix's default finder and patcher, with neither on PATH
+	mkdir tree
+	printf '# DEADCANARY: this test cannot fail\n' > tree/bad.py
+	PATH=$INST/bin:/usr/bin:/bin run -1 --separate-stderr corral fix tree
+	assert_contains "$output" "verified 1,"
 }
 
 @test "doctor: the install's corral mk-path and include \$(shell corral mk-path) work outside the tree" {

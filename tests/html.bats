@@ -167,3 +167,31 @@ EOF2
 	assert_output 2
 	browse page.html
 }
+
+@test "html: a pause between runs (a re-run an hour later) is left out of the time axis and said so, the balance is the latest run's alone, and the title names the project and that run" {
+	mkdir out
+	# run r1: a (2s) on agent 0, b (4s) on agent 1; an hour later, run
+	# r2 re-runs c (3s) on agent 0
+	cat > out/successes.jsonl <<'EOF2'
+{"agent_id":"0","unit":"a","ok":true,"at":"2026-01-01T05:00:02.000Z","status":"pass","exit":0,"duration_ms":2000,"attempt":1,"run":"r1"}
+{"agent_id":"1","unit":"b","ok":true,"at":"2026-01-01T05:00:04.000Z","status":"pass","exit":0,"duration_ms":4000,"attempt":1,"run":"r1"}
+{"agent_id":"0","unit":"c","ok":true,"at":"2026-01-01T06:00:03.000Z","status":"pass","exit":0,"duration_ms":3000,"attempt":1,"run":"r2"}
+EOF2
+	run -0 corral-report -n 'our <project>' -H page.html -T trace.json out
+	run -0 xq "string(//title)" page.html
+	assert_output "our <project>: corral run r2: 3 units"
+	run -0 xq "string(//h1)" page.html
+	assert_output "our <project>: corral run r2"
+	run -0 xq "string(//p[@class='counts'])" page.html
+	assert_contains "$output" "7.0s in all"
+	assert_contains "$output" "1 pause between runs left out (59m56s)"
+	# c follows the end of r1 in the trace too
+	assert_json '[.traceEvents[] | select(.ph == "X" and .name == "c") | .ts] == [4000000]' trace.json
+	balance() {
+		xq "string(//h2[@id='balance']/following-sibling::table[1]//tr[$1]/td[$2])" page.html
+	}
+	run -0 balance 1 2
+	assert_output "3.0s"	# makespan of r2 alone
+	run -0 balance 2 1
+	assert_output "lower bound, max(total / 1 agents, longest unit)"
+}

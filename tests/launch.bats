@@ -220,3 +220,67 @@ srun: error: Node failure on n2"
 	assert_contains "$output" "NOT-RUN: launcher: srun: error: ?]0;owned?000"
 	[ "${#output}" -le 240 ] || flunk "a note of ${#output} bytes"
 }
+
+# --- CORRAL_WORK: the clones on the node's own scratch ------------------
+#
+# node_project UNITS...: a project whose agents run under ./node, a
+# launcher that, like srun on a cluster, starts the agent on a "node":
+# SLURMD_NODENAME is STUB_NODE, else one of n1-n3 by its pid.  Each
+# unit notes its name, node and working directory (its clone) in ran.
+node_project() {
+	cat > node <<'EOS'
+#!/bin/sh
+while [ "$#" -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
+SLURMD_NODENAME=${STUB_NODE:-n$(($$ % 3 + 1))}
+export SLURMD_NODENAME
+exec "$@"
+EOS
+	chmod +x node
+	_corral_project "$@" <<EOF
+CORRAL_CMD = printf '%s %s %s\\n' "\$\$CORRAL_UNIT" "\$\$SLURMD_NODENAME" "\$\$PWD" >> "$PWD/ran"
+CORRAL_LAUNCH = $PWD/node
+EOF
+}
+
+@test "launch: CORRAL_WORK puts each agent's clone in its node's own directory, \$NAME expanded where the agent runs; CORRAL_OUT keeps logs and results and no clone" {
+	node_project a b c d e f
+	# relative: to the project's directory, like every path knob
+	run -0 make -C proj -j3 corral-run CORRAL_AGENTS=6 \
+		CORRAL_WORK='scratch-$$SLURMD_NODENAME'
+	assert_json '.units == 6 and .successes == 6 and .missing == 0' proj/.corral/summary.json
+	assert_equal 6 "$(wc -l < ran)"
+	local unit node dir
+	while read -r unit node dir; do
+		case $dir in
+		"$PWD/proj/scratch-$node/corral-"*/*/corral-*) ;;
+		*) flunk "unit $unit ran on $node in '$dir', not under proj/scratch-$node" ;;
+		esac
+	done < ran
+	assert_no_file proj/.corral/work
+	# the agents removed their clones: each node keeps one empty
+	# directory of the run, in one of this CORRAL_OUT
+	run -0 sh -c 'cd proj && find scratch-* -mindepth 1 | sed "s|^[^/]*/corral-[0-9a-f]*/[^/]*$|RUN|;s|/corral-[0-9a-f]*$|/OUT|" | sort -u'
+	assert_output "$(printf '%s\n' RUN $(cd proj && ls -d scratch-* | sed 's|$|/OUT|') | sort)"
+}
+
+@test "launch: a clone a lost node left under CORRAL_WORK is removed by the next run that lands on that node, not another CORRAL_OUT's" {
+	node_project a b
+	export STUB_NODE=n1 SCRATCH=$PWD/s
+	run -0 make -C proj corral-run CORRAL_WORK='$$SCRATCH/$$SLURMD_NODENAME'
+	local mine first
+	mine=$(ls -d s/n1/corral-*)
+	first=$(ls "$mine")
+	# what a run on a node lost mid-slice left: its clone, a directory
+	# made unreadable in it, and a sweep cut short; another CORRAL_OUT's
+	mkdir -p "$mine/20261201T000000000Z/corral-0.AbCdEf/sub" \
+		"$mine/.gone.20261201T000000000Z.77.0/x" s/n1/corral-0123456789abcdef/20261201T000000000Z/corral-0.x
+	chmod 000 "$mine/20261201T000000000Z/corral-0.AbCdEf/sub"
+	: > ran
+	run -0 make -C proj -B corral-run CORRAL_WORK='$$SCRATCH/$$SLURMD_NODENAME'
+	assert_equal 2 "$(wc -l < ran)"
+	run -0 ls -A "$mine"
+	[ "${#lines[@]}" -eq 1 ] && [ "$output" != "$first" ] ||
+		flunk "left in $mine: $output"
+	[ -d s/n1/corral-0123456789abcdef/20261201T000000000Z/corral-0.x ] ||
+		flunk "another CORRAL_OUT's clone was removed"
+}

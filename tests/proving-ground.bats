@@ -251,7 +251,7 @@ GAPS (roadmap): 0"
 @test "proving-ground: corral's own rows held, each with what it saw" {
 	full_run
 	run -0 jq -r 'select(.unit | startswith("corral-")) | .note' "$BATS_FILE_TMPDIR/full/corral/successes.jsonl"
-	assert_contains "$output" "HELD: corral-exactly-once -- 40 units over 8 agents: 40 units, 40 merged, 34 passed, 6 failed, 0 missing, 0 duplicates, 8 agents; each unit exactly once"
+	assert_contains "$output" "HELD: corral-exactly-once -- 40 units in 40 slices, 8 agents at a time: 40 units, 40 merged, 34 passed, 6 failed, 0 missing, 0 duplicates, 40 agents; each unit exactly once"
 	assert_contains "$output" "HELD: corral-crash-logged -- 6 units killed by SIGSEGV, each logged as a crash failure; 34 passed"
 	assert_contains "$output" "HELD: corral-one-unit-eight-agents -- 1 unit over 8 agents: 1 unit, 1 merged, 1 passed, 1 agent"
 	assert_contains "$output" "HELD: corral-slices-disjoint -- 40 units in 8 slices of 5: every unit in exactly one"

@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0bFhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-z CMD] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -269,6 +269,53 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 		"failed_names":["second fails","fourth fails"]}]' "$output"
 	run -0 jq -sc '.[1] | [.note, has("tests")]' <(records logs/agent-K.jsonl)
 	assert_output '["FAIL: exit 1: done",false]'
+}
+
+# junit_note JUNIT CMD NOTE: the slice, run with -J JUNIT and CMD, fails,
+# and its unit's note is NOTE
+junit_note() {
+	run -1 corral-run-slice -J "$1" -c "$2" -l logs K slice
+	run -0 jq -r '.note' <(records logs/agent-K.jsonl)
+	assert_output "$3"
+}
+
+@test "run-slice: -J: a unit's own JUnit (pytest --junitxml) gives its record's tests; a failed testcase fails a unit that exits 0, its note naming it, and the agent keeps a copy beside its output" {
+	cp "$BATS_TEST_DIRNAME/fixtures/run-slice/pytest-junit.xml" src/fx.xml
+	units 'tests/u 1'
+	mkdir -p 'src/tests'
+	run -1 corral-run-slice -C src -p fx.xml -p tests -J '$CORRAL_UNIT.xml' -c 'cp fx.xml "$CORRAL_UNIT.xml"' -l logs K slice
+	run -0 jq -c '[.status, .note, .tests]' <(records logs/agent-K.jsonl)
+	assert_json_eq '["fail", "FAIL: JUnit: tests.test_core.test_sub: assert -1 == 1",
+		{"total":3,"passed":1,"failed":1,"skipped":1,"planned":3,
+		"failed_names":["tests.test_core.test_sub"]}]' "$output"
+	cmp src/fx.xml logs/agent-K/1.xml
+	# ${CORRAL_UNIT} too; every test passing, the unit passes
+	printf '%s' '<testsuites><testsuite name="pytest" tests="2">' \
+		'<testcase classname="tests.test_core" name="test_add" time="0.001"/>' \
+		'<testcase name="test_net"><skipped message="no network"/></testcase>' \
+		'</testsuite></testsuites>' > src/pass.xml
+	run -0 corral-run-slice -C src -p pass.xml -p tests -J '${CORRAL_UNIT}.xml' -c 'cp pass.xml "$CORRAL_UNIT.xml"' -l logs K slice
+	run -0 jq -c '[.status, .tests.total, .tests.passed, .tests.skipped]' <(records logs/agent-K.jsonl)
+	assert_output '["pass",2,1,1]'
+}
+
+@test "run-slice: -J: a JUnit file that is missing, not JUnit XML, or outside the clone makes a unit that exits 0 an error naming it; one the clone held before the unit ran is not read" {
+	units u1
+	cp "$BATS_TEST_DIRNAME/fixtures/run-slice/pytest-junit.xml" src/u1.xml
+	run -1 corral-run-slice -C src -p u1.xml -J '$CORRAL_UNIT.xml' -c 'true' -l logs K slice
+	run -0 jq -r '.status + " " + .note' <(records logs/agent-K.jsonl)
+	assert_output "error ERROR: JUnit: cannot open 'u1.xml': No such file or directory"
+	junit_note '$CORRAL_UNIT.xml' 'echo "<testsuite><testcase" > u1.xml' \
+		"ERROR: JUnit: 'u1.xml': invalid XML at line 2"
+	junit_note '$CORRAL_UNIT.xml' 'echo "<html/>" > u1.xml' \
+		"ERROR: JUnit: 'u1.xml': no <testsuite> or <testsuites> root"
+	junit_note '../$CORRAL_UNIT.xml' true \
+		"ERROR: JUnit: CORRAL_UNIT_JUNIT '../u1.xml' leaves the tree"
+	# a failed testcase without a name or a message is still named
+	junit_note '$CORRAL_UNIT.xml' 'echo "<testsuite><testcase><error/></testcase></testsuite>" > u1.xml' \
+		'FAIL: JUnit: testcase 1'
+	# a unit that fails says so by its exit, whatever its JUnit
+	junit_note '$CORRAL_UNIT.xml' 'exit 3' 'FAIL: exit 3'
 }
 
 @test "run-slice: CORRAL_NOTE still wins over a TAP unit's first 'not ok' line" {
@@ -533,6 +580,46 @@ FAIL: exit 1: make: *** [Makefile:2: x.o] Error 1"
 	assert_contains "$output" "$(pwd -P)/work/root/corral-K."
 	run -0 ls -A work/root
 	assert_output ""
+}
+
+@test "run-slice: -j puts the clone under WORK/RUN, WORK's \$NAME and \${NAME} expanded from the agent's environment, a lone \$ kept" {
+	units a
+	NODE=n7 run -0 corral-run-slice -r R1 -j "$PWD/w\$-\$NODE/corral-\${NODE}x" -c pwd -l logs K slice
+	run -0 cat logs/agent-K/1.out
+	assert_contains "$output" "$(pwd -P)/w\$-n7/corral-n7x/R1/corral-K."
+	run -0 ls -A "w\$-n7/corral-n7x"
+	assert_output R1
+}
+
+@test "run-slice: -j with a variable unset or empty, or that is then relative or not named corral-*, stops the agent before any unit, naming it" {
+	units a
+	run -2 --separate-stderr corral-run-slice -j '/w/$NOPE' -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '/w/\$NOPE': NOPE is not set here"
+	EMPTY= run -2 --separate-stderr corral-run-slice -j '/w/${EMPTY}' -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '/w/\${EMPTY}': EMPTY is not set here"
+	NODE=n1 run -2 --separate-stderr corral-run-slice -j 'w-$NODE' -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory 'w-\$NODE' is 'w-n1' here; it must be an absolute path"
+	# a directory of the user's is never swept
+	mkdir home
+	: > home/mine
+	run -2 --separate-stderr corral-run-slice -j "$PWD/home" -c 'touch ran' -l logs K slice
+	assert_stderr "corral-run-slice: work directory '$PWD/home' is '$PWD/home' here; its name must start with 'corral-' (every other run's entry in it is removed)"
+	assert_file_exists home/mine
+	assert_no_file ran
+	run -2 --separate-stderr corral-run-slice -j /w -w /x -c true -l logs K slice
+	assert_stderr "$USAGE"
+}
+
+@test "run-slice: -j removes every other run's entry of WORK before the clone, and leaves another agent's of its own run" {
+	units a
+	mkdir -p corral-w/OLD/corral-0.abc/d corral-w/R1/corral-1.xyz corral-w/.gone.R0.9.0 corral-w/.gone.R1.9.0
+	chmod 000 corral-w/OLD/corral-0.abc/d
+	: > corral-w/file
+	run -0 corral-run-slice -r R1 -j "$PWD/corral-w" -c true -l logs K slice
+	run -0 ls -A corral-w
+	assert_output "$(printf '%s\n' .gone.R1.9.0 R1)"
+	run -0 ls -A corral-w/R1
+	assert_output corral-1.xyz
 }
 
 # kept_clone FILE: the clone of the slice's one unit, which printed its

@@ -9,7 +9,7 @@ setup() {
 	mkdir run
 }
 
-USAGE='usage: corral-scoreboard [-fhju] [-s N] DIR'
+USAGE='usage: corral-scoreboard [-fhju] [-s N] [-t N] DIR'
 
 # row FILE UNIT NOTE: append one record to run/FILE
 row() {
@@ -135,6 +135,33 @@ row() {
 	assert_contains "$output" "  failed units:
     t/b.sh  FAIL: exit 1: boom
       output: logs/agent-0/2.out"
+}
+
+@test "scoreboard: -t N shows the last N lines of each failed unit's output under it, each cut at 200 bytes, escaped, and names an output it cannot read" {
+	row successes.jsonl a "PASS: x"
+	{
+		seq -f 'early %g' 1 5000
+		printf 'second to last\n'
+		printf 'x%.0s' $(seq 300); printf '\n'
+		printf 'ends \033[31mred\n'
+	} > out.txt
+	jq -nc --arg o "$PWD/out.txt" '{unit: "b", ok: false, note: "FAIL: exit 1", output: $o}' > run/failures.jsonl
+	jq -nc '{unit: "c", ok: false, note: "FAIL: exit 2", output: "/nonexistent/3.out"}' >> run/failures.jsonl
+	run -0 --separate-stderr corral-scoreboard -f -t 3 run
+	assert_contains "$output" "    b  FAIL: exit 1
+      output: $PWD/out.txt
+      | second to last
+      | $(printf 'x%.0s' $(seq 200))
+      | ends ?[31mred
+    c  FAIL: exit 2
+      output: /nonexistent/3.out
+      (cannot open '/nonexistent/3.out': No such file or directory)"
+	run -0 --separate-stderr corral-scoreboard -f -t 0 run
+	refute_contains "$output" "|"
+	run -0 --separate-stderr corral-scoreboard -f run
+	refute_contains "$output" "second to last"
+	run -2 --separate-stderr corral-scoreboard -f -t 1001 run
+	assert_contains "$stderr" "-t"
 }
 
 @test "scoreboard: -f groups failed units that share a note, naming a few, and lists at most 20 notes, then how many more and where all of them are" {

@@ -7,7 +7,7 @@ setup() {
 	_corral_setup
 }
 
-USAGE='usage: corral-split [-0hjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
+USAGE='usage: corral-split [-0Fhjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
        corral-split -L'
 
 # hist UNIT MS...: history records of UNIT, one per duration, oldest first
@@ -296,6 +296,10 @@ hist() {
 	run -0 --separate-stderr corral-split -s auto -H nothere.jsonl -n 3 -o auto units
 	assert_stderr "corral-split: round-robin plan: 10 units over 3 slices; no history of these units"
 	for k in 0 1 2; do cmp "plain/$k.units" "auto/$k.units" || flunk "slice $k differs"; done
+	# -F: so many run at once; slices of 2 units or fewer stay
+	run -0 --separate-stderr corral-split -F -s auto -n 5 units
+	assert_json 'keys | length == 5'
+	assert_stderr "corral-split: round-robin plan: 10 units over 5 slices; no history of these units"
 	assert_json '.strategy == "roundrobin" and .weights == "none"' auto/plan.json
 }
 
@@ -314,6 +318,34 @@ hist() {
 	run -0 corral-split -q -s auto -C src -n auto -o one units
 	assert_equal "b c a not-a-file" "$(cat one/0.units one/1.units one/2.units one/3.units | tr '\n' ' ' | sed 's/ $//')"
 	assert_json '.strategy == "roundrobin" and .weights == "none"' one/plan.json
+}
+
+@test "split: -F -s auto without history cuts finer than -n when a slice would hold more than two units, as -n auto does" {
+	seq -f 'u%02g' 0 39 > units
+	run -0 --separate-stderr corral-split -F -s auto -H nothere.jsonl -n 4 -j -o plan units
+	assert_stderr "corral-split: round-robin plan: 40 units over 40 slices, not 4: no history of these units"
+	assert_json '.slices == 40' plan/plan.json
+	# round-robin over 4 would put u00, u04, u08 and u12 in one slice
+	assert_equal 4 "$(grep -lxE 'u(00|04|08|12)' plan/*.units | wc -l)"
+	corral-split -q -s auto -n auto -o whole units
+	for k in $(seq 0 39); do cmp "whole/$k.units" "plan/$k.units" || flunk "slice $k differs"; done
+	# 200 units over 4: auto's 64 slices; 8 over 4 stay 4; with history, 4
+	seq 1 200 > many
+	run -0 corral-split -q -F -s auto -n 4 many
+	assert_json 'keys | length == 64'
+	seq 1 8 > few
+	run -0 corral-split -q -F -s auto -n 4 few
+	assert_json 'keys | length == 4'
+	hist u00 2000 > history.jsonl
+	run -0 corral-split -q -F -s auto -H history.jsonl -n 4 units
+	assert_json 'keys | length == 4'
+	# without -F, -n 4 is 4 slices; roundrobin and weighted keep N too
+	run -0 corral-split -q -s auto -n 4 units
+	assert_json 'keys | length == 4'
+	run -0 corral-split -q -F -s roundrobin -n 4 units
+	assert_json 'keys | length == 4'
+	run -0 corral-split -q -F -s weighted -n 4 units
+	assert_json 'keys | length == 4'
 }
 
 @test "split: -s auto with history of a unit is weighted" {

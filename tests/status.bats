@@ -18,7 +18,7 @@ teardown() {
 	done
 }
 
-USAGE='usage: corral-status [-hj] [OUT]'
+USAGE='usage: corral-status [-hj] [-f UNIT] [OUT]'
 
 # agent K CMD UNIT...: start agent K of a run into out/, in the background
 agent() {
@@ -68,6 +68,28 @@ killed_mid_slice() {
 	[[ ${lines[3]} =~ ^\ \ 0\ +[0-9.ms]+\ +\?\ \ stuck\ \(2\ of\ 3\)$ ]] || flunk "${lines[3]}"
 	[[ ${lines[4]} =~ ^\ \ 1\ +[0-9.ms]+\ +\?\ \ later\ unit\ \(1\ of\ 1\)$ ]] || flunk "${lines[4]}"
 	assert_equal "  2 running, 0 finished" "${lines[5]}"
+}
+
+@test "status: -f UNIT prints that unit's output as it is written and exits 0 when it ends; a unit not running exits 1" {
+	export GO=$PWD/go
+	agent 0 'case "$CORRAL_UNIT" in slow) echo first; while [ ! -e "$GO" ]; do sleep 0.05; done; echo second ;; esac' quick slow after
+	wait_for grep -q '"unit":"slow"' out/live/agent-0.status
+	corral-status -f slow out > f.out 2> f.err &
+	local follower=$!
+	wait_for grep -qx first f.out
+	[ ! -s f.err ] || flunk "corral-status -f said: $(cat f.err)"
+	touch go
+	local st=0
+	wait "$follower" || st=$?
+	assert_equal 0 "$st"
+	assert_equal "$(printf 'first\nsecond')" "$(cat f.out)"
+	wait $AGENTS
+	AGENTS=
+	run -1 --separate-stderr corral-status -f slow out
+	assert_output ""
+	assert_stderr "corral-status: 'slow' is not running in 'out'"
+	run -2 --separate-stderr corral-status -f slow -j out
+	assert_stderr "corral-status: -f and -j may not be given together"
 }
 
 @test "status: a unit's usual time comes from the agent's estimates" {

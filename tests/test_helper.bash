@@ -14,6 +14,10 @@ _corral_setup() {
 	export LC_ALL=C
 	unset CORRAL_KEEP CORRAL_RUN MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES \
 		SANITIZE COVERAGE WERROR V SLURMD_NODENAME
+	# A cached pass is run again to verify it at random (2% by default):
+	# tests that count the units a run ran want none of that chance;
+	# tests/cache.bats sets it where it tests it.
+	export CORRAL_CACHE_VERIFY=0
 	# corral.mk runs the programs under test too (a sanitizer build, say).
 	export CORRAL_BIN=$CORRAL_TEST_BIN
 	# A directory of our own: bats keeps its --separate-stderr files in
@@ -54,6 +58,21 @@ _corral_project() {
 	} > proj/Makefile
 }
 ran_count() { wc -l < "$RAN" | tr -d ' '; }
+
+# _corral_logbin: logbin/, the programs under test each wrapped to log
+# its name to $CALLS (calls, emptied) and run; CORRAL_BIN=$PWD/logbin
+# makes a run use them.
+_corral_logbin() {
+	local p
+	mkdir logbin
+	for p in "$CORRAL_TEST_BIN"/corral-*; do
+		printf '#!/bin/sh\necho %s >> "$CALLS"\nexec %s "$@"\n' \
+			"${p##*/}" "$p" > "logbin/${p##*/}"
+		chmod +x "logbin/${p##*/}"
+	done
+	export CALLS=$PWD/calls
+	: > calls
+}
 
 # _corral_kill_bg: for teardown: kill -9 what a test left running in the
 # background on purpose, the pids it wrote to bg.pids (in BATS_TEST_TMPDIR

@@ -68,7 +68,7 @@ There is NO WARRANTY, to the extent permitted by law."
 @test "usage: a usage error prints the synopsis alone on stderr and exits 2" {
 	run -2 --separate-stderr corral-split
 	[ -z "$output" ] || flunk "stdout: $output"
-	[ "$stderr" = "usage: corral-split [-0hjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
+	[ "$stderr" = "usage: corral-split [-0Fhjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] [-s STRATEGY] -n N|auto [FILE]
        corral-split -L" ] ||
 		flunk "stderr: $stderr"
 }

@@ -2,8 +2,11 @@
 /*
  * corral-demo is the live tour: in a temporary directory it writes a
  * project of 12 checks, check-00 .. check-11, where every multiple of 5
- * fails, includes corral.mk and runs make -j4 corral-run, fanning them
- * out across 4 isolated agents.  Then it reads the results back row by
+ * fails, includes corral.mk and runs make -j4 corral-run CORRAL_AGENTS=4:
+ * 4 isolated agents at a time.  With no history the plan cuts one slice
+ * (one agent, one log) per check, and make's queue runs them 4 at a
+ * time (CORRAL_AGENTS says how many run at once; the slices may be
+ * finer on a first run).  Then it reads the results back row by
  * row, prints the merged counts and removes the directory.  It says only
  * what it saw: when a claim of its text does not hold, it says which and
  * exits 1 (2 when it could not run at all).
@@ -19,7 +22,8 @@
 #include "tool/tool.h"
 
 #define NUNITS	12
-#define NAGENTS	4
+#define NAGENTS	4	/* at a time: -j and CORRAL_AGENTS */
+#define NSLICES	12	/* a first run's plan: a slice per check */
 
 static const struct corral_usage use = {
 	"corral-demo [-h]",
@@ -56,8 +60,9 @@ audit(const struct corral_tour_result *r, const struct corral_strv *failing,
 	if (!WIFEXITED(r->wstatus) || WEXITSTATUS(r->wstatus) == 0)
 		xadd(problems, "make corral-run did not report the failed "
 		    "checks in its exit status");
-	if (r->logs != NAGENTS || r->unfinished)
-		xadd(problems, "there are not exactly 4 finished agent logs");
+	if (r->logs != NSLICES || r->unfinished)
+		xadd(problems, "there are not exactly 12 finished agent logs, "
+		    "one a slice");
 	if (r->once != NUNITS || r->twice || r->stray || r->bad)
 		xadd(problems, "not every check is in the results exactly "
 		    "once");
@@ -77,16 +82,19 @@ report(const char *tmp, const char *mk, const struct corral_tour_result *r,
 {
 	const char *base = strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp;
 
-	printf("corral demo -- %d checks fanned out across %d isolated "
-	    "agents\n", NUNITS, NAGENTS);
+	printf("corral demo -- %d checks in %d slices, %d isolated agents at "
+	    "a time\n", NUNITS, NSLICES, NAGENTS);
 	printf("================================================"
 	    "================\n");
 	printf("  ran make -j%d corral-run in %s/, whose Makefile includes\n"
 	    "  %s\n", NAGENTS, base, mk);
-	printf("  agents: %zu   merged: %zu   successes: %zu   failures: %zu\n",
+	printf("  slices: %zu   merged: %zu   successes: %zu   failures: %zu\n",
 	    r->logs, r->once + r->twice + r->stray, r->passed, r->failed);
 	if (!ok)
 		return;
+	printf("  no history yet: CORRAL_AGENTS=%d is how many agents run at "
+	    "once, and the\n  first plan cuts a slice per check for make's "
+	    "queue to balance\n", NAGENTS);
 	printf("  each agent wrote its OWN log in %s/.corral/logs/"
 	    "agent-*.jsonl\n", base);
 	printf("  ONE merge folded them into successes.jsonl + failures.jsonl"

@@ -474,14 +474,24 @@ out:
 /* ------------------------------------------------------------------ */
 /* plan and parts                                                      */
 
-/* corral-split's command into dir (the units file is the caller's). */
+/*
+ * corral-split's command into dir (the units file is the caller's).  The
+ * plan weighs CORRAL_OUT's own history; while there is none (a fresh
+ * clone, a new CI job), CORRAL_HISTORY's, the durations the user gave.
+ */
 static void
 split_argv(struct corral_strv *argv, const char *dir)
 {
+	char own[PATH_MAX];
+	const char *given = set(CS_HISTORY);
+
 	xprog(argv, "corral-split");
 	xsettings_argv(CP_SPLIT, argv);
+	/* CORRAL_AGENTS is how many run at once: cut finer blind */
+	xadd(argv, "-F");
 	xadd(argv, "-H");
-	xout(argv, "history.jsonl");
+	snprintf(own, sizeof(own), "%s/history.jsonl", set(CS_OUT));
+	xadd(argv, !exists(own) && *given && exists(given) ? given : own);
 	xadd(argv, "-C");
 	xadd(argv, set(CS_SRC));
 	xadd(argv, "-o");
@@ -585,17 +595,39 @@ step_parts(void)
 /* ------------------------------------------------------------------ */
 /* inputs and live                                                     */
 
+/* The memo of the files' digests, in CORRAL_OUT, the manifests' cache. */
+#define MEMO_FILE "digests"
+
+/* The memo written back; a memo that cannot be is only slower next time. */
+static void
+memo_done(struct corral_memo *memo)
+{
+	if (corral_memo_save(memo) < 0)
+		corral_warn("cannot save '%s' (the files' digests):",
+		    MEMO_FILE);
+	corral_memo_free(memo);
+}
+
 /* The manifests of dir, their digest added to sha; "none" when refused. */
 static void
 manifests(const char *dir, struct corral_sha256 *sha)
 {
-	struct corral_strv ex = CORRAL_STRV_INIT;
+	struct corral_strv ex = CORRAL_STRV_INIT, pat = CORRAL_STRV_INIT;
+	struct corral_memo *memo;
 	struct corral_err err;
 	char path[PATH_MAX];
 	size_t k;
+	int rc;
 
 	excludes(&ex, 0);
-	if (corral_manifests_write(set(CS_SRC), dir, &ex, sha, &err) == 0)
+	if (corral_words(set(CS_PARTS_EXCLUDE), &pat) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (!(memo = corral_memo_open(MEMO_FILE)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	rc = corral_manifests_write(set(CS_SRC), dir, &ex, &pat, memo, sha,
+	    &err);
+	memo_done(memo);
+	if (rc == 0)
 		goto out;
 	corral_warn_err(&err);
 	for (k = 0; snprintf(path, sizeof(path), "%s/%zu.units", dir, k),
@@ -607,6 +639,7 @@ manifests(const char *dir, struct corral_sha256 *sha)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 out:
 	corral_strv_release(&ex);
+	corral_strv_release(&pat);
 }
 
 /* The old manifests, for auto's keep of a learned slice's stamp. */
@@ -778,6 +811,54 @@ slice_logs(struct corral_buf *b, const char *stem)
 	free(top);
 }
 
+/*
+ * The result cache: the local store in CORRAL_OUT, the settings of the
+ * key, and no hit under make -B.
+ */
+static void
+cache_argv(struct corral_strv *argv)
+{
+	struct corral_buf keyed = CORRAL_BUF_INIT;
+
+	if (corral_settings_keyed(&S, &keyed) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(argv, "-O");
+	xout(argv, "cache");
+	xadd(argv, "-Y");
+	xadd(argv, keyed.data);
+	if (make_always())
+		xadd(argv, "-b");
+	corral_buf_release(&keyed);
+}
+
+/*
+ * Where the agent makes its clone: CORRAL_OUT/work, or, with CORRAL_WORK,
+ * this CORRAL_OUT's directory there (corral-TAG, TAG a digest of its
+ * path, so that runs of two CORRAL_OUTs on one node never sweep each
+ * other's clones), which corral-run-slice -j expands on its node.
+ */
+static void
+work_argv(struct corral_strv *argv)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char hex[CORRAL_SHA256_HEX];
+
+	if (!corral_setting_on(&S, CS_WORK)) {
+		xadd(argv, "-w");
+		xout(argv, "work");
+		return;
+	}
+	if (corral_sha256_buf(set(CS_OUT), strlen(set(CS_OUT)), hex,
+	    &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (corral_buf_addf(&b, "%s/corral-%.16s", set(CS_WORK), hex) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xadd(argv, "-j");
+	xadd(argv, b.data);
+	corral_buf_release(&b);
+}
+
 /* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
 static void
 slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
@@ -816,8 +897,8 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	}
 	if (!layer)
 		xadd(argv, "-M");
-	xadd(argv, "-w");
-	xout(argv, "work");
+	cache_argv(argv);
+	work_argv(argv);
 	xadd(argv, "-D");
 	corral_buf_reset(&f);
 	if (corral_buf_addf(&f, "%s.pass", stem) < 0)
@@ -1688,11 +1769,70 @@ run_make(const char *goal)
 			corral_die(CORRAL_EXIT_ERR, "wait:");
 	child_pid = 0;
 	corral_strv_release(&argv);
-	if (caught) {
-		signal(caught, SIG_DFL);
-		raise(caught);
-	}
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* The signal caught while the engine's make ran ends this process too. */
+static void
+reraise(void)
+{
+	if (!caught)
+		return;
+	fflush(stdout);
+	signal(caught, SIG_DFL);
+	raise(caught);
+}
+
+static const char *
+signame(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" :
+	    sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* ", N WHAT" when n is not 0. */
+static void
+add_count(struct corral_buf *b, size_t n, const char *what)
+{
+	if (n && corral_buf_addf(b, ", %zu %s", n, what) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+}
+
+/*
+ * A run interrupted (Ctrl-C, SIGTERM, SIGHUP): what had finished, in one
+ * line, from this run's progress ticks (live/ticks, written since
+ * since_ms; older ones are another run's).  Nothing is merged: the result
+ * files stay as the last merge wrote them.
+ */
+static void
+interrupted(long long since_ms)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_tally t;
+	struct corral_err err;
+	struct stat st;
+	size_t total;
+
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+	if (stat("live/ticks", &st) < 0 || (long long)st.st_mtim.tv_sec *
+	    1000 + st.st_mtim.tv_nsec / 1000000 < since_ms ||
+	    corral_live_tally("live", &t, &err) < 0 || !t.done) {
+		corral_warn("interrupted (%s) before any unit finished; the "
+		    "results are as the last run left them", signame(caught));
+		return;
+	}
+	total = corral_tally_total(&t);
+	if (corral_buf_addf(&b, "%zu passed, %zu failed", t.pass, t.fail) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	add_count(&b, t.timeout, "timed out");
+	add_count(&b, t.flaky, "flaky");
+	add_count(&b, t.skip, "skipped");
+	corral_warn("interrupted (%s): %zu of %zu units finished (%s), %zu "
+	    "not run; nothing merged: the results are as the last run left "
+	    "them", signame(caught), t.done, total, b.data,
+	    total > t.done ? total - t.done : 0);
+	corral_buf_release(&b);
 }
 
 static const char *
@@ -1730,6 +1870,73 @@ clean(void)
 	return CORRAL_EXIT_OK;
 }
 
+/*
+ * corral-list ("list") and make -q corral-run ("question"): the graph
+ * brought up to date, as a run would, in a scratch copy of CORRAL_OUT
+ * under TMPDIR, by the engine's make for __corral-list (which runs no
+ * slice); then what make would find out of date.  CORRAL_OUT is only
+ * read, without the lock.  list prints the units that would run, with
+ * why; question exits 0 when neither a slice nor the merge would run.
+ */
+static int
+would(const char *goal)
+{
+	struct corral_buf dir = CORRAL_BUF_INIT, out = CORRAL_BUF_INIT;
+	struct corral_buf last = CORRAL_BUF_INIT;
+	struct corral_strv units = CORRAL_STRV_INIT;
+	const char *tmp = getenv("TMPDIR");
+	struct corral_err err;
+	int st, question = !strcmp(goal, "question"), said = tell();
+	size_t n;
+
+	if (corral_buf_addf(&dir, "%s/corral-list.XXXXXX", tmp && *tmp ?
+	    tmp : "/tmp") < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (!mkdtemp(dir.data))
+		corral_die(CORRAL_EXIT_ERR, "cannot make '%s':", dir.data);
+	if (corral_engine_scratch(set(CS_OUT), dir.data, &err) < 0) {
+		remove_tree(dir.data);
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	}
+	xset(CS_OUT, dir.data);
+	xset(CS_SILENT, "1");
+	if (chdir(dir.data) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot enter '%s':", dir.data);
+	if (exists("units") && (corral_read_file("units", &last, &err) < 0 ||
+	    corral_atomic_file("last.units", last.data ? last.data : "",
+	    last.len, CORRAL_ATOMIC_NO_SYNC, &err) < 0))
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	write_settings();
+	if ((st = check_parts()) == 0 && (st = run_make("__corral-list")) == 0 &&
+	    !caught) {
+		n = count_slices("slices");
+		if (corral_setting_on(&S, CS_ONLY)) {
+			xunits_load("units", '\n', &units, 0);
+			if (corral_would_only(&units, set(CS_ONLY), &out) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		} else if (corral_would_run(exists("last.units") ?
+		    "last.units" : "", n, make_always(), &out, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
+		if (question)
+			st = out.len || corral_setting_on(&S, CS_ONLY) ||
+			    !corral_merged_stands(n) ? CORRAL_EXIT_NO :
+			    CORRAL_EXIT_OK;
+		else if (out.len)
+			fwrite(out.data, 1, out.len, stdout);
+		else if (!corral_setting_on(&S, CS_ONLY) && said)
+			corral_warn("nothing would run: every unit is up "
+			    "to date and passed");
+	} else
+		st = CORRAL_EXIT_ERR;
+	remove_tree(dir.data);
+	reraise();
+	corral_buf_release(&dir);
+	corral_buf_release(&out);
+	corral_buf_release(&last);
+	corral_strv_release(&units);
+	return st;
+}
+
 static int
 is_run_goal(const char *goal)
 {
@@ -1743,6 +1950,7 @@ cmd_run(const char *goal)
 	struct corral_lock top, l;
 	struct corral_err err;
 	char cwd[PATH_MAX];
+	long long since_ms = corral_time_epoch_ms();
 	int st;
 
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -1755,6 +1963,8 @@ cmd_run(const char *goal)
 	run_settings();
 	if (!strcmp(goal, "clean"))
 		return clean();
+	if (!strcmp(goal, "list") || !strcmp(goal, "question"))
+		return would(goal);
 	if (is_run_goal(goal) && check_sandbox() != 0)
 		return CORRAL_EXIT_ERR;
 	if (corral_setting_on(&S, CS_SHARD_TOP)) {
@@ -1778,7 +1988,11 @@ cmd_run(const char *goal)
 		return CORRAL_EXIT_ERR;
 	if (corral_lock_pass(&l, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
-	if ((st = run_make(goal)) != 0)
+	st = run_make(goal);
+	if (caught && is_run_goal(goal))
+		interrupted(since_ms);
+	reraise();
+	if (st != 0)
 		return st;
 	return read_status(exit_status, CORRAL_EXIT_OK);
 }

@@ -75,6 +75,7 @@ run_timeline(const char *dir, const struct opts *o)
 
 	if (corral_timeline_read(&t, dir, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
+	t.name = o->suite;
 	if (o->trace && corral_trace_format(&t, &b) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (o->trace)

@@ -31,10 +31,13 @@
 /* What the options say beyond struct corral_run. */
 struct opts {
 	struct corral_strv units, parts, exclude, files, learn;
+	struct corral_strv patterns;	/* -I */
 	struct corral_strv keep_env;	/* -E, its words */
 	int keep_given;			/* -E was given */
 	const char *estimates, *stamp;
 	const char *history;	/* -A */
+	const char *work;	/* -j, as given */
+	char *workroot;		/* -j, expanded, and the run's */
 	unsigned char no_retry[256];
 	unsigned char skip[256];
 	unsigned char hard[256];
@@ -43,19 +46,24 @@ struct opts {
 	int sandbox;		/* -X bwrap */
 	int check;		/* -n: check the sandbox, run nothing */
 	int quiet_missing;	/* -M */
+	struct corral_run_cache cache;	/* -O, -u, -J, -j, -V, -b, -Y */
+	int cache_on;
+	struct corral_learned learned;	/* -A: every unit's, for the keys */
+	int have_learned;
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0FhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
-	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-i INPUTS] [-K CODES] [-L "
-	"LIMIT] [-m HOST] [-N CODES] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
-	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-w "
-	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] -c CMD -l LOGDIR AGENT SLICE\n"
+	"corral-run-slice [-0bFhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
+	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L "
+	"LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
+	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w "
+	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-z CMD] -c CMD -l LOGDIR AGENT SLICE\n"
 	"corral-run-slice -n -X SANDBOX [-a ARG]",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
 	"-a ARG\tan argument added to the sandbox's options (repeatable)\n"
 	"-B CODES\texit codes that mean a hard error, comma-separated\n"
+	"-b\ttake no cached result (make -B), store them all the same\n"
 	"-C SRC\tthe tree to check out from\n"
 	"-c CMD\tthe command run for every unit (required)\n"
 	"-D STAMP\tmade when every unit passed, removed until then\n"
@@ -67,7 +75,10 @@ static const struct corral_usage use = {
 	"-G PID\tstop when process PID is gone\n"
 	"-g GRACE\tseconds between SIGTERM and SIGKILL\n"
 	"-H COUNT\tstart no unit once COUNT units of the run failed\n"
+	"-I PATTERN\twhat matches PATTERN is never cloned, as .gitignore reads it (repeatable)\n"
 	"-i INPUTS\ta digest recorded as inputs\n"
+	"-J JUNIT\tthe JUnit XML each unit writes, in its clone: its tests\n"
+	"-j WORK\tthe clone under WORK/RUN, $NAME expanded here; other runs' go\n"
 	"-K CODES\texit codes that mean skip, comma-separated\n"
 	"-k\tkeep the clone and print its path\n"
 	"-L LIMIT\ta limit on each process of a unit\n"
@@ -76,6 +87,7 @@ static const struct corral_usage use = {
 	"-m HOST\tthe host named in every record (default: the Slurm node, else this host)\n"
 	"-N CODES\texit codes never retried, comma-separated\n"
 	"-n\tonly check that the sandbox works: exit 0, or 2 saying why\n"
+	"-O STORE\tthe local result cache: a unit whose key it holds does not run\n"
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
 	"-p PART\ta path to check out (repeatable)\n"
@@ -86,11 +98,16 @@ static const struct corral_usage use = {
 	"-T SECS\tthe whole slice may take SECS\n"
 	"-t SECS\teach attempt of a unit may take SECS\n"
 	"-U\tunits share the caller's TMPDIR (not one of their own each)\n"
+	"-u STORE\ta shared result cache (CORRAL_CACHE), after the local one\n"
+	"-V PERCENT\tof the cached results, run this percent again to verify them\n"
 	"-v\ta progress line as each unit finishes\n"
 	"-W\ta unit that fails is tried again in the whole tree\n"
 	"-w WORKROOT\twhere the clone goes\n"
 	"-X SANDBOX\tnone, or bwrap: each unit inside bubblewrap\n"
-	"-x EXCLUDE\ta path under SRC left out (repeatable)",
+	"-x EXCLUDE\ta path under SRC left out (repeatable)\n"
+	"-Y SETTINGS\tlines 'NAME value': the settings that join each unit's key\n"
+	"-y NAMES\tthe environment variables that join each unit's key\n"
+	"-z CMD\ta command whose output joins each unit's key",
 	NULL
 };
 
@@ -134,21 +151,22 @@ read_estimates(const char *file, size_t nunits)
 	return ms;
 }
 
-/* The units of the slice that history has learned nothing of. */
+/*
+ * The units of the slice that history has learned nothing of; l keeps
+ * what it learned of the others (their keys' inputs).
+ */
 static void
 read_unlearned(const char *history, const struct corral_strv *units,
-    struct corral_strv *learn)
+    struct corral_strv *learn, struct corral_learned *l)
 {
-	struct corral_learned l;
 	struct corral_err err;
 	size_t i;
 
-	if (corral_learned_read(&l, history, &err) < 0)
+	if (corral_learned_read(l, history, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < units->n; i++)
-		if (!corral_learned_of(&l, units->v[i]))
+		if (!corral_learned_of(l, units->v[i]))
 			xadd(learn, units->v[i]);
-	corral_learned_release(&l);
 }
 
 /* The value of option opt, by corral_seconds_parse or corral_size_parse. */
@@ -343,6 +361,34 @@ default_host(char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * -j WORK: the run's directory of clones in WORK, expanded here (on the
+ * node the launcher chose), into *root; what earlier runs of the same
+ * CORRAL_OUT left in WORK goes first (a failure to remove it is said,
+ * and the slice runs).
+ */
+static const char *
+node_work(const char *work, const char *run, char **root)
+{
+	struct corral_err err;
+	char name[64], *dir;
+
+	if (corral_work_expand(work, &dir, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	/* Everything else in it goes: never a directory of the user's. */
+	if (strncmp(corral_path_base(dir), "corral-", 7))
+		corral_die(CORRAL_EXIT_ERR, "work directory '%s' is '%s' here; "
+		    "its name must start with 'corral-' (every other run's "
+		    "entry in it is removed)", work, dir);
+	corral_work_run_name(run, name, sizeof(name));
+	if (corral_work_sweep(dir, name, &err) < 0)
+		corral_warn_err(&err);
+	if (!(*root = corral_path_join(dir, name)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	free(dir);
+	return *root;
+}
+
 /* -E NAMES: the words of NAMES, split at white space. */
 static void
 keep_names(struct opts *o, const char *names)
@@ -358,6 +404,25 @@ keep_names(struct opts *o, const char *names)
 	}
 }
 
+static char *cache_warned;
+
+/* The result cache: the key's shared parts and the stores. */
+static void
+cache_setup(struct corral_run *r, struct opts *o)
+{
+	struct corral_run_cache *c = &o->cache;
+
+	c->key.shell = r->shell;
+	c->key.cmd = r->cmd;
+	c->learned = o->have_learned ? &o->learned : NULL;
+	c->warn = print_progress;
+	if (r->statedir && !(cache_warned = corral_path_join(r->statedir,
+	    "cache-warned")))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	c->warned = cache_warned;
+	r->cache = c;
+}
+
 static void
 parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 {
@@ -365,7 +430,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:C:c:D:d:E:e:Ff:G:g:H:hi:K:kL:l:m:MN:no:p:P:R:r:S:s:T:t:UvWw:X:x:")) != -1) {
+	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:R:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:z:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -380,7 +445,10 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'g': r->grace_ms = value(c, optarg, corral_seconds_parse); break;
 		case 'H': r->halt = (size_t)number(optarg, INT_MAX, "-H"); break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
+		case 'I': xadd(&o->patterns, optarg); break;
 		case 'i': r->inputs = *optarg ? optarg : NULL; break;
+		case 'J': r->unit_junit = *optarg ? optarg : NULL; break;
+		case 'j': o->work = optarg; break;
 		case 'K':
 			parse_codes(o->skip, optarg, "-K");
 			r->skip = o->skip;
@@ -389,6 +457,15 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 			parse_codes(o->hard, optarg, "-B");
 			r->hard = o->hard;
 			break;
+		case 'b': o->cache.no_hits = 1; break;
+		case 'O': o->cache.store[0].dir = optarg; o->cache_on = 1; break;
+		case 'u': o->cache.store[1].dir = *optarg ? optarg : NULL;
+			o->cache_on |= *optarg != '\0';
+			break;
+		case 'V': o->cache.verify = (int)number(optarg, 100, "-V"); break;
+		case 'Y': o->cache.key.settings = optarg; break;
+		case 'y': o->cache.key.env = optarg; break;
+		case 'z': o->cache.key.key_cmd = optarg; break;
 		case 'F': r->exit_only = 1; break;
 		case 'U': r->tmp_shared = 1; break;
 		case 'f':
@@ -467,8 +544,10 @@ main(int argc, char *argv[])
 	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
 	if (o.estimates)
 		expect = read_estimates(o.estimates, o.units.n);
-	if (o.history)
-		read_unlearned(o.history, &o.units, &o.learn);
+	if (o.history) {
+		read_unlearned(o.history, &o.units, &o.learn, &o.learned);
+		o.have_learned = 1;
+	}
 	corral_run_id(runid);
 	keep = getenv("CORRAL_KEEP");
 
@@ -479,13 +558,19 @@ main(int argc, char *argv[])
 	r.parts = &o.parts;
 	r.units = &o.units;
 	r.exclude = &o.exclude;
-	r.workroot = r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
+	r.patterns = &o.patterns;
+	if (o.work && r.workroot)
+		corral_usage(&use, CORRAL_EXIT_ERR);
+	r.workroot = o.work ? node_work(o.work, r.run, &o.workroot) :
+	    r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
 	r.keep |= keep && !strcmp(keep, "1");
 	r.no_retry = o.no_retry;
 	r.expect = expect;
 	r.learn = o.history ? &o.learn : NULL;
 	r.keep_env = o.keep_given ? &o.keep_env : NULL;
 	r.progress_tty = r.progress && isatty(2);
+	if (o.cache_on)
+		cache_setup(&r, &o);
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
 	 * it lives (agents started by hand share it), and no unit gets it.
@@ -511,9 +596,14 @@ main(int argc, char *argv[])
 	corral_strv_release(&o.units);
 	corral_strv_release(&o.parts);
 	corral_strv_release(&o.exclude);
+	corral_strv_release(&o.patterns);
 	corral_strv_release(&o.files);
 	corral_strv_release(&o.learn);
+	if (o.have_learned)
+		corral_learned_release(&o.learned);
+	free(cache_warned);
 	corral_strv_release(&o.keep_env);
+	free(o.workroot);
 	corral_sandbox_release(&sandbox);
 	return status;
 }

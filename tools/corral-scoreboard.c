@@ -8,7 +8,8 @@
  * read.  "Found nothing" and "could not look" never read alike.  -f lists
  * the failed units with their notes and outputs, -u prints just their
  * names, one per line (what a re-run of the failures needs), and -j the
- * tally as JSON; -s N ends the text with the N slowest units of the run.
+ * tally as JSON; -s N ends the text with the N slowest units of the run,
+ * and -t N shows, under -f, the last N lines of a failed unit's output.
  * Units that printed TAP add a line counting their tests.
  */
 #include <getopt.h>
@@ -20,10 +21,11 @@
 #include "tool/tool.h"
 
 static const struct corral_usage use = {
-	"corral-scoreboard [-fhju] [-s N] DIR",
+	"corral-scoreboard [-fhju] [-s N] [-t N] DIR",
 	"-f\tadd the failed units, with notes and outputs\n"
 	"-j, --json\tprint the tally as JSON\n"
 	"-s N\tadd the N slowest units of the last run\n"
+	"-t N\twith -f, show the last N lines of each failed unit's output\n"
 	"-u\tprint only the names of the failed units",
 	NULL
 };
@@ -41,8 +43,8 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 	rc |= corral_buf_addstr(&b, "{\"dir\":");
 	rc |= corral_buf_addjson(&b, dir, strlen(dir));
 	rc |= corral_buf_addf(&b, ",\"units\":%zu,\"successes\":%zu,"
-	    "\"failures\":%zu,\"by_verdict\":{", s->units, s->successes,
-	    s->failures);
+	    "\"failures\":%zu,\"cached\":%zu,\"by_verdict\":{", s->units,
+	    s->successes, s->failures, s->cached);
 	for (i = 0; order && order[i]; i++) {
 		rc |= corral_buf_addstr(&b, i ? "," : "");
 		rc |= corral_buf_addjson(&b, order[i], strlen(order[i]));
@@ -87,6 +89,28 @@ print_json(const char *dir, const struct corral_score *s, const char *why)
 #define NOTES_SHOWN	20
 #define NAMES_SHOWN	3
 
+/* -t N: the lines of a failed unit's output shown under it. */
+static long long tail_lines;
+
+/* The last tail_lines lines of the output file path, each after "| ". */
+static void
+print_tail(const char *path)
+{
+	struct corral_strv lines = CORRAL_STRV_INIT;
+	struct corral_err err;
+	size_t i;
+
+	if (tail_lines <= 0)
+		return;
+	if (corral_output_tail(path, (size_t)tail_lines, &lines, &err) < 0)
+		corral_showf(stdout, "      (%s%s%s)\n", err.msg,
+		    err.errnum ? ": " : "", err.errnum ? strerror(err.errnum) :
+		    "");
+	for (i = 0; i < lines.n; i++)
+		corral_showf(stdout, "      | %s\n", lines.v[i]);
+	corral_strv_release(&lines);
+}
+
 /*
  * The failed units grouped by note, in the order each note first came:
  * a note one unit has with that unit and its output, a note many share
@@ -118,9 +142,11 @@ print_failed(const char *dir, const struct corral_score *s)
 		if (count[j] == 1) {
 			corral_showf(stdout, "    %s  %s\n", s->failed_unit.v[i],
 			    s->failed_note.v[i]);
-			if (*s->failed_output.v[i])
+			if (*s->failed_output.v[i]) {
 				corral_showf(stdout, "      output: %s\n",
 				    s->failed_output.v[i]);
+				print_tail(s->failed_output.v[i]);
+			}
 			continue;
 		}
 		corral_showf(stdout, "    %zu units  %s\n      ", count[j],
@@ -163,6 +189,9 @@ print_text(const char *dir, const struct corral_score *s, const char *why,
 	    s->units == 1 ? "" : "s", s->successes,
 	    s->successes == 1 ? "" : "es", s->failures,
 	    s->failures == 1 ? "" : "s");
+	if (s->cached)
+		corral_showf(stdout, "  %zu cached: passed before on the same "
+		    "inputs, not run again\n", s->cached);
 	if (s->tap_units)
 		corral_showf(stdout, "  %lld tests in %zu unit%s  ->  %lld passed, %lld "
 		    "failed, %lld skipped\n", s->tests, s->tap_units,
@@ -275,12 +304,17 @@ main(int argc, char *argv[])
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "fhjs:u", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fhjs:t:u", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': failed = 1; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 's':
 			if (corral_strtonum(optarg, 0, 1000000, &slowest, "-s",
+			    &err) < 0)
+				corral_die_err(CORRAL_EXIT_ERR, &err);
+			break;
+		case 't':
+			if (corral_strtonum(optarg, 0, 1000, &tail_lines, "-t",
 			    &err) < 0)
 				corral_die_err(CORRAL_EXIT_ERR, &err);
 			break;

@@ -19,7 +19,10 @@
  * describes the plan and DIR/K.est the expected milliseconds of each unit.
  *
  * -n auto cuts as many slices as the population calls for
- * (corral_split_auto), never as many as run at once.  The slice files
+ * (corral_split_auto), never as many as run at once.  With -F, -n N
+ * says how many run at once (corral.mk passes it): auto without history
+ * cuts finer when a slice would hold more than two units
+ * (corral_split_blind), and the line on stderr says so.  The slice files
  * are made again whenever they are missing, so they are never fsynced.
  */
 #include <sys/stat.h>
@@ -38,11 +41,12 @@
 static void more(FILE *fp);
 
 static const struct corral_usage use = {
-	"corral-split [-0hjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
+	"corral-split [-0Fhjq] [-C DIR] [-H HISTORY] [-l LOGDIR] [-o DIR] "
 	"[-s STRATEGY] -n N|auto [FILE]\n"
 	"corral-split -L",
 	"-0\tunits are NUL-separated\n"
 	"-C DIR\tthe tree the units are paths in (weighted)\n"
+	"-F\tN is how many run at once: auto without history cuts finer\n"
 	"-H HISTORY\ta history of durations (weighted)\n"
 	"-j\tprint the plan as JSON also with -o\n"
 	"-L\tprint the names of the strategies, one per line, and exit\n"
@@ -243,7 +247,11 @@ say_plan(const struct corral_plan *p, const char *history, int quiet)
 		    history, p->wt.unreadable);
 	if (quiet)
 		return;
-	if (!strcmp(p->strategy, "roundrobin"))
+	if (!strcmp(p->strategy, "roundrobin") && p->asked)
+		corral_warn("round-robin plan: %zu units over %zu slices, not "
+		    "%ld: no history of these units", p->units->n, p->n,
+		    p->asked);
+	else if (!strcmp(p->strategy, "roundrobin"))
 		corral_warn("round-robin plan: %zu units over %zu slices; no "
 		    "history of these units", p->units->n, p->n);
 	else if (p->wt.kind == CORRAL_WEIGHTS_BYTES)
@@ -281,14 +289,16 @@ main(int argc, char *argv[])
 	const char *dir = NULL, *nstr = NULL, *history = NULL, *srcdir = NULL;
 	const char *logdir = NULL;
 	int c, sep = '\n', json = 0, chosen = 0, quiet = 0;
+	unsigned flags = 0;
 	long long nslices = 0;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "0C:hH:jLl:n:o:qs:")) != -1) {
+	while ((c = getopt(argc, argv, "0C:FhH:jLl:n:o:qs:")) != -1) {
 		switch (c) {
 		case '0': sep = '\0'; break;
 		case 'C': srcdir = optarg; break;
+		case 'F': flags |= CORRAL_PLAN_FINER; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'H': history = optarg; break;
 		case 'j': json = 1; break;
@@ -311,7 +321,7 @@ main(int argc, char *argv[])
 	if (!strcmp(nstr, "auto"))
 		nslices = (long long)corral_split_auto(units.n);
 	if (corral_plan_make(&p, &units, strategy, history, srcdir,
-	    (long)nslices, &err) < 0)
+	    (long)nslices, flags, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	/* the default, the original's round-robin, says nothing */
 	if (strategy != corral_strategies && units.n)

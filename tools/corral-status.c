@@ -8,18 +8,24 @@
  * unit whose agent has no estimate, OUT/history.jsonl; it never writes
  * anything.  Once no agent runs, the run is over: the time it took, and
  * no ETA.  Exit 0 when an agent is running, 1 when none is, 2
- * when there is no live state to read.
+ * when there is no live state to read.  -f UNIT follows one unit's
+ * output instead, as it is written (the file its agent names in its
+ * status), until the unit ends.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "corral.h"
 #include "tool/tool.h"
 
 static const struct corral_usage use = {
-	"corral-status [-hj] [OUT]",
+	"corral-status [-hj] [-f UNIT] [OUT]",
+	"-f UNIT\tfollow UNIT's output as it runs, until it ends\n"
 	"-j\tprint the same as JSON",
 	NULL
 };
@@ -294,15 +300,129 @@ run_status(const char *out, int json)
 	return running ? CORRAL_EXIT_OK : CORRAL_EXIT_NO;
 }
 
+/* How often -f looks again, in ms. */
+#define FOLLOW_MS	100
+
+/* The agents of live, or exit 2 naming out. */
+static void
+xlive_read(const char *live, const char *out, struct corral_agent_status **a,
+    size_t *n)
+{
+	struct corral_err err;
+
+	if (corral_live_read(live, a, n, &err) < 0) {
+		corral_warn_err(&err);
+		corral_warn("no run to show in '%s'", out);
+		exit(CORRAL_EXIT_ERR);
+	}
+}
+
+/* The agent running unit with its output said, or NULL; *alive: any runs. */
+static const struct corral_agent_status *
+running(const struct corral_agent_status *a, size_t n, const char *unit,
+    int *alive)
+{
+	const struct corral_agent_status *on = NULL;
+	size_t i;
+
+	*alive = 0;
+	for (i = 0; i < n; i++) {
+		*alive |= a[i].state == CORRAL_AGENT_RUNNING ||
+		    a[i].state == CORRAL_AGENT_STARTING;
+		if (a[i].state == CORRAL_AGENT_RUNNING && a[i].unit &&
+		    a[i].output && !strcmp(a[i].unit, unit))
+			on = &a[i];
+	}
+	return on;
+}
+
+/* What fd holds that was not printed yet, to stdout as it is. */
+static void
+drain(int fd)
+{
+	char chunk[8192];
+	ssize_t got;
+
+	while ((got = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			corral_die(CORRAL_EXIT_ERR, "cannot read the output:");
+		if (fwrite(chunk, 1, (size_t)got, stdout) != (size_t)got)
+			corral_die(CORRAL_EXIT_ERR, "write error:");
+	}
+	fflush(stdout);
+}
+
+/* Follow the output file path (a new one for each attempt). */
+static int
+reopen(int fd, const char *path)
+{
+	if (fd >= 0) {
+		drain(fd);
+		close(fd);
+	}
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "cannot open '%s':", path);
+	return fd;
+}
+
+/*
+ * -f UNIT: wait while the run lives for an agent to run unit, then print
+ * its output as it is written, every attempt's, until the agent is done
+ * with it.  0 then; 1 when no agent runs and unit is not running.
+ */
+static int
+follow(const char *out, const char *unit)
+{
+	const struct timespec pause = { 0, FOLLOW_MS * 1000000L };
+	const struct corral_agent_status *on;
+	struct corral_buf live = CORRAL_BUF_INIT, path = CORRAL_BUF_INIT;
+	struct corral_agent_status *a;
+	size_t n;
+	int fd = -1, alive, st = -1;
+
+	if (corral_buf_addf(&live, "%s/live", out) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	while (st < 0) {
+		xlive_read(live.data, out, &a, &n);
+		on = running(a, n, unit, &alive);
+		if (on && (fd < 0 || strcmp(path.data, on->output))) {
+			corral_buf_reset(&path);
+			if (corral_buf_addstr(&path, on->output) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+			fd = reopen(fd, path.data);
+		}
+		if (fd >= 0)
+			drain(fd);
+		if (!on && fd >= 0)
+			st = CORRAL_EXIT_OK;
+		else if (!on && !alive) {
+			corral_warn("'%s' is not running in '%s'", unit, out);
+			st = CORRAL_EXIT_NO;
+		}
+		corral_live_free(a, n);
+		if (st < 0)
+			nanosleep(&pause, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	corral_buf_release(&live);
+	corral_buf_release(&path);
+	return st;
+}
+
 int
 main(int argc, char *argv[])
 {
+	const char *unit = NULL;
 	int c, json = 0, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt(argc, argv, "hj")) != -1) {
+	while ((c = getopt(argc, argv, "f:hj")) != -1) {
 		switch (c) {
+		case 'f': unit = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 'j': json = 1; break;
 		default: corral_usage(&use, CORRAL_EXIT_ERR);
@@ -310,7 +430,13 @@ main(int argc, char *argv[])
 	}
 	if (argc - optind > 1)
 		corral_usage(&use, CORRAL_EXIT_ERR);
-	status = run_status(optind < argc ? argv[optind] : ".corral", json);
+	if (unit && json)
+		corral_die(CORRAL_EXIT_ERR, "-f and -j may not be given together");
+	if (unit)
+		status = follow(optind < argc ? argv[optind] : ".corral", unit);
+	else
+		status = run_status(optind < argc ? argv[optind] : ".corral",
+		    json);
 	xflush_stdout();
 	return status;
 }

@@ -100,9 +100,12 @@ void corral_live_init(struct corral_live *l);
 int corral_live_open(struct corral_live *l, const char *statedir,
     const char *agent, const char *run, size_t units, long long weight,
     struct corral_err *err);
-/* Unit i (from 1), attempt attempt, expected to take expect_ms (-1: ?). */
+/*
+ * Unit i (from 1), attempt attempt, expected to take expect_ms (-1: ?),
+ * its output going to the file output (NULL: not said).
+ */
 void corral_live_start(struct corral_live *l, const char *unit, size_t i,
-    int attempt, long long expect_ms);
+    int attempt, long long expect_ms, const char *output);
 /*
  * An attempt ended with status after ms; final when it is the unit's last.
  * A final one is ticked with weight; then the progress line goes to

@@ -9,6 +9,7 @@
 
 #include <regex.h>
 #include "base/base.h"
+#include "cache/cache.h"
 
 /* ------------------------------------------------------------------ */
 /* env.c: what a unit inherits                                          */
@@ -96,6 +97,7 @@ struct corral_agent_status {
 	char *agent;
 	char *run;
 	char *unit;		/* RUNNING: the unit it is on */
+	char *output;		/* RUNNING: where its output goes, or NULL */
 	long long pid, units, i, attempt;
 	long long since_ms;	/* when the unit (or the state) began */
 	long long expect_ms;	/* the unit's usual duration, or -1 */
@@ -187,6 +189,32 @@ int corral_agent_check(const char *agent, struct corral_err *err);
 void corral_run_id(char out[32]);
 
 /*
+ * CORRAL_WORK on this node: pattern with each $NAME and ${NAME} replaced
+ * by that variable of the environment (a '$' before anything else stays
+ * as it is), into *out (malloc'd, the caller frees).  -1 with err naming
+ * the pattern when a variable it names is unset or empty, or when what
+ * it becomes is not an absolute path.
+ */
+int corral_work_expand(const char *pattern, char **out,
+    struct corral_err *err);
+/*
+ * run as a directory name, into out: every byte but [A-Za-z0-9_.-] (and
+ * a leading '.') made '_'; "run" when run is empty.
+ */
+void corral_work_run_name(const char *run, char *out, size_t size);
+/*
+ * Remove every entry of dir but run (a run's directory of clones, named
+ * by corral_work_run_name) and what another sweep of run is removing:
+ * each is renamed ".gone.RUN.PID.N" first, so that two agents of run
+ * never remove one tree.  Only for a dir whose runs are over but run's
+ * (the caller's run holds the lock of the CORRAL_OUT dir belongs to).
+ * The number of entries removed (0 when dir does not exist), or -1 with
+ * err.
+ */
+int corral_work_sweep(const char *dir, const char *run,
+    struct corral_err *err);
+
+/*
  * Install the signal dispositions a slice needs: SIGHUP, SIGINT and
  * SIGTERM are caught (unless ignored on entry, as make and the shells
  * leave them) and forwarded to the running unit's process group, a second
@@ -199,6 +227,32 @@ void corral_run_id(char out[32]);
 int corral_run_signals(struct corral_err *err);
 /* The first forwarded signal caught so far, or 0. */
 int corral_run_caught(void);
+
+/*
+ * The result cache of a run (cached.c): each unit's key is looked up in
+ * the stores before it runs, and a hit is recorded without running it.
+ * The caller fills it; corral_run_release releases what the run made.
+ */
+struct corral_run_cache {
+	struct corral_cache_ctx key;	/* src, settings, env, key_cmd,
+					   shell and cmd set by the caller */
+	struct corral_cache_store store[2];	/* [0] the local one,
+					   [1] CORRAL_CACHE (dir NULL: none) */
+	int no_hits;		/* make -B: store results, take no hit */
+	int verify;		/* percent of the hits run again (0..100) */
+	const struct corral_learned *learned;	/* CORRAL_PARTS = auto:
+					   each unit's inputs; else NULL */
+	const char *warned;	/* a file made once a store's trouble was
+				   said (STATEDIR/cache-warned), or NULL */
+	corral_progress_fn *warn;	/* says it, or NULL */
+	int said;		/* this agent said it */
+	int off;		/* keys cannot be made: uncached */
+
+	int ready;		/* key.base computed */
+	struct corral_strv deferred;	/* hits to verify, after the misses */
+	struct corral_strv deferred_key;	/* their keys */
+	size_t hits, stored;
+};
 
 /*
  * One agent's run of one slice.  The caller fills the first blocks, calls
@@ -214,6 +268,8 @@ struct corral_run {
 	const char *src;	/* the tree the clone is checked out from */
 	const struct corral_strv *parts;
 	const struct corral_strv *exclude;	/* may be NULL */
+	const struct corral_strv *patterns;	/* what is never cloned
+					   (CORRAL_PARTS_EXCLUDE), or NULL */
 	const char *workroot;	/* the clone is made under it */
 	const char *inputs;	/* recorded in each record; may be NULL */
 	const char *host;	/* recorded in each record; may be NULL */
@@ -251,6 +307,10 @@ struct corral_run {
 				   TMPDIR, TMP and TEMP, in the caller's,
 				   removed when it ends (the sandbox has its
 				   own /tmp either way) */
+	const char *unit_junit;	/* the JUnit file each unit writes, relative
+				   to the clone, $CORRAL_UNIT standing for
+				   the unit: its tests are the record's;
+				   NULL: none */
 	int exit_only;		/* a unit that exits 0 passes whatever TAP
 				   it printed; 0: its TAP's not ok lines,
 				   Bail out! or a short plan fail it */
@@ -263,6 +323,7 @@ struct corral_run {
 	void *progress_arg;
 	int progress_tty;	/* they go to a terminal: redraw one line */
 	struct corral_sandbox *sandbox;	/* each unit inside it, or NULL */
+	struct corral_run_cache *cache;	/* the result cache, or NULL */
 	const struct corral_strv *keep_env;	/* the CORRAL_* names of the
 				   user's own environment: units get no
 				   other (corral_env_unit); NULL: every

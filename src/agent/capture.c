@@ -9,11 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "agent/run-private.h"
+#include "record/record.h"
 
 /* The longest last line kept, and how much of it a note quotes. */
 #define LAST_LINE_MAX	1024
@@ -168,6 +171,9 @@ corral_run_capture_release(struct capture *c)
 
 	corral_tap_release(&c->tap);
 	corral_note_lines_release(&c->notes);
+	free(c->junit);
+	free(c->junit_copy);
+	corral_buf_release(&c->junit_bad);
 	for (i = 0; i < 2; i++) {
 		corral_buf_release(&c->last[i].cur);
 		corral_buf_release(&c->last[i].last);
@@ -252,4 +258,63 @@ corral_run_capture_detail(const struct capture *c, struct corral_buf *b)
 			return add_quote(b, l->data, l->len);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The unit's own JUnit                                                 */
+
+/* The file, read whole into b: 0, or -1 with err set. */
+static int
+junit_bytes(const char *path, const char *rel, struct corral_buf *b,
+    struct corral_err *err)
+{
+	struct stat st;
+	int fd, rc = -1;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", rel);
+	if (fstat(fd, &st) < 0)
+		corral_err_set(err, errno, "cannot read '%s'", rel);
+	else if (!S_ISREG(st.st_mode))
+		corral_err_set(err, 0, "'%s' is not a regular file", rel);
+	else if (st.st_size > CORRAL_JUNIT_MAX)
+		corral_err_set(err, 0, "'%s' is larger than %lld bytes", rel,
+		    CORRAL_JUNIT_MAX);
+	else if (corral_fd_chunks(fd, corral_buf_eat, b) < 0)
+		corral_err_set(err, errno, "cannot read '%s'", rel);
+	else
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+int
+corral_run_capture_junit(struct capture *c, const char *rel)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err, ignored;
+	struct corral_tap t;
+	int rc = 0;
+
+	corral_tap_init(&t, 0);
+	memset(&err, 0, sizeof(err));
+	if (junit_bytes(c->junit, rel, &b, &err) < 0)
+		rc = corral_buf_addf(&c->junit_bad, "%s%s%s", err.msg,
+		    err.errnum ? ": " : "", err.errnum ?
+		    strerror(err.errnum) : "");
+	else if (corral_junit_read(&t, b.data ? b.data : "", b.len,
+	    &err) < 0)
+		rc = err.errnum == ENOMEM ? -1 :
+		    corral_buf_addf(&c->junit_bad, "'%s': %s", rel, err.msg);
+	else {
+		corral_tap_release(&c->tap);
+		c->tap = t;
+		corral_tap_init(&t, 0);
+		(void)corral_atomic_file(c->junit_copy, b.data ? b.data : "",
+		    b.len, 0, &ignored);
+	}
+	corral_tap_release(&t);
+	corral_buf_release(&b);
+	return rc;
 }

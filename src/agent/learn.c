@@ -423,7 +423,8 @@ whole_clone(struct corral_run *r, struct corral_err *err)
 		corral_err_set(err, errno, "cannot create '%s'", t.data);
 		goto out;
 	}
-	if (corral_checkout(r->src, &whole, &exclude, t.data, NULL, err) < 0)
+	if (corral_checkout(r->src, &whole, &exclude, r->patterns, t.data,
+	    NULL, err) < 0)
 		rmdir(t.data);
 	else
 		rc = 0;
@@ -458,7 +459,7 @@ clone_paths(struct corral_run *r, struct corral_err *err)
 	int k;
 
 	if (!(set = corral_set_new()) || corral_checkout_manifest(r->src,
-	    &r->st->cloned, r->exclude, &m, NULL, err) < 0) {
+	    &r->st->cloned, r->exclude, r->patterns, NULL, &m, NULL, err) < 0) {
 		if (!set)
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 		corral_set_free(set);

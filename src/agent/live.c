@@ -115,7 +115,7 @@ out:
 
 void
 corral_live_start(struct corral_live *l, const char *unit, size_t i,
-    int attempt, long long expect_ms)
+    int attempt, long long expect_ms, const char *output)
 {
 	if (l->statusfd < 0)
 		return;
@@ -125,7 +125,9 @@ corral_live_start(struct corral_live *l, const char *unit, size_t i,
 	    corral_buf_addf(&l->b, ",\"i\":%zu,\"attempt\":%d,\"at_ms\":%lld",
 	    i, attempt, corral_time_epoch_ms()) < 0 ||
 	    (expect_ms >= 0 && corral_buf_addf(&l->b, ",\"expect_ms\":%lld",
-	    expect_ms) < 0) || corral_buf_addstr(&l->b, "}\n") < 0)
+	    expect_ms) < 0) || (output && (corral_buf_addstr(&l->b,
+	    ",\"output\":") < 0 || corral_buf_addjson(&l->b, output,
+	    strlen(output)) < 0)) || corral_buf_addstr(&l->b, "}\n") < 0)
 		return;
 	put(l->statusfd, &l->b);
 }
@@ -485,6 +487,8 @@ read_agent(struct corral_agent_status *a, const char *first, size_t flen,
 			a->attempt = corral_json_obj_int(&o, "attempt");
 			a->since_ms = corral_json_obj_int(&o, "at_ms");
 			a->expect_ms = corral_json_obj_int(&o, "expect_ms");
+			a->output = dup_or_null(corral_json_obj_str(&o,
+			    "output"));
 		} else if (corral_json_obj_str(&o, "state")) {
 			a->state = CORRAL_AGENT_DONE;
 			a->since_ms = corral_json_obj_int(&o, "at_ms");
@@ -568,6 +572,7 @@ corral_live_free(struct corral_agent_status *list, size_t n)
 		free(list[i].agent);
 		free(list[i].run);
 		free(list[i].unit);
+		free(list[i].output);
 	}
 	free(list);
 }

@@ -101,7 +101,19 @@ struct capture {
 	struct corral_tap tap;	/* standard output, read as TAP */
 	struct last_line last[2];	/* of standard output, and error */
 	struct corral_note_lines notes;	/* of both */
+	char *junit;		/* the unit's own JUnit file (absolute), or
+				   NULL: CORRAL_UNIT_JUNIT unset */
+	char *junit_copy;	/* where the agent keeps a copy: N.xml */
+	struct corral_buf junit_bad;	/* why it could not be read, or "" */
 };
+
+/*
+ * After the unit: its JUnit file (c->junit) read and parsed, its tests
+ * then in c->tap (in place of its TAP) and its bytes copied to
+ * c->junit_copy; when it cannot be, c->junit_bad says why ("cannot open
+ * 'x.xml': ...", "'x.xml': invalid XML at line 3").  0, or -1 on ENOMEM.
+ */
+int corral_run_capture_junit(struct capture *c, const char *rel);
 
 /* How one attempt is waited for. */
 struct waiting {
@@ -134,6 +146,30 @@ struct outcome {
 				   attempt passed */
 	struct corral_tap tap;	/* its standard output, read as TAP */
 };
+
+/* ------------------------------------------------------------------ */
+/* slice.c and cached.c: records and the result cache                  */
+
+/* Write rec to the log; final: the unit's last, sealed after it. */
+int corral_run_write_record(struct corral_run *r,
+    const struct corral_record *rec, int final, struct corral_err *err);
+/*
+ * Look unit (number i from 0, of expected work weight) up in the cache:
+ * 0 not found (run it), 1 a hit recorded, 2 a hit kept to verify after
+ * the misses (r->cache->deferred), -1 with err set.
+ */
+int corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
+    long long weight, struct corral_err *err);
+/* Store the final outcome o of unit when it passed or skipped.  0. */
+int corral_cached_store(struct corral_run *r, const char *unit,
+    const struct outcome *o);
+/*
+ * The verified hit under key ended as o: its note says whether the pass
+ * held; one that did not is dropped from the stores.  0, or -1 ENOMEM.
+ */
+int corral_cached_verdict(struct corral_run *r, const char *key,
+    struct outcome *o);
+void corral_cached_release(struct corral_run_cache *c);
 
 /* ------------------------------------------------------------------ */
 /* run.c: getting ready                                                */

@@ -296,7 +296,8 @@ corral_run_clone_check(struct corral_run *r, struct corral_err *err)
 	free(mark);
 	if (intact)
 		return 0;
-	if (corral_clone_renew(r->src, &r->st->cloned, r->exclude, r->clone,
+	if (corral_clone_renew(r->src, &r->st->cloned, r->exclude, r->patterns,
+	    r->clone,
 	    err) < 0 || remember_clone(r, err) < 0)
 		return -1;
 	return 1;
@@ -332,7 +333,8 @@ make_clone(struct corral_run *r, struct corral_strv *missing,
 		corral_buf_release(&t);
 		return rc;
 	}
-	if (corral_checkout(r->src, &r->st->cloned, r->exclude, t.data, missing,
+	if (corral_checkout(r->src, &r->st->cloned, r->exclude, r->patterns,
+	    t.data, missing,
 	    err) < 0) {
 		rmdir(t.data);
 		corral_buf_release(&t);
@@ -550,6 +552,7 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		corral_buf_release(&st->line);
 		free(st);
 	}
+	corral_cached_release(r->cache);
 	free(r->clone);
 	corral_strv_release(&r->refused);
 	corral_strv_release(&r->refusal);

@@ -35,7 +35,7 @@
 /* Outputs of an earlier run                                            */
 
 /*
- * "N.out", "N.note", "N.A.out", "N.A.note" with N > keep: what an earlier
+ * "N.out", "N.note", "N.xml", "N.A.out"... with N > keep: what an earlier
  * run left, less what the units resumed from it point to.
  */
 static int
@@ -49,7 +49,7 @@ is_output(const char *name, size_t keep)
 	    (a = strspn(name + n + 1, "0123456789")) > 0)
 		n += 1 + a;
 	return n > 0 && (!strcmp(name + n, ".out") ||
-	    !strcmp(name + n, ".note"));
+	    !strcmp(name + n, ".note") || !strcmp(name + n, ".xml"));
 }
 
 static int
@@ -182,7 +182,8 @@ describe_tap(struct outcome *o, const struct corral_tap *t)
 	    (long long)t->tests == t->plan))
 		return 0;
 	o->status = "fail";
-	rc = corral_buf_addstr(&o->note, "FAIL: TAP: ");
+	rc = corral_buf_addstr(&o->note, t->junit ? "FAIL: JUnit: " :
+	    "FAIL: TAP: ");
 	if (t->failed)
 		rc |= corral_buf_add(&o->note, t->first_fail.data,
 		    t->first_fail.len);
@@ -222,6 +223,12 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 		    corral_proc_describe(&o->note, status, 1);
 	}
 	o->exit_code = WEXITSTATUS(status);
+	if (o->exit_code == 0 && c->junit_bad.len) {
+		/* asked for, its JUnit is missing or broken: nothing to judge */
+		o->status = "error";
+		return corral_buf_addf(&o->note, "ERROR: JUnit: %s",
+		    c->junit_bad.data);
+	}
 	if (o->exit_code == 0 && !r->exit_only &&
 	    (rc = describe_tap(o, &c->tap)) != 0)
 		return rc < 0 ? -1 : 0;
@@ -262,8 +269,8 @@ describe(struct corral_run *r, struct outcome *o, int spawn_err, int status,
 /* Records                                                              */
 
 /* final: the unit's last record, after which the checkpoint is sealed. */
-static int
-write_record(struct corral_run *r, const struct corral_record *rec,
+int
+corral_run_write_record(struct corral_run *r, const struct corral_record *rec,
     int final, struct corral_err *err)
 {
 	corral_buf_reset(&r->st->line);
@@ -342,7 +349,8 @@ append_record(struct corral_run *r, const char *unit, int attempt,
 	rec.tap = &o->tap;
 	rec.reads = o->has_reads ? &o->reads : NULL;
 	rec.host = r->host;
-	if (write_record(r, &rec, final, err) < 0)
+	rec.cached = NULL;
+	if (corral_run_write_record(r, &rec, final, err) < 0)
 		return -1;
 	if (final)
 		r->st->checkout_at[0] = '\0';
@@ -389,7 +397,7 @@ append_unrun(struct corral_run *r, const char *unit, const char *why,
 	rec.run = r->run;
 	rec.inputs = r->inputs;
 	rec.host = r->host;
-	rc = write_record(r, &rec, 1, err);
+	rc = corral_run_write_record(r, &rec, 1, err);
 	corral_buf_release(&note);
 	r->failed++;
 	return rc;
@@ -466,6 +474,9 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 	}
 	corral_run_capture_finish(c);
 	o->ms = corral_time_ms() - t0;
+	if (c->junit && !corral_run_caught() &&
+	    corral_run_capture_junit(c, c->junit + strlen(r->clone) + 1) < 0)
+		return corral_err_set(err, ENOMEM, "cannot run a unit");
 	if (r->sandbox)
 		corral_sandbox_note_done(notepath);
 	if (corral_run_caught())
@@ -568,6 +579,70 @@ unit_tmp_remove(struct corral_run *r, struct corral_err *err)
 	    0 && err ? -1 : 0;
 }
 
+/*
+ * CORRAL_UNIT_JUNIT with $CORRAL_UNIT (or ${CORRAL_UNIT}) replaced by the
+ * unit, in b.  0, or -1 (ENOMEM).
+ */
+static int
+junit_rel(const char *tmpl, const char *unit, struct corral_buf *b)
+{
+	static const char *const var[] = { "${CORRAL_UNIT}", "$CORRAL_UNIT" };
+	size_t i, k;
+	int rc = 0;
+
+	while (*tmpl && rc == 0) {
+		for (i = 0; i < 2; i++)
+			if (!strncmp(tmpl, var[i], (k = strlen(var[i]))))
+				break;
+		if (i < 2) {
+			rc = corral_buf_addstr(b, unit);
+			tmpl += k;
+		} else
+			rc = corral_buf_addch(b, *tmpl++);
+	}
+	return rc;
+}
+
+/*
+ * Where the unit writes its own JUnit (r->unit_junit, in its clone), and
+ * where the agent keeps a copy (N.xml beside N.out), in c; what an earlier
+ * attempt left there removed.  A path that leaves the clone is the
+ * attempt's JUnit error.  0, or -1 with err set (ENOMEM).
+ */
+static int
+unit_junit(struct corral_run *r, const char *unit, struct capture *c,
+    struct corral_err *err)
+{
+	struct corral_buf rel = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
+	struct corral_err why;
+	size_t n = strlen(c->path);
+	int rc = -1;
+
+	if (!r->unit_junit || !*r->unit_junit)
+		return 0;
+	if (junit_rel(r->unit_junit, unit, &rel) < 0)
+		goto out;
+	if (corral_path_lexical("CORRAL_UNIT_JUNIT", rel.data ? rel.data : "",
+	    0, &why) < 0) {
+		rc = corral_buf_addstr(&c->junit_bad, why.msg);
+		goto out;
+	}
+	if (corral_buf_addf(&b, "%s/%s", r->clone, rel.data) < 0 ||
+	    !(c->junit = strdup(b.data)))
+		goto out;
+	corral_buf_reset(&b);
+	if (corral_buf_addf(&b, "%.*s.xml", (int)(n - 4), c->path) < 0 ||
+	    !(c->junit_copy = strdup(b.data)))
+		goto out;
+	(void)unlink(c->junit);
+	(void)unlink(c->junit_copy);
+	rc = 0;
+out:
+	corral_buf_release(&rel);
+	corral_buf_release(&b);
+	return rc < 0 ? corral_err_set(err, ENOMEM, "cannot run a unit") : 0;
+}
+
 /* Attempt number attempt of unit n (from 1) of the slice. */
 int
 corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt,
@@ -589,7 +664,7 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 		goto out;
 	}
 	c.path = o->out.data;
-	if (unit_tmp_make(r, err) < 0)
+	if (unit_junit(r, unit, &c, err) < 0 || unit_tmp_make(r, err) < 0)
 		goto out;
 	rc = execute(r, &c, note.data, o, err);
 	if (unit_tmp_remove(r, rc < 0 ? NULL : err) < 0 || rc < 0) {
@@ -658,10 +733,26 @@ weight_of(const struct corral_run *r, size_t i)
 	return r->expect ? (r->expect[i] > 0 ? r->expect[i] : 1) : 1;
 }
 
-/* Unit number i (from 0) of the slice, with its retries. */
+/* What corral-status shows of attempt attempt of unit i (from 0). */
+static void
+live_start(struct corral_run *r, const char *unit, size_t i, int attempt)
+{
+	struct corral_buf out = CORRAL_BUF_INIT, note = CORRAL_BUF_INIT;
+
+	corral_live_start(&r->st->live, unit, i + 1, attempt,
+	    r->expect ? r->expect[i] : -1, attempt_paths(r, i + 1, attempt,
+	    &out, &note) < 0 ? NULL : out.data);
+	corral_buf_release(&out);
+	corral_buf_release(&note);
+}
+
+/*
+ * Unit number i (from 0) of the slice, with its retries; verify: the key
+ * of the cached pass it verifies, or NULL.
+ */
 static int
 run_unit(struct corral_run *r, const char *unit, size_t i,
-    struct corral_err *err)
+    const char *verify, struct corral_err *err)
 {
 	struct corral_buf first = CORRAL_BUF_INIT;
 	struct tries t = { NULL, NULL, 0 };
@@ -670,8 +761,7 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 
 	for (attempt = 1; rc == 0 && !corral_run_caught(); attempt++) {
 		memset(&o, 0, sizeof(o));
-		corral_live_start(&r->st->live, unit, i + 1, attempt,
-		    r->expect ? r->expect[i] : -1);
+		live_start(r, unit, i, attempt);
 		if ((rc = corral_learn_attempt(r, unit, i + 1, attempt, &o,
 		    err)) < 0 ||
 		    corral_run_caught() ||
@@ -693,6 +783,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 			goto next;
 		if (rc == 0)
 			rc = add_aftermath(&o);
+		if (rc == 0 && final && verify)
+			rc = corral_cached_verdict(r, verify, &o);
 		if (rc < 0) {
 			corral_err_set(err, ENOMEM, "cannot run a unit");
 			goto next;
@@ -701,6 +793,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 		    err)) < 0)
 			goto next;
 		r->failed += final && !o.ok;
+		if (final)
+			corral_cached_store(r, unit, &o);
 		corral_live_end(&r->st->live, unit, o.status, o.ms, attempt, final,
 		    weight_of(r, i));
 		rc = final;
@@ -768,6 +862,39 @@ resumed_unit(void *arg, size_t i, const struct corral_json_record *last)
 	    1, weight_of(r, i));
 }
 
+/* The index of unit in units (it is one of them). */
+static size_t
+index_of(const struct corral_strv *units, const char *unit)
+{
+	size_t i;
+
+	for (i = 0; i < units->n && strcmp(units->v[i], unit); i++)
+		;
+	return i;
+}
+
+/*
+ * The hits kept to verify, after the misses: each runs as a miss would,
+ * its note saying whether the cached pass held.
+ */
+static int
+run_deferred(struct corral_run *r, const struct corral_strv *units,
+    struct corral_err *err)
+{
+	const struct corral_strv *d;
+	size_t j;
+	int rc = 0;
+
+	if (!r->cache)
+		return 0;
+	d = &r->cache->deferred;
+	for (j = 0; rc == 0 && j < d->n && !corral_run_guard_check(r) &&
+	    !corral_run_caught(); j++)
+		rc = run_unit(r, d->v[j], index_of(units, d->v[j]),
+		    r->cache->deferred_key.v[j], err);
+	return rc;
+}
+
 int
 corral_run_units(struct corral_run *r, const struct corral_strv *units,
     struct corral_err *err)
@@ -791,13 +918,19 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	    i++) {
 		why = time_up(r) ? NULL : corral_run_refusal_of(r, units->v[i]);
 		if (!time_up(r) && !why) {
-			rc = run_unit(r, units->v[i], i, err);
+			rc = corral_cached_lookup(r, units->v[i], i,
+			    weight_of(r, i), err);
+			if (rc == 0)
+				rc = run_unit(r, units->v[i], i, NULL, err);
+			rc = rc < 0 ? -1 : 0;
 			continue;
 		}
 		if ((rc = append_unrun(r, units->v[i], why, err)) == 0)
 			corral_live_end(&r->st->live, units->v[i], why ? "error" :
 			    "not-run", 0, why ? 1 : 0, 1, weight_of(r, i));
 	}
+	if (rc == 0)
+		rc = run_deferred(r, units, err);
 	if (rc < 0)
 		return -1;
 	if (corral_run_caught()) {

@@ -33,6 +33,15 @@
 	"This is free software: you are free to change and redistribute it.\n" \
 	"There is NO WARRANTY, to the extent permitted by law.\n"
 
+/*
+ * Where an install keeps the test helpers (corral-marker-find and
+ * corral-marker-patch, the example finder and patcher that corral fix
+ * defaults to and the doctor and the proving ground use), relative to
+ * its bindir: libexecdir/corral, not bindir.  A build keeps them in bin/
+ * with the rest.
+ */
+#define CORRAL_HELPER_DIR	"../libexec/corral"
+
 /* Exit statuses, the contract of every program (README "Exit status"). */
 enum {
 	CORRAL_EXIT_OK = 0,	/* success */
@@ -196,6 +205,8 @@ int corral_strv_add(struct corral_strv *sv, const char *s);
 void corral_strv_release(struct corral_strv *sv);	/* frees every string */
 /* Sort sv bytewise (strcmp) and free repeats, keeping each string once. */
 void corral_strv_sort_unique(struct corral_strv *sv);
+/* The words of text (split at spaces, tabs and newlines), appended. */
+int corral_words(const char *text, struct corral_strv *words);
 /* Whether s is one of sv's strings (sv may be NULL: none). */
 int corral_strv_has(const struct corral_strv *sv, const char *s);
 /* Append sv as a JSON array of strings: 0, or -1 (ENOMEM). */
@@ -711,6 +722,60 @@ int corral_sha256_fd(int fd, const char *name, char hex[CORRAL_SHA256_HEX],
     struct corral_err *err);
 /* 1 when s is exactly 64 lowercase hex digits, else 0. */
 int corral_sha256_valid(const char *s);
+/* A digest of 32 bytes as its 64 lowercase hex digits and a NUL. */
+void corral_sha256_tohex(const unsigned char md[32],
+    char hex[CORRAL_SHA256_HEX]);
+
+/* ------------------------------------------------------------------ */
+/* memo.c: content digests remembered by stat, as git's index does     */
+
+/*
+ * A memo of SHA-256 digests of files' content, each remembered by the
+ * (device, inode, size, mtime, ctime) of the file, so that a file whose
+ * stat says the same again costs a stat, not a read.  An entry is
+ * believed only when the file's mtime and ctime are older than the memo
+ * file's own mtime (git's "racily clean" rule), and a digest is
+ * remembered only when the file's times were older than the clock when
+ * it was read.
+ */
+struct corral_memo;
+struct stat;
+
+/*
+ * The memo of the file memo_path (NULL: one in memory that is never
+ * saved).  A missing, planted (a link, never followed), foreign or
+ * corrupt file is an empty memo, and a line that does not parse is
+ * dropped: never an error.  NULL with errno ENOMEM only.  Free with
+ * corral_memo_free.
+ */
+struct corral_memo *corral_memo_open(const char *memo_path);
+/*
+ * out = the SHA-256 of the content of the regular file relpath, relative
+ * to dirfd (AT_FDCWD: the working directory), from the memo when the
+ * file's stat matches an entry, else read (opened with O_NOFOLLOW) and
+ * remembered.  0, or -1 with errno: the stat's or the read's, ELOOP for
+ * a symbolic link, EISDIR for a directory, EINVAL for anything else not
+ * a regular file, ENOMEM.
+ */
+int corral_memo_digest(struct corral_memo *m, int dirfd, const char *relpath,
+    unsigned char out[32]);
+/*
+ * The same when the caller has just taken relpath's lstat, lst (NULL:
+ * take it here), which then serves as the key (one stat less a file).
+ */
+int corral_memo_digest_stat(struct corral_memo *m, int dirfd,
+    const char *relpath, const struct stat *lst, unsigned char out[32]);
+/*
+ * Write the memo back to its file when it changed (a temporary, fsync,
+ * rename: a crash leaves the old memo or the new), keeping the entries
+ * used since it was opened and, for a few saves more, those not used.  A
+ * link or anything but a regular file at memo_path is neither followed
+ * nor replaced (ELOOP, EEXIST).  0 (also for an unchanged memo or one in
+ * memory), or -1 with errno.
+ */
+int corral_memo_save(struct corral_memo *m);
+/* Free m (NULL is fine); nothing is saved. */
+void corral_memo_free(struct corral_memo *m);
 
 /* ------------------------------------------------------------------ */
 /* proc.c: starting a child, waiting for it, saying how it ended       */

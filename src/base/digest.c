@@ -13,6 +13,15 @@
 
 #include "base/base.h"
 
+static void to_hex(const unsigned char *md, unsigned len,
+    char hex[CORRAL_SHA256_HEX]);
+
+void
+corral_sha256_tohex(const unsigned char md[32], char hex[CORRAL_SHA256_HEX])
+{
+	to_hex(md, 32, hex);
+}
+
 static void
 to_hex(const unsigned char *md, unsigned len, char hex[CORRAL_SHA256_HEX])
 {

@@ -97,3 +97,18 @@ corral_strv_json(struct corral_buf *b, const struct corral_strv *sv)
 	}
 	return rc | corral_buf_addch(b, ']');
 }
+
+int
+corral_words(const char *text, struct corral_strv *words)
+{
+	static const char sep[] = " \t\n";
+	size_t n;
+
+	for (; *text; text += n) {
+		text += strspn(text, sep);
+		if ((n = strcspn(text, sep)) && corral_strv_addn(words, text,
+		    n) < 0)
+			return -1;
+	}
+	return 0;
+}

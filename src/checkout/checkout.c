@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -52,9 +53,12 @@ struct dirmeta {
 struct job {
 	const char *realsrc;
 	const struct corral_strv *exclude;	/* normalised, may be NULL */
+	const struct corral_strv *patterns;	/* CORRAL_PARTS_EXCLUDE, or
+						   NULL */
 	const char *tmp;			/* the clone being built */
 	const char *part;			/* the part being copied */
 	struct corral_strv *list;		/* manifest mode: no copies */
+	struct corral_memo *memo;		/* files' digests, or NULL */
 	struct corral_set *followed;		/* link targets brought in */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
@@ -195,11 +199,64 @@ corral_part_check(const char *src, const char *part, struct corral_err *err)
 	return rc;
 }
 
+/* s[0..n) matches pattern p, a trailing '/' of p dropped. */
+static int
+matches(const char *p, const char *s, size_t n)
+{
+	char buf[PATH_MAX];
+	size_t k = strlen(p);
+
+	if (n >= sizeof(buf) || k >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (k > 1 && p[k - 1] == '/') {
+		char pat[PATH_MAX];
+
+		memcpy(pat, p, k - 1);
+		pat[k - 1] = '\0';
+		return fnmatch(pat, buf, FNM_PATHNAME) == 0;
+	}
+	return fnmatch(p, buf, FNM_PATHNAME) == 0;
+}
+
+/* Pattern p leaves rel out: see corral_checkout_ignored. */
+static int
+ignores(const char *p, const char *rel)
+{
+	const char *c, *slash = strchr(p, '/');
+	int anchored = slash && slash[1] != '\0';
+
+	for (c = rel; *c; c = slash ? slash + 1 : c + strlen(c)) {
+		slash = strchr(c, '/');
+		if (anchored ? matches(p, rel, slash ? (size_t)(slash - rel) :
+		    strlen(rel)) : matches(p, c, slash ? (size_t)(slash - c) :
+		    strlen(c)))
+			return 1;
+		if (!slash)
+			break;
+	}
+	return 0;
+}
+
+int
+corral_checkout_ignored(const struct corral_strv *patterns, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; patterns && i < patterns->n; i++)
+		if (*patterns->v[i] && *rel && ignores(patterns->v[i], rel))
+			return 1;
+	return 0;
+}
+
 static int
 excluded(const struct job *j, const char *rel)
 {
 	size_t i;
 
+	if (corral_checkout_ignored(j->patterns, rel))
+		return 1;
 	if (!j->exclude)
 		return 0;
 	for (i = 0; i < j->exclude->n; i++)
@@ -407,22 +464,46 @@ is_clone(const char *path)
 }
 
 /*
- * Manifest mode: one line for the entry, saying what a copy would hold
- * (type, mode, size, mtime, path, and a link's target), so that any change
- * to a part's files changes the manifest.  Symlinks are checked as for a
- * copy.
+ * Manifest mode: what a regular file holds, in hex into hex (the digest
+ * of its content, from the memo; "-" without one), so that an edit
+ * changes the manifest and a touch does not.
+ */
+static int
+file_digest(struct job *j, const char *from, const struct stat *st,
+    char hex[CORRAL_SHA256_HEX])
+{
+	unsigned char md[32];
+
+	if (!j->memo) {
+		strcpy(hex, "-");
+		return 0;
+	}
+	if (corral_memo_digest_stat(j->memo, AT_FDCWD, from, st, md) < 0)
+		return corral_err_set(j->err, errno, "cannot read '%s'", from);
+	corral_sha256_tohex(md, hex);
+	return 0;
+}
+
+/*
+ * Manifest mode: one line for the entry (none for a socket, a FIFO or a
+ * device), saying what a copy would hold
+ * (type, mode, size, a file's content digest, path, and a link's target),
+ * so that any change to what a part's files hold changes the manifest.
+ * Symlinks are checked as for a copy.
  */
 static int
 list_entry(struct job *j, const char *from, const char *rel,
     const struct stat *st)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
-	char target[PATH_MAX];
+	char target[PATH_MAX], hex[CORRAL_SHA256_HEX] = "-";
 	ssize_t n = -1;
 	int type = S_ISDIR(st->st_mode) ? 'd' : S_ISREG(st->st_mode) ? 'f' :
-	    S_ISLNK(st->st_mode) ? 'l' : 'o';
+	    S_ISLNK(st->st_mode) ? 'l' : 0;
 	int rc;
 
+	if (!type)	/* a socket, FIFO or device: remade as a suite runs */
+		return 0;
 	if (type == 'l') {
 		if (check_link(j->realsrc, from, j->part, j->err) < 0)
 			return -1;
@@ -431,12 +512,12 @@ list_entry(struct job *j, const char *from, const char *rel,
 			    "cannot read '%s'", from);
 		target[n] = '\0';
 	}
-	/* A directory is its entries: its own size and mtime only add noise. */
-	rc = corral_buf_addf(&b, "%c %04o %lld %lld.%09ld %s%s%s", type,
+	if (type == 'f' && file_digest(j, from, st, hex) < 0)
+		return -1;
+	/* A directory is its entries: its own size only adds noise. */
+	rc = corral_buf_addf(&b, "%c %04o %lld %s %s%s%s", type,
 	    (unsigned)(st->st_mode & 07777),
-	    type == 'd' ? 0LL : (long long)st->st_size,
-	    type == 'd' ? 0LL : (long long)st->st_mtim.tv_sec,
-	    type == 'd' ? 0L : st->st_mtim.tv_nsec,
+	    type == 'd' ? 0LL : (long long)st->st_size, hex,
 	    *rel ? rel : ".", n >= 0 ? " -> " : "", n >= 0 ? target : "");
 	if (rc < 0 || corral_strv_add(j->list, b.data) < 0)
 		rc = corral_err_set(j->err, errno, "manifest");
@@ -457,8 +538,9 @@ entry_type(const char *path, unsigned char d_type)
 		    DT_REG : S_ISLNK(st.st_mode) ? DT_LNK :
 		    S_ISFIFO(st.st_mode) ? DT_FIFO : DT_UNKNOWN;
 	}
+	/* a FIFO, as a socket, is what a suite makes as it runs: no input */
 	return d_type == DT_DIR ? 'd' : d_type == DT_REG ? 'f' :
-	    d_type == DT_LNK ? 'l' : d_type == DT_FIFO ? 'p' : 0;
+	    d_type == DT_LNK ? 'l' : 0;
 }
 
 /*
@@ -477,7 +559,7 @@ listed_entry(struct job *j, const char *from, const char *rel,
 
 	corral_buf_reset(b);
 	/* Most entries need neither path: a file the kernel typed. */
-	if (j->exclude && j->exclude->n) {
+	if ((j->exclude && j->exclude->n) || (j->patterns && j->patterns->n)) {
 		if (!(child = corral_path_join(rel, name)))
 			goto out;
 		if (excluded(j, child))
@@ -953,8 +1035,8 @@ install_clone(const char *tmp, const char *dest, struct corral_err *err)
 
 int
 corral_checkout(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, const char *dest,
-    struct corral_strv *missing, struct corral_err *err)
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    const char *dest, struct corral_strv *missing, struct corral_err *err)
 {
 	struct corral_strv normex = CORRAL_STRV_INIT;
 	struct job j = { 0 };
@@ -971,6 +1053,7 @@ corral_checkout(const char *src, const struct corral_strv *parts,
 		goto out;
 	j.realsrc = realsrc;
 	j.exclude = &normex;
+	j.patterns = patterns;
 	j.tmp = tmp;
 	j.err = err;
 	if (write_mark(tmp, realsrc, err) < 0)
@@ -1033,8 +1116,8 @@ corral_clone_remove(const char *dest, struct corral_err *err)
  */
 int
 corral_clone_renew(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, const char *dest,
-    struct corral_err *err)
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    const char *dest, struct corral_err *err)
 {
 	struct stat st, up;
 	char *parent;
@@ -1051,7 +1134,7 @@ corral_clone_renew(const char *src, const struct corral_strv *parts,
 	}
 	if (corral_remove_tree(dest, err) < 0)
 		return -1;
-	return corral_checkout(src, parts, exclude, dest, NULL, err);
+	return corral_checkout(src, parts, exclude, patterns, dest, NULL, err);
 }
 
 /* The path of a manifest line: after "- ", or after the four fields. */
@@ -1074,7 +1157,8 @@ cmp_manifest(const void *a, const void *b)
 
 int
 corral_checkout_manifest(const char *src, const struct corral_strv *parts,
-    const struct corral_strv *exclude, struct corral_buf *out,
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    struct corral_memo *memo, struct corral_buf *out,
     struct corral_strv *missing, struct corral_err *err)
 {
 	struct corral_strv normex = CORRAL_STRV_INIT, lines = CORRAL_STRV_INIT;
@@ -1089,9 +1173,11 @@ corral_checkout_manifest(const char *src, const struct corral_strv *parts,
 		goto out;
 	j.realsrc = realsrc;
 	j.exclude = &normex;
+	j.patterns = patterns;
 	j.tmp = realsrc;
 	j.err = err;
 	j.list = &lines;
+	j.memo = memo;
 	for (i = 0; i < parts->n; i++) {
 		j.part = parts->v[i];
 		if (copy_part(&j, parts->v[i], missing) < 0)

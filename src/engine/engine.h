@@ -23,14 +23,15 @@
 /* Every setting, in the table's order. */
 enum corral_setting_id {
 	CS_SRC, CS_OUT, CS_UNITS, CS_UNITS_FILE, CS_DISCOVER, CS_CMD,
-	CS_SHELL, CS_PARTS, CS_PARTS_CMD, CS_PARTS_CHECK, CS_AGENTS,
+	CS_SHELL, CS_PARTS, CS_PARTS_CMD, CS_PARTS_CHECK, CS_PARTS_EXCLUDE, CS_AGENTS,
 	CS_SPLIT, CS_TIMEOUT, CS_SLICE_TIMEOUT, CS_RUN_TIMEOUT, CS_GRACE,
 	CS_RETRIES, CS_NO_RETRY, CS_SKIP_CODES, CS_ERROR_CODES, CS_VERDICT,
-	CS_TMP, CS_NOTE_PATTERN, CS_FAIL_ON_FLAKY, CS_HALT, CS_OUTPUT_MAX,
+	CS_TMP, CS_NOTE_PATTERN, CS_UNIT_JUNIT, CS_FAIL_ON_FLAKY, CS_HALT, CS_OUTPUT_MAX,
 	CS_LIMIT_CPU, CS_LIMIT_MEM, CS_LIMIT_FSIZE, CS_SANDBOX,
-	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_JUNIT, CS_JUNIT_SUITE,
+	CS_SANDBOX_ARGS, CS_QUIET, CS_SLOWEST, CS_TAIL, CS_JUNIT, CS_JUNIT_SUITE,
 	CS_TRACE, CS_HTML, CS_WAIT, CS_ONLY, CS_SHARD_KNOB, CS_SHARD_TOTAL, CS_HISTORY,
-	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_BIN, CS_V,
+	CS_HOST, CS_SHARDS, CS_LAUNCH, CS_WORK, CS_BIN, CS_V,
+	CS_CACHE, CS_CACHE_ENV, CS_CACHE_KEY, CS_CACHE_VERIFY,
 	/* what corral.mk or the run itself decides, not a CORRAL_* knob */
 	CS_SHARD,	/* "K N" (CORRAL_SHARD as corral-shard -e read it) */
 	CS_SHARD_TOP,	/* .corral, locked and left out, for a shard there */
@@ -54,6 +55,7 @@ enum corral_kind {
 	CK_PATHS,	/* words, each a path made absolute */
 	CK_WORD,	/* at most one word */
 	CK_PATH,	/* at most one word, a path made absolute */
+	CK_NODE_PATH,	/* a path, or one whose $NAME each node expands */
 	CK_NUMBER,	/* a whole number */
 	CK_SECONDS,	/* seconds, a fraction allowed */
 	CK_WHOLE_SECONDS,
@@ -97,6 +99,11 @@ struct corral_setting {
 	 */
 	const char *joins;
 	struct corral_option to[2];
+	/*
+	 * 1: it joins each unit's key in the result cache (cache/key.c),
+	 * so that a result stored under another value is never a hit.
+	 */
+	int key;
 };
 
 extern const struct corral_setting corral_settings_table[CS_COUNT];
@@ -152,10 +159,14 @@ int corral_settings_joined(const struct corral_settings *s, const char *file,
  * Append to argv the options of program prog that the settings make,
  * in table order.  0, or -1 (ENOMEM).
  */
+/*
+ * "NAME value\n" for each setting that joins a unit's key, in the
+ * table's order, appended to b.  0, or -1 on ENOMEM.
+ */
+int corral_settings_keyed(const struct corral_settings *s,
+    struct corral_buf *b);
 int corral_settings_argv(const struct corral_settings *s,
     enum corral_prog prog, struct corral_strv *argv);
-/* The words of text (split at spaces, tabs and newlines), appended. */
-int corral_words(const char *text, struct corral_strv *words);
 
 /* ------------------------------------------------------------------ */
 /* units.c: the population, as the step "units" writes it             */
@@ -193,14 +204,17 @@ long long corral_live_total(size_t nslices, const char *config, int all);
 /* inputs.c: what the slices depend on                                 */
 
 /*
- * Write dir/K.manifest from dir/K.parts for K = 0.. up to the first
+ * Write dir/K.manifest from dir/K.parts (less exclude and what patterns
+ * leave out, as corral_checkout_manifest) for K = 0.. up to the first
  * missing K.parts, each only when it changed (a slice whose parts are
- * refused loses its manifest), and add each manifest to sha (if not
+ * refused loses its manifest), the files' content digests from memo
+ * (corral_checkout_manifest), and add each manifest to sha (if not
  * NULL).  0, or -1
  * with err set (I/O; the manifests are then not all there).
  */
 int corral_manifests_write(const char *src, const char *dir,
-    const struct corral_strv *exclude, struct corral_sha256 *sha,
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    struct corral_memo *memo, struct corral_sha256 *sha,
     struct corral_err *err);
 /*
  * With CORRAL_PARTS auto, the run after a slice learned in the whole
@@ -233,6 +247,43 @@ int corral_units_matching(const struct corral_strv *units,
  * lines compared).  0, or -1 with err set.
  */
 int corral_unstamp(const struct corral_strv *units, struct corral_err *err);
+
+/* ------------------------------------------------------------------ */
+/* would.c: what a run would run, asked without running it            */
+
+/*
+ * Copy the regular files of out and out/slices (its locks aside) into
+ * dir, which exists, their times kept, so that the engine's graph can be
+ * brought up to date in dir as a run would bring it in out, out only
+ * read.  An absent out copies nothing.  0, or -1 with err set.
+ */
+int corral_engine_scratch(const char *out, const char *dir,
+    struct corral_err *err);
+/*
+ * In the current directory (a scratch copy, its graph up to date): the
+ * units of the nslices slices whose stamp make would remake (every one,
+ * with always: make -B), appended to out as "REASON  UNIT" lines in the
+ * order of the units file.  REASON: "new" (not in last_units, the
+ * population of the last run; absent: none), the status of the last
+ * result's failed record ("fail", "not-run"...), "forced" (always),
+ * "changed" (an input or setting of its slice changed), "replan" (its
+ * slice holds other units now) or "slice" (it passed, but its slice
+ * runs again).  0, or -1 with err set.
+ */
+int corral_would_run(const char *last_units, size_t nslices, int always,
+    struct corral_buf *out, struct corral_err *err);
+/*
+ * 1 when the stamp "merged" is up to date against units, merge-config
+ * and the nslices stamps (a merge would not run), else 0.
+ */
+int corral_merged_stands(size_t nslices);
+/*
+ * With CORRAL_ONLY: the units of units matching patterns (as
+ * corral_units_matching), each as an "only  UNIT" line of out.  0, or -1
+ * (ENOMEM).
+ */
+int corral_would_only(const struct corral_strv *units, const char *patterns,
+    struct corral_buf *out);
 
 /* ------------------------------------------------------------------ */
 /* stale.c: what a killed step left                                    */

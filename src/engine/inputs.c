@@ -29,7 +29,8 @@ slice_file(struct corral_buf *path, const char *dir, size_t k,
  */
 static int
 slice_manifest(const char *src, const char *dir, size_t k,
-    const struct corral_strv *exclude, struct corral_sha256 *sha,
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    struct corral_memo *memo, struct corral_sha256 *sha,
     struct corral_err *err)
 {
 	struct corral_strv parts = CORRAL_STRV_INIT;
@@ -44,8 +45,8 @@ slice_manifest(const char *src, const char *dir, size_t k,
 	else if (corral_units_load(path.data, '\n', &parts, 0, err) < 0 ||
 	    slice_file(&path, dir, k, "manifest") < 0)
 		rc = -1;
-	else if (corral_checkout_manifest(src, &parts, exclude, &out, NULL,
-	    &refused) < 0) {
+	else if (corral_checkout_manifest(src, &parts, exclude, patterns, memo,
+	    &out, NULL, &refused) < 0) {
 		/* A refused part: no manifest, and the agent says why. */
 		if (unlink(path.data) < 0 && errno != ENOENT)
 			rc = corral_err_set(err, errno, "cannot remove '%s'",
@@ -63,14 +64,15 @@ slice_manifest(const char *src, const char *dir, size_t k,
 
 int
 corral_manifests_write(const char *src, const char *dir,
-    const struct corral_strv *exclude, struct corral_sha256 *sha,
+    const struct corral_strv *exclude, const struct corral_strv *patterns,
+    struct corral_memo *memo, struct corral_sha256 *sha,
     struct corral_err *err)
 {
 	size_t k;
 	int rc;
 
-	for (k = 0; (rc = slice_manifest(src, dir, k, exclude, sha,
-	    err)) == 0; k++)
+	for (k = 0; (rc = slice_manifest(src, dir, k, exclude, patterns, memo,
+	    sha, err)) == 0; k++)
 		;
 	return rc < 0 ? -1 : 0;
 }

@@ -29,21 +29,23 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	[CS_DISCOVER] = { "CORRAL_DISCOVER", "", CK_TEXT, NULL, NULL,
 	    { NO, NO } },
 	[CS_CMD] = { "CORRAL_CMD", "", CK_TEXT, NULL, SLICE_CFG,
-	    { TO(CP_SLICE, 'c'), NO } },
+	    { TO(CP_SLICE, 'c'), NO }, 1 },
 	[CS_SHELL] = { "CORRAL_SHELL", "/bin/sh", CK_WORD, NULL, SLICE_CFG,
-	    { TO(CP_SLICE, 's'), NO } },
+	    { TO(CP_SLICE, 's'), NO }, 1 },
 	[CS_PARTS] = { "CORRAL_PARTS", "", CK_WORDS, NULL, PARTS_CFG,
-	    { { CP_PLAN, 'p', CA_EACH, "auto" }, NO } },
+	    { { CP_PLAN, 'p', CA_EACH, "auto" }, NO }, 1 },
 	[CS_PARTS_CMD] = { "CORRAL_PARTS_CMD", "", CK_TEXT, NULL, PARTS_CFG,
 	    { TO(CP_PLAN, 'P'), NO } },
 	[CS_PARTS_CHECK] = { "CORRAL_PARTS_CHECK", "0", CK_BOOL, NULL, NULL,
 	    { { CP_SLICE, 'W', CA_IF, "1" }, NO } },
+	[CS_PARTS_EXCLUDE] = { "CORRAL_PARTS_EXCLUDE", "", CK_WORDS, NULL,
+	    PARTS_CFG, { { CP_SLICE, 'I', CA_EACH, NULL }, NO }, 1 },
 	[CS_AGENTS] = { "CORRAL_AGENTS", "auto", CK_WORD, NULL, PLAN_CFG,
 	    { TO(CP_SPLIT, 'n'), NO } },
 	[CS_SPLIT] = { "CORRAL_SPLIT", "auto", CK_WORD, NULL, NULL,
 	    { TO(CP_SPLIT, 's'), NO } },
 	[CS_TIMEOUT] = { "CORRAL_TIMEOUT", "", CK_SECONDS, NULL, NULL,
-	    { TO(CP_SLICE, 't'), NO } },
+	    { TO(CP_SLICE, 't'), NO }, 1 },
 	[CS_SLICE_TIMEOUT] = { "CORRAL_SLICE_TIMEOUT", "", CK_SECONDS, NULL,
 	    NULL, { TO(CP_SLICE, 'T'), NO } },
 	[CS_RUN_TIMEOUT] = { "CORRAL_RUN_TIMEOUT", "", CK_SECONDS, NULL, NULL,
@@ -55,15 +57,17 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	[CS_NO_RETRY] = { "CORRAL_NO_RETRY", "", CK_CODES, NULL, NULL,
 	    { TO(CP_SLICE, 'N'), NO } },
 	[CS_SKIP_CODES] = { "CORRAL_SKIP_CODES", "77", CK_CODES, NULL, NULL,
-	    { TO(CP_SLICE, 'K'), NO } },
+	    { TO(CP_SLICE, 'K'), NO }, 1 },
 	[CS_ERROR_CODES] = { "CORRAL_ERROR_CODES", "99", CK_CODES, NULL, NULL,
-	    { TO(CP_SLICE, 'B'), NO } },
+	    { TO(CP_SLICE, 'B'), NO }, 1 },
 	[CS_VERDICT] = { "CORRAL_VERDICT", "tap", CK_ENUM, "tap exit", NULL,
-	    { { CP_SLICE, 'F', CA_IF, "exit" }, NO } },
+	    { { CP_SLICE, 'F', CA_IF, "exit" }, NO }, 1 },
 	[CS_TMP] = { "CORRAL_TMP", "dir", CK_ENUM, "dir shared", NULL,
-	    { { CP_SLICE, 'U', CA_IF, "shared" }, NO } },
+	    { { CP_SLICE, 'U', CA_IF, "shared" }, NO }, 1 },
 	[CS_NOTE_PATTERN] = { "CORRAL_NOTE_PATTERN", "", CK_TEXT, NULL, NULL,
 	    { TO(CP_SLICE, 'f'), NO } },
+	[CS_UNIT_JUNIT] = { "CORRAL_UNIT_JUNIT", "", CK_WORD, NULL, NULL,
+	    { TO(CP_SLICE, 'J'), NO }, 1 },
 	[CS_FAIL_ON_FLAKY] = { "CORRAL_FAIL_ON_FLAKY", "0", CK_BOOL, NULL,
 	    MERGE_CFG, { { CP_MERGE, 'f', CA_IF, "1" }, NO } },
 	[CS_HALT] = { "CORRAL_HALT", "", CK_NUMBER, NULL, NULL,
@@ -71,18 +75,20 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	[CS_OUTPUT_MAX] = { "CORRAL_OUTPUT_MAX", "1M", CK_BYTES, NULL,
 	    MERGE_CFG, { TO(CP_SLICE, 'o'), TO(CP_REPORT, 'o') } },
 	[CS_LIMIT_CPU] = { "CORRAL_LIMIT_CPU", "", CK_WHOLE_SECONDS, NULL,
-	    NULL, { { CP_SLICE, 'L', CA_PREFIX, "cpu=" }, NO } },
+	    NULL, { { CP_SLICE, 'L', CA_PREFIX, "cpu=" }, NO }, 1 },
 	[CS_LIMIT_MEM] = { "CORRAL_LIMIT_MEM", "", CK_BYTES, NULL, NULL,
-	    { { CP_SLICE, 'L', CA_PREFIX, "mem=" }, NO } },
+	    { { CP_SLICE, 'L', CA_PREFIX, "mem=" }, NO }, 1 },
 	[CS_LIMIT_FSIZE] = { "CORRAL_LIMIT_FSIZE", "", CK_BYTES, NULL, NULL,
-	    { { CP_SLICE, 'L', CA_PREFIX, "fsize=" }, NO } },
+	    { { CP_SLICE, 'L', CA_PREFIX, "fsize=" }, NO }, 1 },
 	[CS_SANDBOX] = { "CORRAL_SANDBOX", "none", CK_ENUM, "none bwrap",
-	    SLICE_CFG, { TO(CP_SLICE, 'X'), NO } },
+	    SLICE_CFG, { TO(CP_SLICE, 'X'), NO }, 1 },
 	[CS_SANDBOX_ARGS] = { "CORRAL_SANDBOX_ARGS", "", CK_WORDS, NULL,
-	    SLICE_CFG, { { CP_SLICE, 'a', CA_EACH, NULL }, NO } },
+	    SLICE_CFG, { { CP_SLICE, 'a', CA_EACH, NULL }, NO }, 1 },
 	[CS_QUIET] = { "CORRAL_QUIET", "0", CK_BOOL, NULL, NULL, { NO, NO } },
 	[CS_SLOWEST] = { "CORRAL_SLOWEST", "5", CK_NUMBER, NULL, NULL,
 	    { TO(CP_SCORE, 's'), NO } },
+	[CS_TAIL] = { "CORRAL_TAIL", "10", CK_NUMBER, NULL, NULL,
+	    { TO(CP_SCORE, 't'), NO } },
 	[CS_JUNIT] = { "CORRAL_JUNIT", "", CK_PATH, NULL, MERGE_CFG,
 	    { TO(CP_REPORT, 'j'), NO } },
 	[CS_JUNIT_SUITE] = { "CORRAL_JUNIT_SUITE", "", CK_TEXT, NULL,
@@ -105,8 +111,23 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { NO, NO } },
 	[CS_LAUNCH] = { "CORRAL_LAUNCH", "", CK_WORDS, NULL, NULL,
 	    { NO, NO } },
+	[CS_WORK] = { "CORRAL_WORK", "", CK_NODE_PATH, NULL, NULL,
+	    { NO, NO } },
 	[CS_BIN] = { "CORRAL_BIN", "", CK_PATH, NULL, NULL, { NO, NO } },
 	[CS_V] = { "CORRAL_V", "0", CK_BOOL, NULL, NULL, { NO, NO } },
+	[CS_CACHE] = { "CORRAL_CACHE", "", CK_PATH, NULL, NULL,
+	    { TO(CP_SLICE, 'u'), NO } },
+	[CS_CACHE_ENV] = { "CORRAL_CACHE_ENV", "", CK_WORDS, NULL, SLICE_CFG,
+	    { TO(CP_SLICE, 'y'), NO }, 1 },
+	[CS_CACHE_KEY] = { "CORRAL_CACHE_KEY", "", CK_TEXT, NULL, SLICE_CFG,
+	    { TO(CP_SLICE, 'z'), NO }, 1 },
+	/*
+	 * 2: of every 50 hits one runs again, so a key that misses what a
+	 * unit depends on is found within a few runs of any real size, for
+	 * 2% of the cached work (see corral.mk(7)).
+	 */
+	[CS_CACHE_VERIFY] = { "CORRAL_CACHE_VERIFY", "2", CK_NUMBER, NULL,
+	    NULL, { TO(CP_SLICE, 'V'), NO } },
 	[CS_SHARD] = { "shard", "", CK_INTERNAL, NULL, MERGE_CFG,
 	    { TO(CP_MERGE, 'k'), NO } },
 	[CS_SHARD_TOP] = { "shard_top", "", CK_INTERNAL, NULL, NULL,
@@ -185,21 +206,6 @@ corral_setting_set(struct corral_settings *s, enum corral_setting_id id,
 	return 0;
 }
 
-int
-corral_words(const char *text, struct corral_strv *words)
-{
-	static const char sep[] = " \t\n";
-	size_t n;
-
-	for (; *text; text += n) {
-		text += strspn(text, sep);
-		if ((n = strcspn(text, sep)) && corral_strv_addn(words, text,
-		    n) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* s without the white space around it, malloc'd. */
 static char *
 trimmed(const char *s)
@@ -272,6 +278,7 @@ accepts(const struct corral_setting *row)
 	case CK_BOOL: return "0 or 1";
 	case CK_ENUM: return row->choices;
 	case CK_PATH:
+	case CK_NODE_PATH:
 		return "one path without spaces (a make limitation)";
 	case CK_WORD: return "one word";
 	default: return "text";
@@ -295,6 +302,7 @@ corral_setting_check(const struct corral_setting *row, const char *value,
 	case CK_BOOL: ok = one_of(value, "0 1"); break;
 	case CK_ENUM: ok = one_of(value, row->choices); break;
 	case CK_PATH:
+	case CK_NODE_PATH:
 	case CK_WORD: ok = !value[strcspn(value, " \t\n")]; break;
 	default: break;
 	}
@@ -401,6 +409,10 @@ normal(const struct corral_setting *row, const char *value, int unset,
 	switch (row->kind) {
 	case CK_CODES: t = comma_codes(v); break;
 	case CK_PATH: t = absolute(v, cwd); break;
+	/* "$TMPDIR/x" is absolute, or not, only where it is expanded. */
+	case CK_NODE_PATH:
+		t = *v == '$' ? strdup(v) : absolute(v, cwd);
+		break;
 	case CK_PATHS: t = absolute_words(v, cwd); break;
 	default: return v;
 	}
@@ -497,8 +509,9 @@ corral_settings_read(struct corral_settings *s, const char *file,
 	return rc;
 }
 
-int
-corral_settings_joined(const struct corral_settings *s, const char *file,
+/* "NAME value\n" for each row file names (NULL: each row of the key). */
+static int
+rows_of(const struct corral_settings *s, const char *file,
     struct corral_buf *b)
 {
 	const struct corral_setting *row;
@@ -507,11 +520,24 @@ corral_settings_joined(const struct corral_settings *s, const char *file,
 
 	for (i = 0; rc == 0 && i < CS_COUNT; i++) {
 		row = &corral_settings_table[i];
-		if (row->joins && !strcmp(row->joins, file))
+		if (file ? row->joins && !strcmp(row->joins, file) : row->key)
 			rc = corral_buf_addf(b, "%s %s\n", row->name,
 			    corral_setting(s, (enum corral_setting_id)i));
 	}
 	return rc;
+}
+
+int
+corral_settings_joined(const struct corral_settings *s, const char *file,
+    struct corral_buf *b)
+{
+	return rows_of(s, file, b);
+}
+
+int
+corral_settings_keyed(const struct corral_settings *s, struct corral_buf *b)
+{
+	return rows_of(s, NULL, b);
 }
 
 /* The option to of value, appended to argv. */

@@ -21,7 +21,7 @@ static const char *const own[] = {
 	"settings.json", "agents", "slice-config", "parts-config",
 	"merge-config", "units", "population", "plan.mk", "inputs",
 	"exit-status", "merge-status", "merged", "parts", "only.units",
-	"plan.json", NULL
+	"plan.json", "digests", NULL
 };
 /* The temporaries a step writes by name, and a slice file's extensions. */
 static const char *const plain[] = {

@@ -125,7 +125,7 @@ corral_briefs_write(const struct corral_briefs_opts *o,
 	int rc;
 
 	rc = corral_plan_make(&p, units, o->strategy, o->history,
-	    o->parts.srcdir, o->nslices, err);
+	    o->parts.srcdir, o->nslices, 0, err);
 	if (rc == 0 && corral_buf_addstr(out, p.n ? "[\n" : "[") < 0)
 		rc = corral_err_set(err, errno, "planning");
 	for (k = 0; k < p.n && rc == 0; k++)

@@ -49,10 +49,12 @@ index_units(struct corral_plan *p, struct corral_err *err)
 int
 corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
     const struct corral_strategy *strategy, const char *history,
-    const char *srcdir, long nslices, struct corral_err *err)
+    const char *srcdir, long nslices, unsigned flags,
+    struct corral_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->units = units;
+	p->finer = (flags & CORRAL_PLAN_FINER) != 0;
 	if (index_units(p, err) < 0 || (history &&
 	    corral_weights_history(&p->wt, units, history, err) < 0) ||
 	    strategy->cut(p, srcdir, nslices, err) < 0)

@@ -27,6 +27,20 @@
 size_t corral_split_auto(size_t nunits);
 
 /*
+ * How many slices a plan that knows no duration cuts when nslices are
+ * to run at once (a CORRAL_AGENTS the user set): nslices while none holds
+ * more than CORRAL_SPLIT_BLIND units, else as many as
+ * corral_split_auto's, and never fewer than nslices.  Round-robin over a
+ * few slices puts long units together as often as not, and nothing
+ * tells where they are; many slices let make's queue balance them as a
+ * shared queue would.  The plan is kept until the population or the
+ * count changes, so a second run re-runs nothing; cut again with
+ * history, it has nslices slices, weighted.
+ */
+#define CORRAL_SPLIT_BLIND 2
+size_t corral_split_blind(size_t nunits, long nslices);
+
+/*
  * Round-robin split, exactly as the original: unit i goes to slice i mod
  * n, where n = max(1, min(nslices, nunits)); order is kept inside a slice.
  * On success *slicesp is an array of n vectors (each holding pointers into
@@ -117,6 +131,9 @@ struct corral_plan {
 	const char *strategy;		/* what was done: "roundrobin" or
 					   "weighted" */
 	struct corral_set *ix;		/* unit -> its index in units->v */
+	int finer;			/* CORRAL_PLAN_FINER was given */
+	long asked;			/* the slices asked for, when a plan
+					   without history cut more; else 0 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -157,12 +174,16 @@ int corral_strategy_names(struct corral_buf *b);
 /*
  * Cut units into nslices as strategy says, learning weights from the
  * history file (may be NULL); a weighted plan without any history weighs
- * the files srcdir/UNIT (srcdir may be NULL).  0, or -1 with err set (I/O,
- * ENOMEM).  Release p with corral_plan_release either way.
+ * the files srcdir/UNIT (srcdir may be NULL).  With CORRAL_PLAN_FINER in
+ * flags, nslices is how many run at once, and auto without history cuts
+ * corral_split_blind's count.  0, or -1 with err set (I/O, ENOMEM).
+ * Release p with corral_plan_release either way.
  */
+#define CORRAL_PLAN_FINER 1
 int corral_plan_make(struct corral_plan *p, const struct corral_strv *units,
     const struct corral_strategy *strategy, const char *history,
-    const char *srcdir, long nslices, struct corral_err *err);
+    const char *srcdir, long nslices, unsigned flags,
+    struct corral_err *err);
 /* The weight of a unit of the plan (0 for one it does not hold). */
 long long corral_plan_weight(const struct corral_plan *p, const char *unit);
 /*

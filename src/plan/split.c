@@ -24,6 +24,17 @@ corral_split_auto(size_t nunits)
 	return per > CORRAL_SPLIT_FEW ? per : CORRAL_SPLIT_FEW;
 }
 
+size_t
+corral_split_blind(size_t nunits, long nslices)
+{
+	size_t n = nslices < 1 ? 1 : (size_t)nslices, few;
+
+	if (nunits <= n * CORRAL_SPLIT_BLIND)
+		return n;
+	few = corral_split_auto(nunits);
+	return few > n ? few : n;
+}
+
 /* The number of slices for nunits units when nslices are asked for. */
 static size_t
 slice_count(size_t nunits, long nslices)

@@ -75,9 +75,15 @@ static int
 cut_auto(struct corral_plan *p, const char *srcdir, long nslices,
     struct corral_err *err)
 {
+	long n = nslices;
+
 	if (p->wt.kind == CORRAL_WEIGHTS_MS)
 		return cut_weighted(p, srcdir, nslices, err);
-	return cut_roundrobin_by_size(p, srcdir, nslices, err);
+	if (p->finer)
+		n = (long)corral_split_blind(p->units->n, nslices);
+	if (n > nslices && n > 1)
+		p->asked = nslices;
+	return cut_roundrobin_by_size(p, srcdir, n, err);
 }
 
 const struct corral_strategy corral_strategies[] = {
@@ -86,7 +92,8 @@ const struct corral_strategy corral_strategies[] = {
 	{ "weighted", "longest first over the durations of -H (file sizes "
 	    "under -C without any)", cut_weighted },
 	{ "auto", "weighted once the history knows a unit, else roundrobin "
-	    "started largest file first", cut_auto },
+	    "started largest file first (with -F, finer than N when a "
+	    "slice would hold more than 2)", cut_auto },
 	{ NULL, NULL, NULL }
 };
 

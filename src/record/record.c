@@ -149,6 +149,14 @@ corral_record_format(struct corral_buf *b, const struct corral_record *r)
 		if (add_span(b, "checkout", &c, 0) < 0)
 			return -1;
 	}
+	if (r->cached && (add_key(b, "cached") < 0 ||
+	    corral_buf_addch(b, '{') < 0 ||
+	    add_str(b, "run", r->cached->run) < 0 ||
+	    add_str(b, "host", r->cached->host) < 0 ||
+	    add_str(b, "at", r->cached->at) < 0 ||
+	    add_str(b, "key", r->cached->key) < 0 ||
+	    corral_buf_addch(b, '}') < 0))
+		return -1;
 	return corral_buf_addstr(b, "}\n");
 }
 
@@ -335,13 +343,13 @@ out:
 enum {
 	FLD_UNIT, FLD_OK, FLD_STATUS, FLD_RUN, FLD_AT, FLD_NOTE, FLD_OUTPUT,
 	FLD_INPUTS, FLD_AGENT_ID, FLD_SIGNAL, FLD_DURATION_MS, FLD_EXIT,
-	FLD_ATTEMPT, FLD_READS, FLD_TESTS, FLD_HOST, NFIELDS
+	FLD_ATTEMPT, FLD_READS, FLD_TESTS, FLD_HOST, FLD_CACHED, NFIELDS
 };
 
 static const char *const field_name[NFIELDS] = {
 	"unit", "ok", "status", "run", "at", "note", "output", "inputs",
 	"agent_id", "signal", "duration_ms", "exit", "attempt", "reads",
-	"tests", "host"
+	"tests", "host", "cached"
 };
 
 static int
@@ -517,6 +525,7 @@ corral_json_record_parse(const char *line, size_t len,
 	r->exit_code = cj_int(v[FLD_EXIT]);
 	r->attempt = cj_int(v[FLD_ATTEMPT]);
 	r->reads = cJSON_IsArray(v[FLD_READS]) ? v[FLD_READS] : NULL;
+	r->cached = cJSON_IsObject(v[FLD_CACHED]);
 	read_tests(r, v[FLD_TESTS]);
 	r->doc = doc;
 	return 0;

@@ -42,6 +42,7 @@ struct corral_tap {
 	struct corral_tap_test *v;	/* every test, when keep */
 	size_t n;
 	int keep;
+	int junit;			/* read from the unit's JUnit XML */
 	int err;			/* ENOMEM once memory ran out */
 	struct corral_buf line;		/* the line being read */
 };
@@ -57,6 +58,33 @@ int corral_tap_end(struct corral_tap *t);
 /* Whether the stream was TAP: a plan was read. */
 int corral_tap_found(const struct corral_tap *t);
 void corral_tap_release(struct corral_tap *t);
+/*
+ * Count one test not read from TAP (a JUnit testcase): name, a
+ * CORRAL_TAP_* status, ms (-1: not known) and why (a failure's message,
+ * or a skip's reason; may be NULL; a kept failed test's text), one more
+ * planned.  0, or -1 (ENOMEM).
+ */
+int corral_tap_test(struct corral_tap *t, const char *name, int status,
+    long long ms, const char *why);
+
+/* ------------------------------------------------------------------ */
+/* xunit.c: the JUnit XML a unit writes                                */
+
+/* The largest JUnit file read, in bytes. */
+#define CORRAL_JUNIT_MAX	(64LL << 20)
+
+/*
+ * Read the JUnit XML data[0..n) (pytest --junitxml, ctest, gotestsum,
+ * Maven: a <testsuites> or <testsuite> root, <testcase> elements at any
+ * depth, each failed by a <failure> or <error> child, skipped by a
+ * <skipped>) into t, made with corral_tap_init: every testcase through
+ * corral_tap_test, named "classname.name" (or name), its "time" (seconds)
+ * as ms; t->junit set.  No entity is expanded, no DTD or network read.
+ * 0, or -1 with err set: "invalid XML at line N", "no <testsuite> or
+ * <testsuites> root", ENOMEM.
+ */
+int corral_junit_read(struct corral_tap *t, const char *data, size_t n,
+    struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* record.c: one result record, one JSON object per line               */
@@ -71,6 +99,11 @@ struct corral_record_try {
 	long long duration_ms;
 	const char *status;
 	long long exit_code;
+};
+
+/* The pass a cached record reuses: where and when it ran, its key. */
+struct corral_record_cached {
+	const char *run, *host, *at, *key;
 };
 
 /*
@@ -104,6 +137,8 @@ struct corral_record {
 					   first unit it finishes; NULL: none */
 	long long checkout_ms;
 	const char *host;	/* where it ran; NULL: no such key */
+	const struct corral_record_cached *cached;	/* the stored pass
+					   this one reuses; NULL: no key */
 };
 
 /*
@@ -191,6 +226,7 @@ struct corral_json_record {
 	long long exit_code;	/* -1 when absent or not a number */
 	long long attempt;	/* -1 when absent or not a number */
 	const void *reads;	/* the "reads" array, or NULL: see below */
+	int cached;		/* it has a "cached" object: a reused pass */
 	long long tests;	/* "tests": total, -1 when absent */
 	long long tests_failed, tests_skipped;	/* -1 when absent */
 	const void *failed_names;	/* the JSON array, or NULL */

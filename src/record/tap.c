@@ -199,10 +199,13 @@ unescape(const char *desc, size_t n)
 	return s;
 }
 
-/* Keep the test; it takes name (freed on failure too). */
+/*
+ * Keep the test; it takes name (freed on failure too); reason[0..nreason)
+ * when reason is not NULL.
+ */
 static int
-keep_test(struct corral_tap *t, const struct test_line *tl, int status,
-    char *name, long long ms)
+keep_test(struct corral_tap *t, int status, char *name, long long ms,
+    const char *reason, size_t nreason)
 {
 	struct corral_tap_test *v;
 
@@ -219,9 +222,64 @@ keep_test(struct corral_tap *t, const struct test_line *tl, int status,
 	v->status = status;
 	v->name = name;
 	v->ms = ms;
-	if (tl->dir && !(v->reason = unescape(tl->reason, tl->nreason)))
+	if (reason && !(v->reason = unescape(reason, nreason)))
 		return -1;
 	return 0;
+}
+
+/*
+ * Count one test; it takes name (freed on failure too).  line[0..n) is
+ * what the first failure's note quotes.
+ */
+static int
+count_test(struct corral_tap *t, int status, char *name, long long ms,
+    const char *line, size_t n, const char *reason, size_t nreason)
+{
+	t->tests++;
+	t->skipped += status == CORRAL_TAP_SKIP;
+	t->failed += status == CORRAL_TAP_FAIL;
+	if (status == CORRAL_TAP_FAIL && !t->first_fail.len &&
+	    corral_add_excerpt(&t->first_fail, line, n, TAP_LINE_MAX) < 0)
+		goto fail;
+	if (status == CORRAL_TAP_FAIL && t->failures.n < CORRAL_TAP_NAMES &&
+	    corral_strv_add(&t->failures, name) < 0)
+		goto fail;
+	if (t->keep)
+		return keep_test(t, status, name, ms, reason, nreason);
+	free(name);
+	return 0;
+fail:
+	free(name);
+	return -1;
+}
+
+int
+corral_tap_test(struct corral_tap *t, const char *name, int status,
+    long long ms, const char *why)
+{
+	struct corral_buf line = CORRAL_BUF_INIT;
+	char *copy;
+	int rc;
+
+	if (!(copy = strdup(name)))
+		return -1;
+	if (t->plan < 0)
+		t->plan = 0;
+	t->plan++;
+	/* the note quotes the first line of why */
+	if (corral_buf_addstr(&line, name) < 0 || (why && *why &&
+	    (corral_buf_addstr(&line, ": ") < 0 ||
+	    corral_buf_add(&line, why, strcspn(why, "\r\n")) < 0))) {
+		free(copy);
+		corral_buf_release(&line);
+		return -1;
+	}
+	rc = count_test(t, status, copy, ms, line.data, line.len,
+	    status == CORRAL_TAP_SKIP ? why : NULL, why ? strlen(why) : 0);
+	if (rc == 0 && t->keep && status == CORRAL_TAP_FAIL && why)
+		rc = corral_buf_addstr(&t->v[t->n - 1].text, why);
+	corral_buf_release(&line);
+	return rc;
 }
 
 /* A test line; word is where "ok" ends, fail whether it said "not ok". */
@@ -238,26 +296,12 @@ read_test(struct corral_tap *t, const char *s, size_t n, size_t word,
 	split_test(s, n, word, &tl);
 	status = tl.dir ? CORRAL_TAP_SKIP : fail ? CORRAL_TAP_FAIL :
 	    CORRAL_TAP_PASS;
-	t->tests++;
-	t->skipped += status == CORRAL_TAP_SKIP;
-	t->failed += status == CORRAL_TAP_FAIL;
 	len = tl.ndesc;
 	ms = timing_of(tl.desc, &len);
 	if (!(name = unescape(tl.desc, len)))
 		return -1;
-	if (status == CORRAL_TAP_FAIL && !t->first_fail.len &&
-	    corral_add_excerpt(&t->first_fail, s, n, TAP_LINE_MAX) < 0)
-		goto fail;
-	if (status == CORRAL_TAP_FAIL && t->failures.n < CORRAL_TAP_NAMES &&
-	    corral_strv_add(&t->failures, name) < 0)
-		goto fail;
-	if (t->keep)
-		return keep_test(t, &tl, status, name, ms);
-	free(name);
-	return 0;
-fail:
-	free(name);
-	return -1;
+	return count_test(t, status, name, ms, s, n, tl.dir ? tl.reason : NULL,
+	    tl.nreason);
 }
 
 /* Any other line: the text of the test before it, when tests are kept. */

@@ -113,25 +113,28 @@ attempt_dir(const struct ctx *c, size_t n)
 int
 corral_fix_default_cmd(const char *name, struct corral_buf *b)
 {
-	char self[PATH_MAX], *slash, *path;
+	const char *const beside[] = { "", "/" CORRAL_HELPER_DIR };
+	struct corral_buf path = CORRAL_BUF_INIT;
+	char self[PATH_MAX], *slash;
 	ssize_t n;
-	int rc;
+	size_t i;
+	int rc = 1;
 
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')))
 			*slash = '\0';
-		if (!(path = corral_path_join(self, name)))
-			return -1;
-		if (access(path, X_OK) == 0) {
-			rc = corral_cmd_quote(b, path);
-			free(path);
-			return rc;
-		}
-		free(path);
 	}
-	return corral_buf_addstr(b, name);
+	for (i = 0; n > 0 && rc > 0 && i < 2; i++) {
+		corral_buf_reset(&path);
+		if (corral_buf_addf(&path, "%s%s/%s", self, beside[i], name) < 0)
+			rc = -1;
+		else if (access(path.data, X_OK) == 0)
+			rc = corral_cmd_quote(b, path.data);
+	}
+	corral_buf_release(&path);
+	return rc > 0 ? corral_buf_addstr(b, name) : rc;
 }
 
 /* Append up to LIST_MAX of the names in sv, comma-separated. */
@@ -226,7 +229,7 @@ clone_root(struct ctx *c, const char *dest, struct corral_err *err)
 
 	if (corral_strv_add(&parts, ".") < 0)
 		return corral_err_set(err, ENOMEM, "clone");
-	rc = corral_checkout(c->root, &parts, &c->exclude, dest, NULL, &e);
+	rc = corral_checkout(c->root, &parts, &c->exclude, NULL, dest, NULL, &e);
 	corral_strv_release(&parts);
 	if (rc < 0)
 		corral_err_set(err, e.errnum, "cannot clone '%s': %s",

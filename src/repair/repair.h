@@ -455,7 +455,8 @@ int corral_fix_report_json(const struct corral_fix_report *r,
     struct corral_buf *b);
 /*
  * The command that runs the program name: its path next to this
- * program's own binary (sh-quoted) when it is there, else name itself,
+ * program's own binary (sh-quoted) when it is there, else in
+ * CORRAL_HELPER_DIR from there (an install's helpers), else name itself,
  * for PATH.  Appended to b.  0, or -1 on ENOMEM.
  */
 int corral_fix_default_cmd(const char *name, struct corral_buf *b);

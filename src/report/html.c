@@ -36,6 +36,7 @@ static const char style[] =
 	"white-space:pre-wrap}"
 	".counts span{margin-right:1.2em}"
 	"svg text{font:11px sans-serif;fill:#333}"
+	".pause{stroke:#555;stroke-dasharray:3 3}"
 	".timeline{overflow-x:auto}"
 	".meter{display:inline-block;height:.7em;background:#3a9d5d}"
 	"rect.bar,rect.bars{stroke:#fff;stroke-width:.5}"
@@ -145,7 +146,14 @@ add_counts(const struct corral_timeline *t, struct corral_buf *b)
 		    t->nhosts == 1 ? "" : "s");
 	rc |= corral_buf_addstr(b, "<span>");
 	rc |= add_ms(b, t->end_ms);
-	return rc | corral_buf_addstr(b, " in all</span></p>\n");
+	rc |= corral_buf_addstr(b, " in all</span>");
+	if (t->ngaps) {
+		rc |= corral_buf_addf(b, "<span>%zu pause%s between runs left "
+		    "out (", t->ngaps, t->ngaps == 1 ? "" : "s");
+		rc |= add_ms(b, t->idle_ms);
+		rc |= corral_buf_addstr(b, ")</span>");
+	}
+	return rc | corral_buf_addstr(b, "</p>\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -213,6 +221,8 @@ add_axis(const struct plot *p, struct corral_buf *b, double height)
 	long long step = tick_step(p->t->end_ms), ms;
 	int rc = 0;
 
+	size_t i;
+
 	for (ms = 0; ms <= p->t->end_ms && rc == 0; ms += step) {
 		rc |= corral_buf_addf(b, "<line class=\"grid\" x1=\"%.1f\" "
 		    "y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/><text x=\"%.1f\" "
@@ -221,6 +231,12 @@ add_axis(const struct plot *p, struct corral_buf *b, double height)
 		rc |= add_ms(b, ms);
 		rc |= corral_buf_addstr(b, "</text>\n");
 	}
+	/* where a pause between runs is left out: a dashed line */
+	for (i = 0; i < p->t->ngaps && rc == 0; i++)
+		rc |= corral_buf_addf(b, "<line class=\"pause\" x1=\"%.1f\" "
+		    "y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"><title>a pause between "
+		    "runs, left out</title></line>\n", px(p, p->t->gaps[i]),
+		    AXIS_H - 4, px(p, p->t->gaps[i]), height);
 	return rc;
 }
 
@@ -567,24 +583,39 @@ struct balance {
 	long long first, last;	/* of the attempts */
 	long long total;	/* their time */
 	long long longest;	/* a unit's attempts, together */
+	size_t lanes;		/* the agents they ran in */
 };
 
+/*
+ * The attempts of the latest run alone (after the last pause left out):
+ * a plan is cut for one invocation, and a re-run of a few units is no
+ * measure of it.
+ */
 static int
 measure(const struct corral_timeline *t, struct balance *bal)
 {
 	struct corral_set *per = corral_set_new();
 	const struct corral_span *s;
+	long long from = t->ngaps ? t->gaps[t->ngaps - 1] : 0;
+	unsigned char *seen = calloc(t->nlanes + 1, 1);
 	long *v;
 	size_t i;
 
-	if (!per)
+	if (!per || !seen) {
+		corral_set_free(per);
+		free(seen);
 		return -1;
+	}
 	memset(bal, 0, sizeof(*bal));
 	bal->first = -1;
 	for (i = 0; i < t->n; i++) {
 		s = &t->spans[i];
-		if (s->kind != CORRAL_SPAN_ATTEMPT)
+		if (s->kind != CORRAL_SPAN_ATTEMPT || s->start_ms < from)
 			continue;
+		if (s->lane < t->nlanes && !seen[s->lane]) {
+			seen[s->lane] = 1;
+			bal->lanes++;
+		}
 		if (bal->first < 0 || s->start_ms < bal->first)
 			bal->first = s->start_ms;
 		if (s->start_ms + s->dur_ms > bal->last)
@@ -592,6 +623,7 @@ measure(const struct corral_timeline *t, struct balance *bal)
 		bal->total += s->dur_ms;
 		if (corral_set_put(per, s->unit, 0, &v) < 0) {
 			corral_set_free(per);
+			free(seen);
 			return -1;
 		}
 		*v += (long)s->dur_ms;
@@ -599,6 +631,7 @@ measure(const struct corral_timeline *t, struct balance *bal)
 			bal->longest = *v;
 	}
 	corral_set_free(per);
+	free(seen);
 	if (bal->first < 0)
 		bal->first = 0;
 	return 0;
@@ -638,14 +671,18 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	if (measure(t, &bal) < 0)
 		return -1;
 	span = bal.last - bal.first;
-	bound = t->nlanes ? bal.total / (long long)t->nlanes : 0;
+	bound = bal.lanes ? bal.total / (long long)bal.lanes : 0;
 	bound = bound > bal.longest ? bound : bal.longest;
 	rc = corral_buf_addstr(b, "<h2 id=\"balance\">The plan's balance"
-	    "</h2>\n<table><tr><td>makespan (first attempt's start to last "
-	    "attempt's end)</td><td class=\"n\">");
+	    "</h2>\n");
+	if (t->ngaps)
+		rc |= corral_buf_addstr(b, "<p>Of the latest run alone, after "
+		    "the last pause.</p>\n");
+	rc |= corral_buf_addstr(b, "<table><tr><td>makespan (first "
+	    "attempt's start to last attempt's end)</td><td class=\"n\">");
 	rc |= add_ms(b, span);
 	rc |= corral_buf_addf(b, "</td></tr>\n<tr><td>lower bound, max(total "
-	    "/ %zu agents, longest unit)</td><td class=\"n\">", t->nlanes);
+	    "/ %zu agents, longest unit)</td><td class=\"n\">", bal.lanes);
 	rc |= add_ms(b, bound);
 	rc |= corral_buf_addstr(b, "</td></tr>\n<tr><td>total time of the "
 	    "attempts</td><td class=\"n\">");
@@ -659,18 +696,39 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	return rc | add_busy(t, span, b);
 }
 
+/* "NAME: corral run RUN", each part when known. */
+static int
+add_title(const struct corral_timeline *t, struct corral_buf *b)
+{
+	int rc = 0;
+
+	if (t->name) {
+		rc |= text(b, t->name);
+		rc |= corral_buf_addstr(b, ": ");
+	}
+	rc |= corral_buf_addstr(b, "corral run");
+	if (t->run) {
+		rc |= corral_buf_addch(b, ' ');
+		rc |= text(b, t->run);
+	}
+	return rc;
+}
+
 int
 corral_html_format(const struct corral_timeline *t, struct corral_buf *b)
 {
 	int rc;
 
-	rc = corral_buf_addf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+	rc = corral_buf_addstr(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 	    "<meta charset=\"utf-8\">\n<meta http-equiv=\""
 	    "Content-Security-Policy\" content=\"default-src 'none'; "
 	    "style-src 'unsafe-inline'\">\n<meta name=\"viewport\" content=\""
-	    "width=device-width\">\n<title>corral run: %zu units</title>\n"
-	    "<style>%s</style></head>\n<body>\n<h1>corral run</h1>\n",
-	    t->nunits, style);
+	    "width=device-width\">\n<title>");
+	rc |= add_title(t, b);
+	rc |= corral_buf_addf(b, ": %zu units</title>\n<style>%s</style>"
+	    "</head>\n<body>\n<h1>", t->nunits, style);
+	rc |= add_title(t, b);
+	rc |= corral_buf_addstr(b, "</h1>\n");
 	rc |= add_counts(t, b);
 	rc |= add_timeline(t, b);
 	rc |= add_failures(t, b);

@@ -135,6 +135,23 @@ struct junit {
 	struct corral_buf *dest;	/* where end_suite writes */
 };
 
+/* The output of a cached unit, its first line saying so, as Bazel's. */
+static int
+mark_cached(struct corral_buf *out)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+
+	if (corral_buf_addstr(&b, "[corral: (cached) PASSED: it passed before "
+	    "on the same inputs and did not run again]\n") < 0 ||
+	    (out->len && corral_buf_add(&b, out->data, out->len) < 0)) {
+		corral_buf_release(&b);
+		return -1;
+	}
+	corral_buf_release(out);
+	*out = b;
+	return 0;
+}
+
 /* A row as one <testcase>; classname NULL: its directory, dotted. */
 static int
 add_unit_case(struct junit *j, struct suite *su,
@@ -154,6 +171,8 @@ add_unit_case(struct junit *j, struct suite *su,
 	t.kind = kind_of(r);
 	t.message = r->note;
 	t.type = r->status;
+	if (r->cached && mark_cached(&j->out) < 0)
+		return -1;
 	t.out = j->out.data ? j->out.data : "";
 	t.nout = j->out.len;
 	/* The failure quotes the end of the output; all of it is below. */
@@ -286,20 +305,57 @@ eat_tap(void *tap, const char *p, size_t n)
 }
 
 static int
+counted(const struct corral_report_row *r, const struct corral_tap *tap)
+{
+	return corral_tap_found(tap) && (long long)tap->tests == r->tests &&
+	    (long long)tap->failed == r->tests_failed &&
+	    (long long)tap->skipped == r->tests_skipped;
+}
+
+/*
+ * The tests of the unit's own JUnit, from the copy its agent kept beside
+ * its output (N.xml for N.out); 1 when they are those its record counted.
+ */
+static int
+read_unit_junit(const struct corral_report *rep,
+    const struct corral_report_row *r, struct corral_tap *tap)
+{
+	struct corral_buf where = CORRAL_BUF_INIT, b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t n = strlen(r->where);
+	int fd = -1, rc = 0;
+
+	if (n < 4 || strcmp(r->where + n - 4, ".out") ||
+	    corral_buf_addf(&where, "%.*s.xml", (int)(n - 4), r->where) < 0 ||
+	    (fd = report_open_output(rep, where.data)) < 0)
+		goto out;
+	corral_tap_release(tap);
+	corral_tap_init(tap, 1);
+	rc = corral_fd_chunks(fd, corral_buf_eat, &b) == 0 &&
+	    corral_junit_read(tap, b.data ? b.data : "", b.len, &err) == 0 &&
+	    counted(r, tap);
+out:
+	if (fd >= 0)
+		close(fd);
+	corral_buf_release(&where);
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
 read_unit_tests(const struct corral_report *rep,
     const struct corral_report_row *r, struct corral_tap *tap)
 {
-	int fd, rc;
+	int fd, rc = 0;
 
-	if (r->tests < 0 || (fd = report_open_output(rep, r->where)) < 0)
+	if (r->tests < 0 || !r->where)
 		return 0;
-	rc = corral_fd_chunks(fd, eat_tap, tap) == 0 &&
-	    corral_tap_end(tap) == 0 && corral_tap_found(tap) &&
-	    (long long)tap->tests == r->tests &&
-	    (long long)tap->failed == r->tests_failed &&
-	    (long long)tap->skipped == r->tests_skipped;
-	close(fd);
-	return rc;
+	if ((fd = report_open_output(rep, r->where)) >= 0) {
+		rc = corral_fd_chunks(fd, eat_tap, tap) == 0 &&
+		    corral_tap_end(tap) == 0 && counted(r, tap);
+		close(fd);
+	}
+	return rc || read_unit_junit(rep, r, tap);
 }
 
 /* Test number n (from 1) t of the unit r; a bare "ok 1" is "test 1". */

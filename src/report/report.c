@@ -252,6 +252,7 @@ add_row(void *ctx, const struct corral_json_record *r, int success)
 	row = &rep->rows[rep->n];
 	memset(row, 0, sizeof(*row));
 	row->ok = success;
+	row->cached = r->cached;
 	row->duration_ms = r->duration_ms;
 	row->attempt = r->attempt;
 	row->end_ms = iso_ms(r->at);
@@ -479,6 +480,8 @@ add_tap_row(const struct corral_report *rep, const struct corral_report_row *r,
 	rc |= corral_buf_addf(b, "%sok %zu - ", r->ok || skip ? "" : "not ",
 	    num);
 	rc |= add_tap_text(b, r->unit);
+	if (r->cached)
+		rc |= corral_buf_addstr(b, " (cached)");
 	if (skip) {
 		rc |= corral_buf_addstr(b, " # SKIP ");
 		rc |= add_tap_text(b, r->note);

@@ -16,6 +16,7 @@
 /* The tally of DIR/successes.jsonl and DIR/failures.jsonl. */
 struct corral_score {
 	size_t units, successes, failures;
+	size_t cached;			/* of the successes, reused */
 	size_t tap_units;		/* units whose records count tests */
 	long long tests, tests_failed, tests_skipped;	/* over those */
 	struct corral_strv verdicts;	/* distinct, first seen first */
@@ -50,6 +51,18 @@ long corral_score_count(const struct corral_score *s, const char *verdict);
  */
 int corral_score_order(const struct corral_score *s, const char ***orderp);
 void corral_score_release(struct corral_score *s);
+/* The most a line of corral_output_tail holds, and the bytes it reads. */
+#define CORRAL_TAIL_LINE_MAX	200
+#define CORRAL_TAIL_READ_MAX	16384
+/*
+ * The last n lines of a unit's output file path (at most n, empty lines
+ * kept, each cut at CORRAL_TAIL_LINE_MAX bytes), appended to lines, from
+ * at most the last CORRAL_TAIL_READ_MAX bytes of the file: what the
+ * summary shows of a failure.  0, or -1 with err set (cannot open or read
+ * path, ENOMEM).
+ */
+int corral_output_tail(const char *path, size_t n, struct corral_strv *lines,
+    struct corral_err *err);
 
 
 /* ------------------------------------------------------------------ */
@@ -107,6 +120,7 @@ struct corral_report_row {
 	long long tests, tests_failed, tests_skipped;	/* -1: no TAP */
 	struct corral_strv failed_names;
 	int ok;			/* it is in successes.jsonl */
+	int cached;		/* a result the cache held, not run again */
 };
 
 struct corral_report {
@@ -196,6 +210,14 @@ struct corral_timeline {
 	size_t nhosts;		/* distinct hosts named; 0: none */
 	long long t0;		/* ms since the Epoch of the first span */
 	long long end_ms;	/* the end of the last span, from t0 */
+	long long *gaps;	/* where the axis leaves out idle time (a
+				   pause between invocations), from t0 */
+	size_t ngaps;
+	long long idle_ms;	/* the time left out there, in all */
+	const char *run;	/* the run of the record that ended last, or
+				   NULL: none names one */
+	const char *name;	/* the project, for the page's title; NULL:
+				   none (the caller sets it) */
 	struct corral_strv strings;	/* what the spans point into */
 	struct corral_strv unreadable;	/* "FILE line N: why" */
 };
@@ -204,10 +226,14 @@ struct corral_timeline {
  * Read dir's successes.jsonl and failures.jsonl (a missing one is empty)
  * and merge.json (if any) into t: a span per attempt that a record tells
  * of (its own, and the earlier ones of "tries"), per agent checkout, and
- * the merge.  Lines that are not records go to unreadable; a record
+ * the merge.  A time over CORRAL_TIMELINE_IDLE_MS when nothing ran (the
+ * pause between a run and a later one that re-ran some of its units) is
+ * left out of the axis: every later span moves back by it, and gaps says
+ * where.  Lines that are not records go to unreadable; a record
  * without a readable "at" has no span.  0, or -1 with err set (I/O,
  * ENOMEM).  Release t with corral_timeline_release either way.
  */
+#define CORRAL_TIMELINE_IDLE_MS	5000
 int corral_timeline_read(struct corral_timeline *t, const char *dir,
     struct corral_err *err);
 void corral_timeline_release(struct corral_timeline *t);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "record/record.h"
@@ -120,6 +122,7 @@ add_row(void *ctx, const struct corral_json_record *r, int success)
 		s->successes++;
 	else
 		s->failures++;
+	s->cached += success && r->cached;
 	if (!verdict_of(r->note, verdict))
 		strcpy(verdict, success ? "OK" : "FAIL");
 	if (count_verdict(s, verdict) < 0)
@@ -218,4 +221,66 @@ corral_score_release(struct corral_score *s)
 	corral_strv_release(&s->failed_note);
 	corral_strv_release(&s->failed_output);
 	memset(s, 0, sizeof(*s));
+}
+
+/* The last CORRAL_TAIL_READ_MAX bytes of the file fd (named path) into b. */
+static int
+read_end(int fd, const char *path, struct corral_buf *b,
+    struct corral_err *err)
+{
+	char chunk[4096];
+	struct stat st;
+	ssize_t got;
+
+	if (fstat(fd, &st) < 0)
+		return corral_err_set(err, errno, "cannot stat '%s'", path);
+	if (st.st_size > CORRAL_TAIL_READ_MAX && lseek(fd, st.st_size -
+	    CORRAL_TAIL_READ_MAX, SEEK_SET) < 0)
+		return corral_err_set(err, errno, "cannot seek '%s'", path);
+	while ((got = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return corral_err_set(err, errno, "cannot read '%s'",
+			    path);
+		if (corral_buf_add(b, chunk, (size_t)got) < 0 ||
+		    b->len > CORRAL_TAIL_READ_MAX)
+			break;
+	}
+	return 0;
+}
+
+int
+corral_output_tail(const char *path, size_t n, struct corral_strv *lines,
+    struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	const char *p, *end, *nl;
+	size_t k = 0, len;
+	int fd, rc;
+
+	if ((fd = corral_open_input(path, err)) < 0)
+		return -1;
+	rc = read_end(fd, path, &b, err);
+	close(fd);
+	if (rc < 0 || !b.len || !n)
+		goto out;
+	end = b.data + b.len;
+	if (end[-1] == '\n')
+		end--;
+	/* back from the end to the start of the n-th line before it */
+	for (p = end; p > b.data; p--)
+		if (p[-1] == '\n' && ++k == n)
+			break;
+	for (; rc == 0 && p <= end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		nl = nl ? nl : end;
+		len = (size_t)(nl - p);
+		if (corral_strv_addn(lines, p, len > CORRAL_TAIL_LINE_MAX ?
+		    CORRAL_TAIL_LINE_MAX : len) < 0)
+			rc = corral_err_set(err, ENOMEM, "tail");
+	}
+out:
+	corral_buf_release(&b);
+	return rc;
 }

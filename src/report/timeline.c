@@ -26,6 +26,7 @@ struct reading {
 	struct corral_set *runs;	/* the runs of the result's records */
 	struct corral_set *kept;	/* "UNIT\0RUN\0AT" of each of them */
 	struct corral_buf key;
+	long long last_at;		/* of the latest record, or -1 */
 	size_t cap_spans, cap_units, cap_lanes;
 	int replaced;			/* history has reached those runs */
 };
@@ -187,7 +188,13 @@ static int
 add_record(void *ctx, const struct corral_json_record *r, int ok)
 {
 	struct reading *rd = ctx;
+	long long at = report_iso_ms(r->at);
 
+	if (r->run && at > rd->last_at) {
+		rd->last_at = at;
+		if (!(rd->t->run = keep_str(rd->t, r->run)))
+			return -1;
+	}
 	if (attempt_key(rd, r) < 0 || corral_set_putn(rd->kept, rd->key.data,
 	    rd->key.len, 1, NULL) < 0 || corral_set_put(rd->runs, r->run ?
 	    r->run : "", 1, NULL) < 0)
@@ -349,8 +356,40 @@ unit_cmp(const void *x, const void *y)
 	return strcmp(a->unit, b->unit);
 }
 
-/* Times from the first start; each lane's busy time. */
-static void
+/*
+ * The spans, sorted by start, without the idle times between them: a
+ * span that starts over CORRAL_TIMELINE_IDLE_MS after every earlier one
+ * ended moves back to where they ended, and so does every later one.
+ * 0, or -1 (ENOMEM).
+ */
+static int
+close_gaps(struct corral_timeline *t)
+{
+	long long covered = 0, shift = 0, *g;
+	struct corral_span *s;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		s = &t->spans[i];
+		if (i && s->start_ms - shift > covered +
+		    CORRAL_TIMELINE_IDLE_MS) {
+			if (!(g = realloc(t->gaps, (t->ngaps + 1) *
+			    sizeof(*g))))
+				return -1;
+			t->gaps = g;
+			t->gaps[t->ngaps++] = covered;
+			t->idle_ms += s->start_ms - shift - covered;
+			shift = s->start_ms - covered;
+		}
+		s->start_ms -= shift;
+		if (s->start_ms + s->dur_ms > covered)
+			covered = s->start_ms + s->dur_ms;
+	}
+	return 0;
+}
+
+/* Times from the first start, idle times left out; each lane's busy time. */
+static int
 settle(struct corral_timeline *t)
 {
 	struct corral_span *s;
@@ -359,18 +398,22 @@ settle(struct corral_timeline *t)
 	for (i = 0; i < t->n; i++)
 		if (i == 0 || t->spans[i].start_ms < t->t0)
 			t->t0 = t->spans[i].start_ms;
+	for (i = 0; i < t->n; i++)
+		t->spans[i].start_ms -= t->t0;
+	if (t->n)
+		qsort(t->spans, t->n, sizeof(*t->spans), span_cmp);
+	if (close_gaps(t) < 0)
+		return -1;
 	for (i = 0; i < t->n; i++) {
 		s = &t->spans[i];
-		s->start_ms -= t->t0;
 		if (s->start_ms + s->dur_ms > t->end_ms)
 			t->end_ms = s->start_ms + s->dur_ms;
 		if (s->kind == CORRAL_SPAN_ATTEMPT)
 			t->lanes[s->lane].busy_ms += s->dur_ms;
 	}
-	if (t->n)
-		qsort(t->spans, t->n, sizeof(*t->spans), span_cmp);
 	if (t->nunits)
 		qsort(t->units, t->nunits, sizeof(*t->units), unit_cmp);
+	return 0;
 }
 
 int
@@ -385,6 +428,7 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	memset(&rd, 0, sizeof(rd));
 	t->dir = dir;
 	rd.t = t;
+	rd.last_at = -1;
 	if (!(rd.lane_ix = corral_set_new()) || !(rd.runs = corral_set_new()) ||
 	    !(rd.kept = corral_set_new())) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
@@ -398,11 +442,10 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	    report_results_read(&m, "failures.jsonl", 0, err) < 0 ||
 	    read_replaced(&rd, err) < 0)
 		goto out;
-	if (read_merge(&rd) < 0 || sort_lanes(t) < 0) {
+	if (read_merge(&rd) < 0 || sort_lanes(t) < 0 || settle(t) < 0) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
 		goto out;
 	}
-	settle(t);
 	rc = 0;
 out:
 	corral_set_free(rd.lane_ix);
@@ -427,6 +470,7 @@ corral_timeline_release(struct corral_timeline *t)
 	free(t->units);
 	free(t->spans);
 	free(t->lanes);
+	free(t->gaps);
 	corral_strv_release(&t->strings);
 	corral_strv_release(&t->unreadable);
 	memset(t, 0, sizeof(*t));

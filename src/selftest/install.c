@@ -23,7 +23,7 @@ extern char **environ;
 const struct corral_command corral_commands[] = {
 	{ "bundle", "write, describe or apply a bundle of verified repairs" },
 	{ "checkout", "make a private copy of just the parts a slice needs" },
-	{ "demo", "a live tour: 12 checks over 4 agents through corral.mk" },
+	{ "demo", "a live tour: 12 checks in 12 slices, 4 agents at a time, through corral.mk" },
 	{ "doctor", "verify that this install really works" },
 	{ "engine", "each step of corral.mk's slice graph, and its settings" },
 	{ "find-combine", "several finders as one; agreement is corroboration" },
@@ -47,8 +47,23 @@ const struct corral_command corral_commands[] = {
 	{ "shard", "this host's shard of the units, the same cut on every host" },
 	{ "split", "cut a population into disjoint, balanced slices" },
 	{ "status", "which agents are running, on what, for how long" },
+	{ "cache", "count, prune, check and explain a result cache" },
 	{ NULL, NULL }
 };
+
+/* The commands an install keeps in CORRAL_HELPER_DIR: the test helpers. */
+static const char *const helpers[] = { "marker-find", "marker-patch", NULL };
+
+int
+corral_command_helper(const char *name)
+{
+	const char *const *h;
+
+	for (h = helpers; *h; h++)
+		if (!strcmp(*h, name))
+			return 1;
+	return 0;
+}
 
 const struct corral_command *
 corral_command_find(const char *name)
@@ -80,6 +95,10 @@ corral_program_find(const char *dir, const char *name,
 
 	if (dir && corral_buf_addf(&p, "%s/%s", dir, name) == 0 &&
 	    is_file(p.data))
+		goto found;
+	corral_buf_reset(&p);
+	if (dir && corral_buf_addf(&p, "%s/" CORRAL_HELPER_DIR "/%s", dir,
+	    name) == 0 && is_file(p.data))
 		goto found;
 	for (; env && *env; env = *end ? end + 1 : end) {
 		end = strchr(env, ':');

@@ -24,6 +24,11 @@ struct corral_command {
 extern const struct corral_command corral_commands[];
 /* The entry for name, or NULL. */
 const struct corral_command *corral_command_find(const char *name);
+/*
+ * 1 when the command name ("marker-find") is a test helper, which an
+ * install keeps in CORRAL_HELPER_DIR rather than in its bindir, else 0.
+ */
+int corral_command_helper(const char *name);
 
 /*
  * The directory of the running program, absolute and with symlinks
@@ -34,8 +39,9 @@ char *corral_self_dir(const char *argv0, struct corral_err *err);
 
 /*
  * Find the program name: dir/name when it exists (dir may be NULL), else
- * the first PATH entry holding it.  Returns 0 with the path appended to
- * path, or -1 (errno ENOENT when there is none, ENOMEM).
+ * dir/CORRAL_HELPER_DIR/name (an install's helpers), else the first PATH
+ * entry holding it.  Returns 0 with the path appended to path, or -1
+ * (errno ENOENT when there is none, ENOMEM).
  */
 int corral_program_find(const char *dir, const char *name,
     struct corral_buf *path);

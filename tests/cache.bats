@@ -1,0 +1,312 @@
+#!/usr/bin/env bats
+# cache.bats -- results that travel: a unit's pass is kept under the key
+# of what it read (the local store in CORRAL_OUT, and CORRAL_CACHE), and a
+# unit whose key is stored does not run; its record says so.  A wrong hit
+# is found by sampling (CORRAL_CACHE_VERIFY); a store that cannot be used
+# never fails the run.
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	_corral_setup
+	_corral_tmpdir
+	_corral_ran
+}
+
+# project DIR N [SETTINGS...]: DIR/tests/uK.sh for K in 1..N, the first
+# three reading lib/shared; each unit notes that it ran, then runs
+# itself; CORRAL_PARTS = auto; more make lines after.
+project() {
+	local dir=$1 n=$2 i
+	shift 2
+	mkdir -p "$dir/lib" "$dir/tests"
+	echo v1 > "$dir/lib/shared"
+	echo other > "$dir/lib/other"
+	for i in $(seq "$n"); do
+		if [ "$i" -le 3 ]; then
+			echo 'read -r v < lib/shared; exit 0' > "$dir/tests/u$i.sh"
+		else
+			echo 'exit 0' > "$dir/tests/u$i.sh"
+		fi
+	done
+	{
+		echo 'CORRAL_DISCOVER = ls tests/*.sh'
+		echo 'CORRAL_CMD = printf "%s\n" "$$CORRAL_UNIT" >> "$$RAN"; sh "$$CORRAL_UNIT"'
+		echo 'CORRAL_PARTS = auto'
+		printf '%s\n' "$@"
+		echo "include $CORRAL_ROOT/corral.mk"
+	} > "$dir/Makefile"
+}
+
+@test "cache: with no store, editing a file 3 of 60 units read runs exactly those 3; a touch or a change elsewhere runs none; make -B runs all 60" {
+	project proj 60
+	run -0 make -C proj -j4 corral-run
+	assert_equal 60 "$(ran_count)"
+	: > "$RAN"
+	echo v2 > proj/lib/shared
+	run -0 make -C proj -j4 corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf 'tests/u%s.sh\n' 1 2 3)"
+	assert_json '.successes == 60 and .failures == 0' proj/.corral/summary.json
+	: > "$RAN"
+	touch proj/lib/shared proj/tests/u7.sh
+	run -0 make -C proj -j4 corral-run
+	assert_equal 0 "$(ran_count)"
+	run -0 make -C proj -j4 -B corral-run
+	assert_equal 60 "$(ran_count)"
+	run -0 jq -s 'map(select(.cached)) | length' proj/.corral/successes.jsonl
+	assert_output 0
+}
+
+@test "cache: a failing unit no longer drags the passing units of its slice along; corral-rerun-failed runs the failed one" {
+	project proj 12 'CORRAL_AGENTS = 2' \
+		'CORRAL_CMD = printf "%s\n" "$$CORRAL_UNIT" >> "$$RAN"; ! grep -qx "$$CORRAL_UNIT" "$$FAILING"'
+	export FAILING=$PWD/failing
+	echo tests/u5.sh > failing
+	run -2 make -C proj corral-run
+	assert_equal 12 "$(ran_count)"
+	: > "$RAN"
+	run -2 make -C proj corral-run
+	run -0 cat "$RAN"
+	assert_output tests/u5.sh
+	: > failing
+	: > "$RAN"
+	run -0 make -C proj corral-rerun-failed
+	run -0 cat "$RAN"
+	assert_output tests/u5.sh
+	: > "$RAN"
+	run -0 make -C proj corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_json '.successes == 12 and .failures == 0' proj/.corral/summary.json
+}
+
+@test "cache: a cached unit's record is this run's, with the pass it reuses under cached, its duration and its output's tail; the summary, JUnit and TAP say cached" {
+	project proj 4 'CORRAL_AGENTS = 1' "CORRAL_JUNIT = $PWD/junit.xml"
+	echo 'echo "the tail of u4"; sleep 0.3' > proj/tests/u4.sh
+	run -0 make -C proj corral-run
+	local first
+	first=$(jq -r 'select(.unit == "tests/u4.sh") | .run' proj/.corral/successes.jsonl)
+	rm proj/.corral/slices/*.pass
+	: > "$RAN"
+	run -0 make -C proj corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_contains "$output" "4 cached: passed before on the same inputs, not run again"
+	run -0 jq -r 'select(.unit == "tests/u4.sh") |
+		[(.run != $first), .cached.run, (.cached.key | length), (.duration_ms >= 300)] | @tsv' \
+		--arg first "$first" proj/.corral/successes.jsonl
+	assert_output "$(printf 'true\t%s\t64\ttrue' "$first")"
+	run -0 cat "$(jq -r 'select(.unit == "tests/u4.sh") | .output' proj/.corral/successes.jsonl)"
+	assert_output "the tail of u4"
+	assert_equal 4 "$(grep -c '(cached) PASSED' junit.xml)"
+	run -0 corral-report -t proj/.corral
+	assert_contains "$output" "ok 4 - tests/u4.sh (cached)"
+}
+
+@test "cache: a fresh clone with a restored store runs no unit and reports every unit exactly once" {
+	project a 30 "CORRAL_CACHE = $PWD/store"
+	run -0 make -C a -j4 corral-run
+	assert_equal 30 "$(ran_count)"
+	cp -r a b
+	rm -rf b/.corral
+	: > "$RAN"
+	run -0 make -C b -j4 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_json '.successes == 30 and .failures == 0 and .missing == 0 and .duplicates == 0' b/.corral/summary.json
+	run -0 jq -rs 'map(select(.cached)) | map(.unit) | unique | length' b/.corral/successes.jsonl
+	assert_output 30
+	# each hit tells what its unit read, so b's history learns it too
+	run -0 jq -r 'select(.unit == "tests/u1.sh") | .reads | join(" ")' b/.corral/successes.jsonl
+	assert_output "lib/shared tests/u1.sh"
+	run -0 sh -c "jq -r .unit b/.corral/successes.jsonl | sort | uniq -d"
+	assert_output ""
+	# corral-clean takes the local results away; the store still answers
+	run -0 make -C a corral-clean
+	run -0 make -C a -j4 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_json '.successes == 30' a/.corral/summary.json
+}
+
+@test "cache: a truncated, a foreign and a mis-keyed entry are misses, each with a warning, never a pass" {
+	project proj 6 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 1'
+	run -0 make -C proj corral-run
+	run -0 make -C proj corral-clean
+	local e1 e2 e3 e4
+	e1=$(grep -l '"tests/u4.sh"' store/r/*/*.json)
+	e2=$(grep -l '"tests/u5.sh"' store/r/*/*.json)
+	e3=$(grep -l '"tests/u6.sh"' store/r/*/*.json)
+	e4=$(grep -l '"tests/u1.sh"' store/r/*/*.json)
+	head -c 40 "$e1" > t && mv t "$e1"
+	cp "$e4" "$e2"
+	sed 's/"key":"\([0-9a-f]*\)"/"key":"0\1"/' "$e3" > t && mv t "$e3"
+	: > "$RAN"
+	run -0 --separate-stderr make -C proj corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf 'tests/u%s.sh\n' 4 5 6)"
+	assert_contains "$stderr" "is unreadable"
+	assert_equal 2 "$(grep -c 'records another key, unit or result; not trusted' <<<"$stderr")"
+	assert_json '.successes == 6' proj/.corral/summary.json
+}
+
+@test "cache: a store through a regular file leaves the run uncached, said once" {
+	project proj 8 "CORRAL_CACHE = $PWD/file/store"
+	: > file
+	run -0 --separate-stderr make -C proj -j4 corral-run
+	assert_equal 8 "$(ran_count)"
+	assert_equal 1 "$(grep -c "the cache '$PWD/file/store' cannot be used" <<<"$stderr")"
+	assert_contains "$stderr" "going on uncached"
+	assert_json '.successes == 8' proj/.corral/summary.json
+}
+
+@test "cache: a full file system under the store leaves the run uncached, said once, and the run passes" {
+	mkdir full
+	mount -t tmpfs -o size=16k tmpfs full 2>/dev/null || skip "cannot mount a tmpfs here"
+	dd if=/dev/zero of=full/fill bs=1k count=16 2>/dev/null || true
+	project proj 8 "CORRAL_CACHE = $PWD/full/store"
+	mkdir -p full/store 2>/dev/null || true
+	run -0 --separate-stderr make -C proj -j4 corral-run
+	umount full
+	assert_equal 8 "$(ran_count)"
+	assert_equal 1 "$(grep -c "the cache '$PWD/full/store' cannot be used" <<<"$stderr")"
+	assert_json '.successes == 8' proj/.corral/summary.json
+}
+
+@test "cache: two runs writing one store at once, round after round, leave only whole entries and right results" {
+	project a 20 "CORRAL_CACHE = $PWD/store"
+	cp -r a b
+	local i
+	for i in 1 2 3 4 5 6; do
+		echo "round $i" > a/lib/shared
+		echo "round $i" > b/lib/shared
+		echo "exit 0 # $i" >> a/tests/u9.sh
+		echo "exit 0 # $i" >> b/tests/u9.sh
+		make -C a -j4 corral-run > a.out 2>&1 & local pa=$!
+		make -C b -j4 corral-run > b.out 2>&1 & local pb=$!
+		wait "$pa" || { cat a.out; flunk "round $i: a failed"; }
+		wait "$pb" || { cat b.out; flunk "round $i: b failed"; }
+		assert_json '.successes == 20 and .failures == 0' a/.corral/summary.json
+		assert_json '.successes == 20 and .failures == 0' b/.corral/summary.json
+	done
+	run -0 corral-cache -d store verify
+	assert_equal "removed 0 unreadable results" "${lines[0]}"
+	for f in store/r/*/*.json; do
+		jq -e --arg k "$(basename "$f" .json)" '.key == $k' "$f" > /dev/null ||
+			flunk "'$f' is not a whole entry"
+	done
+}
+
+# planted DIR N: units that pass unless PLANT is set, which no key names.
+planted() {
+	local dir=$1 n=$2 i
+	mkdir -p "$dir/tests"
+	for i in $(seq "$n"); do
+		echo '[ -z "$PLANT" ] || { echo "planted"; exit 1; }' > "$dir/tests/p$i.sh"
+	done
+	cat > "$dir/Makefile" <<EOF
+CORRAL_DISCOVER = ls tests/*.sh
+CORRAL_CMD = printf '%s\\n' "\$\$CORRAL_UNIT" >> "\$\$RAN"; sh "\$\$CORRAL_UNIT"
+CORRAL_CACHE = $PWD/store
+CORRAL_AGENTS = 1
+include $CORRAL_ROOT/corral.mk
+EOF
+}
+
+@test "cache: CORRAL_CACHE_VERIFY=100 runs every hit again: a planted unit whose result hangs on a variable outside its key fails, says the cache was wrong, and its entry goes" {
+	planted proj 1
+	run -0 make -C proj corral-run
+	run -0 make -C proj corral-clean
+	export PLANT=1
+	: > "$RAN"
+	run -2 make -C proj corral-run CORRAL_CACHE_VERIFY=100
+	assert_equal 1 "$(ran_count)"
+	run -0 jq -r '.note' proj/.corral/failures.jsonl
+	assert_contains "$output" "the cache held a pass its key did not justify"
+	run -0 corral-cache -d store stats
+	assert_output "0 results, 0 bytes, 1 units known"
+	# without the entry the unit is a miss, and fails on its own
+	run -0 make -C proj corral-clean
+	run -2 make -C proj corral-run CORRAL_CACHE_VERIFY=0
+	assert_equal 2 "$(ran_count)"
+}
+
+@test "cache: at the default CORRAL_CACHE_VERIFY, one in 50 hits runs again: of 50 planted units one is caught" {
+	unset CORRAL_CACHE_VERIFY
+	planted proj 50
+	run -0 make -C proj corral-run
+	# a plan from history holds to CORRAL_AGENTS = 1 (a first plan is
+	# finer); the local results go: one agent asks the store for 50 hits
+	run -0 make -C proj corral-plan
+	rm -rf proj/.corral/cache proj/.corral/slices/*.pass
+	export PLANT=1
+	: > "$RAN"
+	run -2 make -C proj corral-run
+	assert_equal 1 "$(ran_count)"
+	assert_json '.successes == 49 and .failures == 1' proj/.corral/summary.json
+}
+
+@test "cache: corral-cache explain names the part that changed, a hit, and a unit it knows nothing of" {
+	project proj 4
+	run -0 make -C proj corral-run
+	echo v2 > proj/lib/shared
+	rm proj/.corral/slices/*.pass
+	run -0 make -C proj corral-run
+	run -0 corral-cache -d proj/.corral/cache explain tests/u1.sh
+	assert_contains "$output" "tests/u1.sh: a miss"
+	assert_contains "$output" "  file lib/shared: changed"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u4.sh
+	assert_contains "$output" "tests/u4.sh: a hit"
+	run -1 --separate-stderr corral-cache -d proj/.corral/cache explain tests/none.sh
+	assert_equal "corral-cache: the cache 'proj/.corral/cache' knows nothing of 'tests/none.sh'" "$stderr"
+}
+
+@test "cache: corral-cache stats counts, prune keeps the newest results within a size" {
+	project proj 10
+	run -0 make -C proj corral-run
+	run -0 corral-cache -d proj/.corral/cache stats
+	assert_contains "$output" "10 results,"
+	run -0 corral-cache -d proj/.corral/cache prune --max-size 0
+	assert_output "removed 10 results"
+	run -0 corral-cache -d proj/.corral/cache stats
+	assert_contains "$output" "0 results, 0 bytes"
+}
+
+@test "cache: corral-cache without a command, or prune without a size, is a usage error" {
+	run -2 --separate-stderr corral-cache
+	assert_contains "${stderr_lines[0]}" "usage: corral-cache"
+	run -2 --separate-stderr corral-cache prune
+	assert_contains "${stderr_lines[0]}" "usage: corral-cache"
+	run -2 --separate-stderr corral-cache -d /nonexistent explain
+	assert_contains "${stderr_lines[0]}" "usage: corral-cache"
+}
+
+@test "cache: a variable CORRAL_CACHE_ENV names, CORRAL_CACHE_KEY's output and a program CORRAL_CMD starts each join the key: a change to one is a miss that explain names" {
+	mkdir -p tools
+	printf '#!/bin/sh\nexit 0\n' > tools/mytool
+	chmod +x tools/mytool
+	export PATH=$PWD/tools:$PATH FLAVOUR=plain
+	echo 1.0 > toolver
+	project proj 3 'CORRAL_CACHE_ENV = FLAVOUR' "CORRAL_CACHE_KEY = cat $PWD/toolver" \
+		'CORRAL_CMD = printf "%s\n" "$$CORRAL_UNIT" >> "$$RAN"; mytool "$$CORRAL_UNIT"'
+	run -0 make -C proj corral-run
+	assert_equal 3 "$(ran_count)"
+	again() {
+		rm proj/.corral/slices/*.pass
+		: > "$RAN"
+		run -0 make -C proj corral-run
+	}
+	again
+	assert_equal 0 "$(ran_count)"
+	FLAVOUR=spicy again
+	assert_equal 3 "$(ran_count)"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u1.sh
+	assert_contains "$output" "  env FLAVOUR: changed"
+	echo 2.0 > toolver
+	again
+	assert_equal 3 "$(ran_count)"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u2.sh
+	assert_contains "$output" "  key-command: changed"
+	printf '#!/bin/sh\n# 2\nexit 0\n' > tools/mytool
+	again
+	assert_equal 3 "$(ran_count)"
+	run -0 corral-cache -d proj/.corral/cache explain tests/u3.sh
+	assert_contains "$output" "  tool $PWD/tools/mytool: changed"
+}
