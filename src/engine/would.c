@@ -188,7 +188,11 @@ reason(const char *unit, int stood, const struct corral_set *last,
 		return why->v[*i];
 	if (always)
 		return "forced";
-	return stood == 1 ? "slice" : stood == 2 ? "replan" : "changed";
+	/*
+	 * A pass whose slice runs again for a slice-mate's failure, or for a
+	 * new plan, with its inputs as they were: the cache answers for it.
+	 */
+	return stood == 3 ? "changed" : NULL;
 }
 
 /* The units of slice k that run, in run (a unit to its reason's text). */
@@ -208,11 +212,15 @@ slice_runs(size_t k, int always, const struct corral_set *last,
 	snprintf(path, sizeof(path), "slices/%zu.units", k);
 	if (corral_units_load(path, '\n', &units, 0, err) < 0)
 		return -1;
-	for (i = 0; rc == 0 && i < units.n; i++)
-		if (corral_strv_add(reasons, reason(units.v[i], stood, last,
-		    failed, why, always)) < 0 || corral_set_put(run,
-		    units.v[i], (long)reasons->n - 1, NULL) < 0)
+	for (i = 0; rc == 0 && i < units.n; i++) {
+		const char *r = reason(units.v[i], stood, last, failed, why,
+		    always);
+
+		if (r && (corral_strv_add(reasons, r) < 0 ||
+		    corral_set_put(run, units.v[i], (long)reasons->n - 1,
+		    NULL) < 0))
 			rc = corral_err_set(err, ENOMEM, "would run");
+	}
 	corral_strv_release(&units);
 	return rc;
 }
