@@ -355,3 +355,8 @@ EOF
 		jq -e '.corral_cache == "result"' "$f" >/dev/null || flunk "a torn entry: $f"
 	done
 }
+
+@test "cache: corral-cache refuses an HTTP store's URL by name, exit 2: the server keeps it" {
+	run -2 --separate-stderr corral-cache -d http://127.0.0.1:9/corral stats
+	assert_equal "corral-cache: 'http://127.0.0.1:9/corral' is an HTTP store: corral-cache reads a directory (the local one, or a CORRAL_CACHE directory)" "$stderr"
+}
