@@ -91,6 +91,8 @@ CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CRYPTO_LIBS  = $(shell pkg-config --libs libcrypto)
 XML_CFLAGS   = $(shell pkg-config --cflags libxml-2.0)
 XML_LIBS     = $(shell pkg-config --libs libxml-2.0)
+CURL_CFLAGS  = $(shell pkg-config --cflags libcurl)
+CURL_LIBS    = $(shell pkg-config --libs libcurl)
 
 ALL_CFLAGS := $(CPPFLAGS) -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic \
 	-Wshadow -Wstrict-prototypes -Wmissing-prototypes -g $(FLAVOR) $(CFLAGS)
@@ -145,7 +147,7 @@ $(DEPS_OK): build-aux/deps build-aux/packages | build/
 # (WERROR, CFLAGS), everything is rebuilt.  The file is only rewritten when
 # its content differs, so an unchanged build stays up to date.
 $(BUILD)/cflags: FORCE | $(DEPS_OK) $(BUILD)/
-	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(XML_CFLAGS) $(ALL_LDFLAGS)' \
+	$(Q)printf '%s\n' '$(CC) $(ALL_CFLAGS) $(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) $(ALL_LDFLAGS)' \
 		> $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
 # Each object's headers come from the compiler (-MMD -MP: BUILD/X.d beside
@@ -155,7 +157,7 @@ DEPFLAGS = -MMD -MP
 $(BUILD)/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
-		$(CJSON_CFLAGS) $(XML_CFLAGS) -Isrc -c -o $@ $<
+		$(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
 
 $(BUILD)/tools/%.o: tools/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$<')
@@ -182,7 +184,7 @@ $(SELFTEST_PROGS): $(SELFTEST_LIB)
 $(BIN)/%: $(BUILD)/tools/%.o $(TOOL_LIB) $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) \
-		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS)
+		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 # corral-merge with every fingerprint cut to 1 bit, so that all names
 # collide: for the tests of collisions only (make test), never installed.
@@ -194,7 +196,7 @@ FP1_OBJS := $(patsubst %.c,$(BUILD)/fp1/%.o,$(filter src/merge/%,$(SRCS)))
 $(BUILD)/fp1/src/%.o: src/%.c $(BUILD)/cflags | $(DEPS_OK)
 	@$(if $(Q),printf '  CC      %s\n' '$@')
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(WERROR_FLAG) $(DEPFLAGS) \
-		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) $(XML_CFLAGS) -Isrc -c -o $@ $<
+		-DCORRAL_TEST_FP_BITS=1 $(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
 
 -include $(FP1_OBJS:.o=.d)
 
@@ -202,7 +204,7 @@ $(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) \
 		$(TOOL_LIB) $(LIB) | $(FP1_BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(TOOL_LIB) $(LIB) \
-		$(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS)
+		$(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 		build-aux/mkscript src/base/base.h | $(BIN)/
@@ -383,7 +385,7 @@ FUZZERS      := $(patsubst fuzz/%.c,build/fuzz/bin/%,$(wildcard fuzz/*.c))
 build/fuzz/src/%.o: src/%.c | deps-fuzz
 	@$(if $(Q),printf '  CC      %s\n' '$@')
 	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) \
-		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) $(XML_CFLAGS) -Isrc -c -o $@ $<
+		-fsanitize=fuzzer-no-link $(CJSON_CFLAGS) $(XML_CFLAGS) $(CURL_CFLAGS) -Isrc -c -o $@ $<
 
 -include $(SRCS:%.c=build/fuzz/%.d)
 
@@ -394,7 +396,7 @@ build/fuzz/bin/%: fuzz/%.c fuzz/fuzz.h $(wildcard src/*.h src/*/*.h) \
 		build/fuzz/libcorral.a | build/fuzz/bin/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< \
-		build/fuzz/libcorral.a $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS)
+		build/fuzz/libcorral.a $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 .PHONY: fuzz deps-fuzz
 fuzz: $(FUZZERS)

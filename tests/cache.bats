@@ -310,3 +310,53 @@ EOF
 	run -0 corral-cache -d proj/.corral/cache explain tests/u3.sh
 	assert_contains "$output" "  tool $PWD/tools/mytool: changed"
 }
+
+@test "cache: an HTTP store (a real nginx, WebDAV PUT) serves a fresh clone: no unit runs, every unit once" {
+	_http_store_start "$PWD/nginx"
+	project a 20 "CORRAL_CACHE = $HTTP_STORE"
+	run -0 --separate-stderr make -C a -j4 corral-run
+	_http_store_stop "$PWD/nginx"
+	assert_equal 20 "$(ran_count)"
+	[[ $stderr != *"cannot be used"* ]] || flunk "the store was refused: $stderr"
+	# what the server keeps is what a directory store keeps
+	assert_equal 20 "$(find "$HTTP_STORE_DIR/r" -name '*.json' | wc -l)"
+	cp -r a b
+	rm -rf b/.corral
+	: > "$RAN"
+	_http_store_start "$PWD/nginx"
+	run -0 --separate-stderr make -C b -j4 corral-run CORRAL_CACHE="$HTTP_STORE"
+	_http_store_stop "$PWD/nginx"
+	assert_equal 0 "$(ran_count)"
+	assert_json '.successes == 20 and .missing == 0 and .duplicates == 0' b/.corral/summary.json
+	run -0 jq -rs 'map(select(.cached)) | length' b/.corral/successes.jsonl
+	assert_output 20
+}
+
+@test "cache: an HTTP store that is not there, or is stopped mid-run, leaves the run uncached, said once, and the run passes" {
+	# nothing listens: every agent finds out, the run says it once
+	project a 12 "CORRAL_CACHE = http://127.0.0.1:9/corral"
+	run -0 --separate-stderr make -C a -j4 corral-run
+	assert_equal 12 "$(ran_count)"
+	assert_equal 1 "$(grep -c "the cache 'http://127.0.0.1:9/corral' cannot be used" <<<"$stderr")"
+	assert_json '.successes == 12' a/.corral/summary.json
+	# the server goes away while the units run: the rest go on uncached
+	_http_store_start "$PWD/nginx"
+	project b 12 "CORRAL_CACHE = $HTTP_STORE" 'CORRAL_AGENTS = 1'
+	sed -i 's|^CORRAL_CMD = .*|&; case "$$CORRAL_UNIT" in */u6.sh) kill -QUIT $$(cat '"$PWD"'/nginx/nginx.pid); sleep 0.5 ;; esac|' b/Makefile
+	: > "$RAN"
+	run -0 --separate-stderr make -C b corral-run
+	_http_store_stop "$PWD/nginx"
+	assert_equal 12 "$(ran_count)"
+	assert_equal 1 "$(grep -c "the cache '$HTTP_STORE' cannot be used" <<<"$stderr")"
+	assert_json '.successes == 12 and .failures == 0' b/.corral/summary.json
+	# what was stored before it went is whole
+	local f
+	for f in "$HTTP_STORE_DIR"/r/*/*.json; do
+		jq -e '.corral_cache == "result"' "$f" >/dev/null || flunk "a torn entry: $f"
+	done
+}
+
+@test "cache: corral-cache refuses an HTTP store's URL by name, exit 2: the server keeps it" {
+	run -2 --separate-stderr corral-cache -d http://127.0.0.1:9/corral stats
+	assert_equal "corral-cache: 'http://127.0.0.1:9/corral' is an HTTP store: corral-cache reads a directory (the local one, or a CORRAL_CACHE directory)" "$stderr"
+}

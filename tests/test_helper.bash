@@ -294,3 +294,58 @@ assert_shown() {
 			flunk "'$f' holds bytes a terminal acts on: $(od -c "$f" | head -20)"
 	done
 }
+
+# _http_store_start DIR: a real HTTP store (Debian's nginx, its WebDAV
+# PUT and DELETE) on 127.0.0.1, serving DIR/store; its files (config,
+# pid, logs, temps) under DIR.  Sets HTTP_STORE to its URL (a path under
+# the server) and HTTP_STORE_DIR to what it stores in.  A port another
+# test holds makes nginx fail to bind: another is tried.
+_http_store_start() {
+	local dir=$1 port try
+	local nginx=/usr/sbin/nginx
+	[ -x "$nginx" ] || flunk "nginx-light is not installed (build-aux/packages)"
+	mkdir -p "$dir/store" "$dir/tmp"
+	for try in 1 2 3 4 5 6 7 8; do
+		port=$((20000 + (RANDOM % 20000)))
+		cat > "$dir/nginx.conf" <<-CONF
+		daemon on;
+		user root;
+		pid $dir/nginx.pid;
+		error_log $dir/error.log;
+		events {}
+		http {
+			access_log off;
+			client_body_temp_path $dir/tmp/body;
+			proxy_temp_path $dir/tmp/proxy;
+			fastcgi_temp_path $dir/tmp/fastcgi;
+			uwsgi_temp_path $dir/tmp/uwsgi;
+			scgi_temp_path $dir/tmp/scgi;
+			server {
+				listen 127.0.0.1:$port;
+				root $dir/store;
+				location / {
+					dav_methods PUT DELETE;
+					create_full_put_path on;
+					client_max_body_size 16m;
+				}
+			}
+		}
+		CONF
+		if "$nginx" -c "$dir/nginx.conf" -e "$dir/error.log" 2>/dev/null 3>&-; then
+			HTTP_STORE=http://127.0.0.1:$port/corral
+			HTTP_STORE_DIR=$dir/store/corral
+			export HTTP_STORE HTTP_STORE_DIR
+			return 0
+		fi
+	done
+	flunk "nginx would not start: $(tail -n 3 "$dir/error.log")"
+}
+
+# _http_store_stop DIR: stop the store _http_store_start DIR started
+# (its master and workers), and wait until the port is closed.
+_http_store_stop() {
+	local pid
+	pid=$(cat "$1/nginx.pid" 2>/dev/null) || return 0
+	kill -QUIT "$pid" 2>/dev/null || return 0
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}

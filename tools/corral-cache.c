@@ -108,6 +108,11 @@ main(int argc, char *argv[])
 	if (optind >= argc)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	cmd = argv[optind++];
+	/* The server keeps (and prunes) an HTTP store: nothing here lists it. */
+	if (!strncmp(dir, "http://", 7) || !strncmp(dir, "https://", 8))
+		corral_die(CORRAL_EXIT_ERR, "'%s' is an HTTP store: corral-cache "
+		    "reads a directory (the local one, or a CORRAL_CACHE "
+		    "directory)", dir);
 	if (!strcmp(cmd, "stats") && optind == argc)
 		rc = cmd_stats(dir);
 	else if (!strcmp(cmd, "prune"))

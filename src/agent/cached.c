@@ -240,6 +240,8 @@ ask_stores(struct corral_run_cache *c, struct ask *a, size_t *from)
 		}
 		if (rc == 2)
 			say(c, why.msg);
+		if (c->store[i].broken)	/* an HTTP store that did not answer */
+			say_broken(c, &c->store[i]);
 	}
 	return 0;
 }

@@ -7,7 +7,10 @@
  * writers on one host or on a shared file system never tear one; a reader
  * trusts only an entry that parses and records the very key and unit it
  * asked for.  A store that cannot be written turns itself off ("broken")
- * and says why once: a run never fails for its cache.
+ * and says why once: a run never fails for its cache.  A store named by
+ * an http:// or https:// URL holds the same files, by GET, PUT and DELETE
+ * (cache/http.c); a server that cannot be reached, or that answers
+ * anything but the file or 404, breaks it the same way.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include "base/base.h"
 #include "base/json.h"
 #include "cache/cache.h"
+#include "cache/http.h"
 
 void
 corral_cache_entry_release(struct corral_cache_entry *e)
@@ -43,6 +47,17 @@ set_broken(struct corral_cache_store *s, const char *what, int errnum)
 	snprintf(s->why, sizeof(s->why), "%s: %s", what, strerror(errnum));
 }
 
+/* Broken, with the message an HTTP request left. */
+static void
+set_broken_by(struct corral_cache_store *s, const struct corral_err *err)
+{
+	if (s->broken)
+		return;
+	s->broken = 1;
+	snprintf(s->why, sizeof(s->why), "%.*s", (int)sizeof(s->why) - 1,
+	    err->msg);
+}
+
 int
 corral_cache_store_open(struct corral_cache_store *s)
 {
@@ -51,6 +66,8 @@ corral_cache_store_open(struct corral_cache_store *s)
 
 	if (s->broken)
 		return -1;
+	if (corral_http_is_url(s->dir))
+		return 0;	/* the first request says whether it answers */
 	if (corral_mkdir_p(s->dir, 0777, &err) < 0) {
 		set_broken(s, "cannot make it", err.errnum ? err.errnum :
 		    ENOTDIR);
@@ -107,6 +124,14 @@ put_text(struct corral_cache_store *s, const char *kind, const char *name,
 
 	if (s->broken)
 		return -1;
+	if (corral_http_is_url(s->dir)) {
+		if ((rc = entry_rel(&rel, kind, name)) == 0 &&
+		    (rc = corral_http_put(s->dir, rel.data, text->data,
+		    text->len, &err)) < 0)
+			set_broken_by(s, &err);
+		corral_buf_release(&rel);
+		return rc;
+	}
 	if ((rc = entry_rel(&rel, kind, name)) < 0 ||
 	    !(path = corral_path_join(s->dir, rel.data))) {
 		corral_buf_release(&rel);
@@ -139,10 +164,17 @@ get_doc(struct corral_cache_store *s, const char *kind, const char *name,
 	cJSON *doc = NULL;
 
 	*bad = 0;
-	if (s->broken || entry_rel(&rel, kind, name) < 0 ||
-	    !(path = corral_path_join(s->dir, rel.data)))
+	if (s->broken || entry_rel(&rel, kind, name) < 0)
 		goto out;
-	if (corral_read_file(path, &text, err) < 0) {
+	if (corral_http_is_url(s->dir)) {
+		switch (corral_http_get(s->dir, rel.data, &text, err)) {
+		case 1: break;
+		case 0: goto out;
+		default: set_broken_by(s, err); goto out;
+		}
+	} else if (!(path = corral_path_join(s->dir, rel.data))) {
+		goto out;
+	} else if (corral_read_file(path, &text, err) < 0) {
 		*bad = err->errnum != ENOENT;
 		goto out;
 	}
@@ -198,7 +230,13 @@ corral_cache_drop(struct corral_cache_store *s, const char *key)
 	struct corral_buf rel = CORRAL_BUF_INIT;
 	char *path;
 
-	if (entry_rel(&rel, "r", key) == 0 &&
+	if (corral_http_is_url(s->dir)) {
+		struct corral_err err;
+
+		if (entry_rel(&rel, "r", key) == 0 &&
+		    corral_http_delete(s->dir, rel.data, &err) < 0)
+			set_broken_by(s, &err);
+	} else if (entry_rel(&rel, "r", key) == 0 &&
 	    (path = corral_path_join(s->dir, rel.data))) {
 		(void)unlink(path);
 		free(path);

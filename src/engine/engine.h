@@ -56,6 +56,7 @@ enum corral_kind {
 	CK_WORD,	/* at most one word */
 	CK_PATH,	/* at most one word, a path made absolute */
 	CK_NODE_PATH,	/* a path, or one whose $NAME each node expands */
+	CK_STORE,	/* a path made absolute, or an http(s):// URL */
 	CK_NUMBER,	/* a whole number */
 	CK_SECONDS,	/* seconds, a fraction allowed */
 	CK_WHOLE_SECONDS,

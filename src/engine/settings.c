@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "cache/http.h"
 #include "engine/engine.h"
 
 #define SLICE_CFG "slice-config"	/* re-runs every slice */
@@ -115,7 +116,7 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	    { NO, NO } },
 	[CS_BIN] = { "CORRAL_BIN", "", CK_PATH, NULL, NULL, { NO, NO } },
 	[CS_V] = { "CORRAL_V", "0", CK_BOOL, NULL, NULL, { NO, NO } },
-	[CS_CACHE] = { "CORRAL_CACHE", "", CK_PATH, NULL, NULL,
+	[CS_CACHE] = { "CORRAL_CACHE", "", CK_STORE, NULL, NULL,
 	    { TO(CP_SLICE, 'u'), NO } },
 	[CS_CACHE_ENV] = { "CORRAL_CACHE_ENV", "", CK_WORDS, NULL, SLICE_CFG,
 	    { TO(CP_SLICE, 'y'), NO }, 1 },
@@ -280,6 +281,8 @@ accepts(const struct corral_setting *row)
 	case CK_PATH:
 	case CK_NODE_PATH:
 		return "one path without spaces (a make limitation)";
+	case CK_STORE:
+		return "one path or http:// URL without spaces";
 	case CK_WORD: return "one word";
 	default: return "text";
 	}
@@ -303,6 +306,7 @@ corral_setting_check(const struct corral_setting *row, const char *value,
 	case CK_ENUM: ok = one_of(value, row->choices); break;
 	case CK_PATH:
 	case CK_NODE_PATH:
+	case CK_STORE:
 	case CK_WORD: ok = !value[strcspn(value, " \t\n")]; break;
 	default: break;
 	}
@@ -412,6 +416,9 @@ normal(const struct corral_setting *row, const char *value, int unset,
 	/* "$TMPDIR/x" is absolute, or not, only where it is expanded. */
 	case CK_NODE_PATH:
 		t = *v == '$' ? strdup(v) : absolute(v, cwd);
+		break;
+	case CK_STORE:
+		t = corral_http_is_url(v) ? strdup(v) : absolute(v, cwd);
 		break;
 	case CK_PATHS: t = absolute_words(v, cwd); break;
 	default: return v;
