@@ -424,7 +424,7 @@ refuse_strays(struct shards *s, struct given *g, struct corral_err *err)
 	size_t i, j;
 	int rc;
 
-	rc = corral_shard_dir_logs(g->dir, 1, &names, err);
+	rc = corral_shard_dir_logs(g->dir, CORRAL_SHARD_ALL, &names, err);
 	for (i = 0; rc == 0 && i < names.n; i++) {
 		for (j = 0; j < g->m.nlogs; j++)
 			if (!strcmp(names.v[i], g->m.logs[j].log))
@@ -462,6 +462,145 @@ add_layer(struct shards *s, long l)
 	return 0;
 }
 
+/*
+ * A launcher's note (logs/agent-ID.launch: the launcher's line, then the
+ * slice's units) is taken the same way: read through an open that
+ * follows no link, its digest checked against the manifest's entry, each
+ * unit it names checked to be this shard's, and put in place beside the
+ * logs of its layer, where the merge credits it as in a single run.
+ */
+
+/* Check the units of note b (its lines after the first) are g's. */
+static const char *
+check_note_units(struct shards *s, const struct corral_buf *b,
+    struct corral_buf *msg)
+{
+	struct corral_err why;
+	const char *p = b->data, *end = b->data + b->len, *nl;
+	char *unit;
+	size_t line = 1;
+	int rc;
+
+	nl = memchr(p, '\n', (size_t)(end - p));
+	for (p = nl ? nl + 1 : end; p < end; p = nl ? nl + 1 : end) {
+		line++;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!(unit = strndup(p, (size_t)((nl ? nl : end) - p))))
+			return "";
+		rc = *unit ? own_unit(s, unit, &why) : 0;
+		free(unit);
+		if (rc < 0)
+			return corral_buf_addf(msg, "line %zu: %s", line,
+			    why.msg) < 0 ? "" : msg->data;
+	}
+	return NULL;
+}
+
+/* Take the note e of shard g into OUTDIR/shards: 0, or -1 with err set. */
+static int
+take_note(struct shards *s, struct given *g, const struct corral_shard_note *e,
+    const char *top, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT, msg = CORRAL_BUF_INIT;
+	struct corral_err why;
+	struct stat st;
+	char *src = corral_path_join(g->dir, e->path);
+	char *dst = corral_path_join(top, e->path);
+	char hex[CORRAL_SHA256_HEX];
+	const char *bad = NULL;
+	int fd = -1, rc = 0;
+
+	if (!src || !dst)
+		goto nomem;
+	s->taking = g;
+	fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		bad = errno == ENOENT ? "is in its manifest but not there" :
+		    "cannot be opened (a link, or not readable)";
+	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		bad = "is not a regular file";
+	else if (lstat(dst, &st) == 0)
+		bad = "has the name of another shard's note";
+	else if (corral_shard_note_read(fd, src, &b, hex, &why) < 0) {
+		if (why.errnum == ENOMEM)
+			goto nomem;
+		bad = "cannot be read";
+	} else if (strcmp(hex, e->sha256))
+		bad = "is not the note its manifest vouches for (its digest "
+		    "differs)";
+	else if ((bad = check_note_units(s, &b, &msg)) && !*bad)
+		goto nomem;
+	if (bad)
+		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
+	else if (corral_mkdir_parent(dst, 0777, err) < 0 ||
+	    corral_atomic_file(dst, b.data ? b.data : "", b.len,
+	    CORRAL_ATOMIC_NO_SYNC, err) < 0)
+		rc = -1;
+	goto out;
+nomem:
+	rc = merge_nomem(err);
+out:
+	if (fd >= 0)
+		close(fd);
+	corral_buf_release(&b);
+	corral_buf_release(&msg);
+	free(src);
+	free(dst);
+	return rc;
+}
+
+/*
+ * Refuse every launcher's note of g's directory that its manifest does
+ * not name.  Refused, not ignored: a note nobody vouches for was put
+ * there after the manifest was written (or by hand), and saying so by
+ * name is what the merge does for a log in its place; its units stay
+ * not-run either way, only without the note's word on why.
+ */
+static int
+refuse_stray_notes(struct shards *s, struct given *g, struct corral_err *err)
+{
+	struct corral_strv names = CORRAL_STRV_INIT;
+	char *path;
+	size_t i, j;
+	int rc;
+
+	rc = corral_shard_dir_logs(g->dir, CORRAL_SHARD_NOTES, &names, err);
+	for (i = 0; rc == 0 && i < names.n; i++) {
+		for (j = 0; j < g->m.nnotes; j++)
+			if (!strcmp(names.v[i], g->m.notes[j].path))
+				break;
+		if (j < g->m.nnotes)
+			continue;
+		if (!(path = corral_path_join(g->dir, names.v[i])) ||
+		    refuse_log(s, g, path, "is not a note its manifest "
+		    "(shard.json) vouches for") < 0)
+			rc = merge_nomem(err);
+		free(path);
+	}
+	corral_strv_release(&names);
+	return rc;
+}
+
+/* Take every note of g's manifest, each layer's directory added. */
+static int
+take_notes(struct shards *s, struct given *g, const char *top,
+    struct corral_err *err)
+{
+	long layer;
+	size_t i;
+	int rc = refuse_stray_notes(s, g, err);
+
+	for (i = 0; rc == 0 && i < g->m.nnotes; i++) {
+		if (corral_shard_note_path(g->m.notes[i].path, &layer, NULL,
+		    err) < 0)
+			return -1;
+		rc = take_note(s, g, &g->m.notes[i], top, err);
+		if (rc == 0 && add_layer(s, layer) < 0)
+			rc = merge_nomem(err);
+	}
+	return rc;
+}
+
 static int
 take_shards(struct shards *s, struct corral_err *err)
 {
@@ -486,6 +625,8 @@ take_shards(struct shards *s, struct corral_err *err)
 			if (rc == 0 && add_layer(s, s->of[k]->m.logs[i].layer) < 0)
 				rc = merge_nomem(err);
 		}
+		if (rc == 0)
+			rc = take_notes(s, s->of[k], top, err);
 	}
 	for (i = 0; rc == 0 && i < s->nlayers; i++) {
 		corral_buf_reset(&b);
