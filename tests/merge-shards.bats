@@ -419,14 +419,14 @@ u02note() {
 
 @test "merge-shards: a shard whose launcher failed for a slice: the merge carries the launcher's note, and that unit's not-run record quotes it" {
 	launched
-	run -0 jq -r '.notes[].path' h$shard/.corral/shard-$shard-of-2/shard.json
-	assert_output "logs/${note##*/}"
 	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
 	refute_contains "$stderr" "refused"
 	run -0 u02note
 	assert_output "not-run NOT-RUN: launcher: srun: error: Unable to create step for job 7: Requested node configuration is not available"
 	n=$(($(wc -l < "$note") - 1))
 	assert_json ".units == 12 and .successes == 12 - $n and .missing == $n" h1/.corral/summary.json
+	run -0 jq -r '.notes[] | "\(.path) \(.sha256)"' h$shard/.corral/shard-$shard-of-2/shard.json
+	assert_output "logs/${note##*/} $(sha256sum < "$note" | cut -d' ' -f1)"
 }
 
 @test "merge-shards: a launcher's note changed after its shard's manifest was written is refused by name, and its units are bare not-run" {

@@ -345,6 +345,25 @@ take_outputs(struct shards *s, struct given *g,
 	return rc;
 }
 
+/*
+ * Open src, a file a manifest lists, through no link, for its copy at
+ * dst: the descriptor in *fd (-1 when none), and NULL, or why it cannot
+ * be taken (taken, when dst is there already).
+ */
+static const char *
+open_taken(const char *src, const char *dst, const char *taken, int *fd)
+{
+	struct stat st;
+
+	*fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? "is in its manifest but not there" :
+		    "cannot be opened (a link, or not readable)";
+	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return "is not a regular file";
+	return lstat(dst, &st) == 0 ? taken : NULL;
+}
+
 /* Take the log e of shard g into OUTDIR/shards: 0, or -1 with err set. */
 static int
 take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
@@ -352,7 +371,6 @@ take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
 {
 	struct corral_atomic a;
 	struct corral_err why;
-	struct stat st;
 	char *src = corral_path_join(g->dir, e->log);
 	char *dst = corral_path_join(top, e->log);
 	const char *bad = NULL;
@@ -364,15 +382,8 @@ take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
 		goto out;
 	}
 	s->taking = g;
-	fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		bad = errno == ENOENT ? "is in its manifest but not there" :
-		    "cannot be opened (a link, or not readable)";
-	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		bad = "is not a regular file";
-	else if (lstat(dst, &st) == 0)
-		bad = "has the name of another shard's log";
-	if (bad) {
+	if ((bad = open_taken(src, dst, "has the name of another shard's log",
+	    &fd))) {
 		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
 		goto out;
 	}
@@ -412,28 +423,50 @@ out:
 	return rc;
 }
 
+/* Whether the manifest of g lists name, a file of kind. */
+static int
+listed(const struct given *g, int kind, const char *name)
+{
+	size_t j;
+
+	if (kind == CORRAL_SHARD_NOTES) {
+		for (j = 0; j < g->m.nnotes; j++)
+			if (!strcmp(name, g->m.notes[j].path))
+				return 1;
+		return 0;
+	}
+	for (j = 0; j < g->m.nlogs; j++)
+		if (!strcmp(name, g->m.logs[j].log))
+			return 1;
+	return 0;
+}
+
 /*
- * Refuse every log of g's directory (logs/, rerun/N/logs/, a checkpoint
- * too) that its manifest does not name.
+ * Refuse every file of kind of g's directory (CORRAL_SHARD_ALL: the logs
+ * of logs/ and rerun/N/logs/, a checkpoint too; CORRAL_SHARD_NOTES: the
+ * launchers' notes) that its manifest does not name.  A note is refused,
+ * not ignored: one nobody vouches for was put there after the manifest
+ * was written (or by hand), and saying so by name is what the merge does
+ * for a log in its place; its units stay not-run either way, only
+ * without the note's word on why.
  */
 static int
-refuse_strays(struct shards *s, struct given *g, struct corral_err *err)
+refuse_strays(struct shards *s, struct given *g, int kind,
+    struct corral_err *err)
 {
 	struct corral_strv names = CORRAL_STRV_INIT;
 	char *path;
-	size_t i, j;
+	size_t i;
 	int rc;
 
-	rc = corral_shard_dir_logs(g->dir, CORRAL_SHARD_ALL, &names, err);
+	rc = corral_shard_dir_logs(g->dir, kind, &names, err);
 	for (i = 0; rc == 0 && i < names.n; i++) {
-		for (j = 0; j < g->m.nlogs; j++)
-			if (!strcmp(names.v[i], g->m.logs[j].log))
-				break;
-		if (j < g->m.nlogs)
+		if (listed(g, kind, names.v[i]))
 			continue;
 		if (!(path = corral_path_join(g->dir, names.v[i])) ||
-		    refuse_log(s, g, path, "is not a log its manifest "
-		    "(shard.json) vouches for") < 0)
+		    refuse_log(s, g, path, kind == CORRAL_SHARD_NOTES ?
+		    "is not a note its manifest (shard.json) vouches for" :
+		    "is not a log its manifest (shard.json) vouches for") < 0)
 			rc = merge_nomem(err);
 		free(path);
 	}
@@ -503,7 +536,6 @@ take_note(struct shards *s, struct given *g, const struct corral_shard_note *e,
 {
 	struct corral_buf b = CORRAL_BUF_INIT, msg = CORRAL_BUF_INIT;
 	struct corral_err why;
-	struct stat st;
 	char *src = corral_path_join(g->dir, e->path);
 	char *dst = corral_path_join(top, e->path);
 	char hex[CORRAL_SHA256_HEX];
@@ -513,22 +545,15 @@ take_note(struct shards *s, struct given *g, const struct corral_shard_note *e,
 	if (!src || !dst)
 		goto nomem;
 	s->taking = g;
-	fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		bad = errno == ENOENT ? "is in its manifest but not there" :
-		    "cannot be opened (a link, or not readable)";
-	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		bad = "is not a regular file";
-	else if (lstat(dst, &st) == 0)
-		bad = "has the name of another shard's note";
-	else if (corral_shard_note_read(fd, src, &b, hex, &why) < 0) {
+	bad = open_taken(src, dst, "has the name of another shard's note", &fd);
+	if (!bad && corral_shard_note_read(fd, src, &b, hex, &why) < 0) {
 		if (why.errnum == ENOMEM)
 			goto nomem;
 		bad = "cannot be read";
-	} else if (strcmp(hex, e->sha256))
+	} else if (!bad && strcmp(hex, e->sha256))
 		bad = "is not the note its manifest vouches for (its digest "
 		    "differs)";
-	else if ((bad = check_note_units(s, &b, &msg)) && !*bad)
+	else if (!bad && (bad = check_note_units(s, &b, &msg)) && !*bad)
 		goto nomem;
 	if (bad)
 		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
@@ -549,38 +574,6 @@ out:
 	return rc;
 }
 
-/*
- * Refuse every launcher's note of g's directory that its manifest does
- * not name.  Refused, not ignored: a note nobody vouches for was put
- * there after the manifest was written (or by hand), and saying so by
- * name is what the merge does for a log in its place; its units stay
- * not-run either way, only without the note's word on why.
- */
-static int
-refuse_stray_notes(struct shards *s, struct given *g, struct corral_err *err)
-{
-	struct corral_strv names = CORRAL_STRV_INIT;
-	char *path;
-	size_t i, j;
-	int rc;
-
-	rc = corral_shard_dir_logs(g->dir, CORRAL_SHARD_NOTES, &names, err);
-	for (i = 0; rc == 0 && i < names.n; i++) {
-		for (j = 0; j < g->m.nnotes; j++)
-			if (!strcmp(names.v[i], g->m.notes[j].path))
-				break;
-		if (j < g->m.nnotes)
-			continue;
-		if (!(path = corral_path_join(g->dir, names.v[i])) ||
-		    refuse_log(s, g, path, "is not a note its manifest "
-		    "(shard.json) vouches for") < 0)
-			rc = merge_nomem(err);
-		free(path);
-	}
-	corral_strv_release(&names);
-	return rc;
-}
-
 /* Take every note of g's manifest, each layer's directory added. */
 static int
 take_notes(struct shards *s, struct given *g, const char *top,
@@ -588,7 +581,7 @@ take_notes(struct shards *s, struct given *g, const char *top,
 {
 	long layer;
 	size_t i;
-	int rc = refuse_stray_notes(s, g, err);
+	int rc = refuse_strays(s, g, CORRAL_SHARD_NOTES, err);
 
 	for (i = 0; rc == 0 && i < g->m.nnotes; i++) {
 		if (corral_shard_note_path(g->m.notes[i].path, &layer, NULL,
@@ -618,7 +611,7 @@ take_shards(struct shards *s, struct corral_err *err)
 	for (k = 0; rc == 0 && k < s->n; k++) {
 		if (!s->of[k])
 			continue;
-		rc = refuse_strays(s, s->of[k], err);
+		rc = refuse_strays(s, s->of[k], CORRAL_SHARD_ALL, err);
 		for (i = 0; rc == 0 && i < s->of[k]->m.nlogs; i++) {
 			rc = take_log(s, s->of[k], &s->of[k]->m.logs[i], top,
 			    err);

@@ -686,19 +686,30 @@ corral_shard_dir_logs(const char *dir, int kind, struct corral_strv *names,
 	return rc;
 }
 
-int
-corral_shard_manifest_logs(struct corral_shard_manifest *m,
-    const char *dir, struct corral_strv *skipped, struct corral_err *err)
+typedef int vouch_fn(struct corral_shard_manifest *m, const char *dir,
+    const char *rel, struct corral_strv *skipped, struct corral_err *err);
+
+/* Every file of kind in dir, each to one. */
+static int
+vouch_all(struct corral_shard_manifest *m, const char *dir, int kind,
+    vouch_fn *one, struct corral_strv *skipped, struct corral_err *err)
 {
 	struct corral_strv names = CORRAL_STRV_INIT;
 	size_t i;
 	int rc;
 
-	rc = corral_shard_dir_logs(dir, CORRAL_SHARD_LOGS, &names, err);
+	rc = corral_shard_dir_logs(dir, kind, &names, err);
 	for (i = 0; rc == 0 && i < names.n; i++)
-		rc = vouch(m, dir, names.v[i], skipped, err);
+		rc = one(m, dir, names.v[i], skipped, err);
 	corral_strv_release(&names);
 	return rc;
+}
+
+int
+corral_shard_manifest_logs(struct corral_shard_manifest *m,
+    const char *dir, struct corral_strv *skipped, struct corral_err *err)
+{
+	return vouch_all(m, dir, CORRAL_SHARD_LOGS, vouch, skipped, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -782,15 +793,7 @@ int
 corral_shard_manifest_notes(struct corral_shard_manifest *m,
     const char *dir, struct corral_strv *skipped, struct corral_err *err)
 {
-	struct corral_strv names = CORRAL_STRV_INIT;
-	size_t i;
-	int rc;
-
-	rc = corral_shard_dir_logs(dir, CORRAL_SHARD_NOTES, &names, err);
-	for (i = 0; rc == 0 && i < names.n; i++)
-		rc = vouch_note(m, dir, names.v[i], skipped, err);
-	corral_strv_release(&names);
-	return rc;
+	return vouch_all(m, dir, CORRAL_SHARD_NOTES, vouch_note, skipped, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -904,6 +907,19 @@ parse_log(const cJSON *e, struct corral_shard_log *lg, struct corral_err *err)
 	return rc;
 }
 
+/* name, an entry of the array key, into seen: refused when it is there. */
+static int
+once(struct corral_set *seen, const char *name, const char *key,
+    struct corral_err *err)
+{
+	int put = corral_set_put(seen, name, 0, NULL);
+
+	if (put < 0)
+		return nomem(err);
+	return put ? 0 : corral_err_set(err, 0, "\"%s\" is in \"%s\" twice",
+	    name, key);
+}
+
 /* "logs": every log the shard vouches for, each once. */
 static int
 parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
@@ -912,7 +928,7 @@ parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
 	const cJSON *logs, *e;
 	struct corral_set *seen;
 	size_t n;
-	int rc = 0, put;
+	int rc = 0;
 
 	if (cj_member(doc, "logs", cj_is_array, "an array", 1, &logs, err) < 0)
 		return -1;
@@ -922,15 +938,9 @@ parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
 	    !(seen = corral_set_new()))
 		return nomem(err);
 	cJSON_ArrayForEach(e, logs) {
-		if ((rc = parse_log(e, &m->logs[m->nlogs++], err)) < 0)
-			break;
-		if ((put = corral_set_put(seen, m->logs[m->nlogs - 1].log, 0,
-		    NULL)) < 0)
-			rc = nomem(err);
-		else if (put == 0)
-			rc = corral_err_set(err, 0, "\"%s\" is in \"logs\" "
-			    "twice", m->logs[m->nlogs - 1].log);
-		if (rc < 0)
+		if ((rc = parse_log(e, &m->logs[m->nlogs++], err)) < 0 ||
+		    (rc = once(seen, m->logs[m->nlogs - 1].log, "logs",
+		    err)) < 0)
 			break;
 	}
 	corral_set_free(seen);
@@ -961,7 +971,7 @@ parse_notes(const cJSON *doc, struct corral_shard_manifest *m,
 	const cJSON *notes, *e;
 	struct corral_set *seen;
 	size_t n;
-	int rc = 0, put;
+	int rc = 0;
 
 	if (cj_member(doc, "notes", cj_is_array, "an array", 0, &notes,
 	    err) < 0)
@@ -972,15 +982,9 @@ parse_notes(const cJSON *doc, struct corral_shard_manifest *m,
 	    !(seen = corral_set_new()))
 		return nomem(err);
 	cJSON_ArrayForEach(e, notes) {
-		if ((rc = parse_note(e, &m->notes[m->nnotes++], err)) < 0)
-			break;
-		if ((put = corral_set_put(seen, m->notes[m->nnotes - 1].path,
-		    0, NULL)) < 0)
-			rc = nomem(err);
-		else if (put == 0)
-			rc = corral_err_set(err, 0, "\"%s\" is in \"notes\" "
-			    "twice", m->notes[m->nnotes - 1].path);
-		if (rc < 0)
+		if ((rc = parse_note(e, &m->notes[m->nnotes++], err)) < 0 ||
+		    (rc = once(seen, m->notes[m->nnotes - 1].path, "notes",
+		    err)) < 0)
 			break;
 	}
 	corral_set_free(seen);
