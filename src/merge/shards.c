@@ -509,16 +509,23 @@ check_note_units(struct shards *s, const struct corral_buf *b,
     struct corral_buf *msg)
 {
 	struct corral_err why;
-	const char *p = b->data, *end = b->data + b->len, *nl;
+	const char *p = b->data, *end, *nl;
 	char *unit;
-	size_t line = 1;
+	size_t line = 1, n;
 	int rc;
 
+	if (!b->len)
+		return NULL;
+	end = p + b->len;
 	nl = memchr(p, '\n', (size_t)(end - p));
 	for (p = nl ? nl + 1 : end; p < end; p = nl ? nl + 1 : end) {
 		line++;
 		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!(unit = strndup(p, (size_t)((nl ? nl : end) - p))))
+		/* cut as the merge's credit cuts it: a CR before goes too */
+		n = (size_t)((nl ? nl : end) - p);
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		if (!(unit = strndup(p, n)))
 			return "";
 		rc = *unit ? own_unit(s, unit, &why) : 0;
 		free(unit);
