@@ -474,3 +474,12 @@ u02note() {
 	run -0 jq -r 'select(.unit == "'"$u"'") | .status' h1/.corral/successes.jsonl
 	assert_output pass
 }
+
+@test "merge-shards: a manifest whose note path leaves the shard's logs/ is no shard directory, named, exit 2" {
+	hosts 2
+	d=h2/.corral/shard-2-of-2
+	jq -c '.notes = [{"path": "logs/agent-1/../../../../secret.launch", "sha256": ("a" * 64)}]' $d/shard.json > $d/shard.json.new
+	mv $d/shard.json.new $d/shard.json
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$d' is not a shard directory: '$PWD/$d/shard.json': \"logs/agent-1/../../../../secret.launch\" is not logs/agent-ID.launch or rerun/N/logs/agent-ID.launch"
+}
