@@ -1,9 +1,10 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * shard.c fuzzes the reader of a shard's manifest, shard.json
- * (corral_shard_manifest_read), with the logs it vouches for.  What it
- * takes must be written again (corral_shard_manifest_format) and read
- * back to the same logs.
+ * (corral_shard_manifest_read), with the logs and the launchers' notes
+ * it vouches for.  What it takes must be written again
+ * (corral_shard_manifest_format) and read back to the same logs and
+ * notes.
  */
 #include "fuzz.h"
 
@@ -27,13 +28,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			free(agent);
 		}
+		for (i = 0; i < m.nnotes; i++)
+			if (corral_shard_note_path(m.notes[i].path, &layer,
+			    NULL, &err) < 0)
+				abort();
 		if (corral_shard_manifest_format(&m, &b) < 0)
 			abort();
 		fuzz_put(path, b.data, b.len);
 		if (corral_shard_manifest_read(path, &again, &err) < 0 ||
 		    again.nlogs != m.nlogs || again.k != m.k ||
-		    again.n != m.n)
+		    again.n != m.n || again.nnotes != m.nnotes)
 			abort();
+		for (i = 0; i < m.nnotes; i++)
+			if (strcmp(again.notes[i].path, m.notes[i].path) ||
+			    strcmp(again.notes[i].sha256, m.notes[i].sha256))
+				abort();
 		for (i = 0; i < m.nlogs; i++)
 			if (strcmp(again.logs[i].log, m.logs[i].log) ||
 			    again.logs[i].records != m.logs[i].records ||

@@ -383,3 +383,103 @@ reseal() {
 	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
 	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
 }
+
+# launched: hosts h1 and h2 of one project, shard K of 2 run on hK under
+# a launcher that, for the slice holding t/u02.sh, starts nothing: it says
+# what srun says when it refuses a step, and exits 1.  note: the path of
+# the note that slice's launcher left, from $PWD.
+launched() {
+	cat > refuse <<'EOS'
+#!/bin/sh
+eval "slice=\${$#}"
+while [ "$#" -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
+if grep -qxF t/u02.sh "$slice"; then
+	echo 'srun: error: Unable to create step for job 7: Requested node configuration is not available' >&2
+	exit 1
+fi
+exec "$@"
+EOS
+	chmod +x refuse
+	project h1
+	cp -r h1 h2
+	for k in 1 2; do
+		make -C h$k corral-run CORRAL_SHARD=$k/2 CORRAL_HOST=host$k \
+			CORRAL_LAUNCH="$PWD/refuse" >/dev/null 2>&1 || true
+	done
+	note=$(ls h*/.corral/shard-*-of-2/logs/agent-*.launch)
+	[ "$(printf '%s\n' "$note" | wc -l)" -eq 1 ] || flunk "not one note: $note"
+	shard=${note#h}
+	shard=${shard%%/*}
+}
+
+# u02note: the note of t/u02.sh's not-run record in h1's merged result
+u02note() {
+	jq -r 'select(.unit == "t/u02.sh") | "\(.status) \(.note)"' h1/.corral/failures.jsonl
+}
+
+@test "merge-shards: a shard whose launcher failed for a slice: the merge carries the launcher's note, and that unit's not-run record quotes it" {
+	launched
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	refute_contains "$stderr" "refused"
+	run -0 u02note
+	assert_output "not-run NOT-RUN: launcher: srun: error: Unable to create step for job 7: Requested node configuration is not available"
+	n=$(($(wc -l < "$note") - 1))
+	assert_json ".units == 12 and .successes == 12 - $n and .missing == $n" h1/.corral/summary.json
+	run -0 jq -r '.notes[] | "\(.path) \(.sha256)"' h$shard/.corral/shard-$shard-of-2/shard.json
+	assert_output "logs/${note##*/} $(sha256sum < "$note" | cut -d' ' -f1)"
+}
+
+@test "merge-shards: a launcher's note changed after its shard's manifest was written is refused by name, and its units are bare not-run" {
+	launched
+	printf 'srun: error: it was fine, really\n' > "$note.new"
+	tail -n +2 "$note" >> "$note.new"
+	mv "$note.new" "$note"
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$note' (shard $shard/2) is not the note its manifest vouches for (its digest differs); refused"
+	run -0 u02note
+	refute_contains "$output" "srun"
+	assert_contains "$output" "not-run "
+}
+
+@test "merge-shards: a launcher's note planted in a shard's directory after its manifest was written is refused by name" {
+	hosts 2
+	d=h2/.corral/shard-2-of-2
+	u=$(jq -r .unit $d/successes.jsonl | head -1)
+	printf 'srun: error: planted\n%s\n' "$u" > $d/logs/agent-9.s2.launch
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$d/logs/agent-9.s2.launch' (shard 2/2) is not a note its manifest (shard.json) vouches for; refused"
+	refute_contains "$(cat h1/.corral/failures.jsonl)" "planted"
+	assert_json '.successes == 12 and .missing == 0' h1/.corral/summary.json
+}
+
+@test "merge-shards: a launcher's note that is a link (to its own bytes) is refused by name" {
+	launched
+	mv "$note" real.launch
+	ln -s "$PWD/real.launch" "$note"
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$note' (shard $shard/2) cannot be opened (a link, or not readable); refused"
+	run -0 u02note
+	refute_contains "$output" "srun"
+}
+
+@test "merge-shards: a launcher's note naming another shard's unit (manifest recomputed) is refused by name" {
+	launched
+	other=$((3 - shard))
+	u=$(jq -r .unit h$other/.corral/shard-$other-of-2/successes.jsonl | head -1)
+	printf '%s\n' "$u" >> "$note"
+	d=h$shard/.corral/shard-$shard-of-2
+	(cd $d && corral-shard -k $shard -n 2 -m shard.json -r "$(jq -r .run shard.json)" -s host$shard population >/dev/null)
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$note' (shard $shard/2) line $(wc -l < "$note"): unit '$u' is shard $other/2's, not this shard's; refused"
+	run -0 jq -r 'select(.unit == "'"$u"'") | .status' h1/.corral/successes.jsonl
+	assert_output pass
+}
+
+@test "merge-shards: a manifest whose note path leaves the shard's logs/ is no shard directory, named, exit 2" {
+	hosts 2
+	d=h2/.corral/shard-2-of-2
+	jq -c '.notes = [{"path": "logs/agent-1/../../../../secret.launch", "sha256": ("a" * 64)}]' $d/shard.json > $d/shard.json.new
+	mv $d/shard.json.new $d/shard.json
+	run -2 --separate-stderr make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 2)"
+	assert_contains "$stderr" "corral-merge: '$PWD/$d' is not a shard directory: '$PWD/$d/shard.json': \"logs/agent-1/../../../../secret.launch\" is not logs/agent-ID.launch or rerun/N/logs/agent-ID.launch"
+}

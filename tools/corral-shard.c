@@ -94,7 +94,8 @@ write_manifest(const char *path, struct corral_shard_manifest *m,
 	dir = corral_path_dir(path);
 	if (!dir)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (corral_shard_manifest_logs(m, dir, &skipped, &err) < 0)
+	if (corral_shard_manifest_logs(m, dir, &skipped, &err) < 0 ||
+	    corral_shard_manifest_notes(m, dir, &skipped, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < skipped.n; i++)
 		corral_warn("%s; the manifest does not vouch for it",
@@ -110,6 +111,9 @@ write_manifest(const char *path, struct corral_shard_manifest *m,
 	for (i = 0; i < m->nlogs; i++)
 		corral_shard_log_release(&m->logs[i]);
 	free(m->logs);
+	for (i = 0; i < m->nnotes; i++)
+		free(m->notes[i].path);
+	free(m->notes);
 }
 
 /* Print shard m->k of m->n of the population in file; -m's manifest. */

@@ -345,6 +345,25 @@ take_outputs(struct shards *s, struct given *g,
 	return rc;
 }
 
+/*
+ * Open src, a file a manifest lists, through no link, for its copy at
+ * dst: the descriptor in *fd (-1 when none), and NULL, or why it cannot
+ * be taken (taken, when dst is there already).
+ */
+static const char *
+open_taken(const char *src, const char *dst, const char *taken, int *fd)
+{
+	struct stat st;
+
+	*fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? "is in its manifest but not there" :
+		    "cannot be opened (a link, or not readable)";
+	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return "is not a regular file";
+	return lstat(dst, &st) == 0 ? taken : NULL;
+}
+
 /* Take the log e of shard g into OUTDIR/shards: 0, or -1 with err set. */
 static int
 take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
@@ -352,7 +371,6 @@ take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
 {
 	struct corral_atomic a;
 	struct corral_err why;
-	struct stat st;
 	char *src = corral_path_join(g->dir, e->log);
 	char *dst = corral_path_join(top, e->log);
 	const char *bad = NULL;
@@ -364,15 +382,8 @@ take_log(struct shards *s, struct given *g, const struct corral_shard_log *e,
 		goto out;
 	}
 	s->taking = g;
-	fd = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		bad = errno == ENOENT ? "is in its manifest but not there" :
-		    "cannot be opened (a link, or not readable)";
-	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		bad = "is not a regular file";
-	else if (lstat(dst, &st) == 0)
-		bad = "has the name of another shard's log";
-	if (bad) {
+	if ((bad = open_taken(src, dst, "has the name of another shard's log",
+	    &fd))) {
 		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
 		goto out;
 	}
@@ -412,28 +423,50 @@ out:
 	return rc;
 }
 
+/* Whether the manifest of g lists name, a file of kind. */
+static int
+listed(const struct given *g, int kind, const char *name)
+{
+	size_t j;
+
+	if (kind == CORRAL_SHARD_NOTES) {
+		for (j = 0; j < g->m.nnotes; j++)
+			if (!strcmp(name, g->m.notes[j].path))
+				return 1;
+		return 0;
+	}
+	for (j = 0; j < g->m.nlogs; j++)
+		if (!strcmp(name, g->m.logs[j].log))
+			return 1;
+	return 0;
+}
+
 /*
- * Refuse every log of g's directory (logs/, rerun/N/logs/, a checkpoint
- * too) that its manifest does not name.
+ * Refuse every file of kind of g's directory (CORRAL_SHARD_ALL: the logs
+ * of logs/ and rerun/N/logs/, a checkpoint too; CORRAL_SHARD_NOTES: the
+ * launchers' notes) that its manifest does not name.  A note is refused,
+ * not ignored: one nobody vouches for was put there after the manifest
+ * was written (or by hand), and saying so by name is what the merge does
+ * for a log in its place; its units stay not-run either way, only
+ * without the note's word on why.
  */
 static int
-refuse_strays(struct shards *s, struct given *g, struct corral_err *err)
+refuse_strays(struct shards *s, struct given *g, int kind,
+    struct corral_err *err)
 {
 	struct corral_strv names = CORRAL_STRV_INIT;
 	char *path;
-	size_t i, j;
+	size_t i;
 	int rc;
 
-	rc = corral_shard_dir_logs(g->dir, 1, &names, err);
+	rc = corral_shard_dir_logs(g->dir, kind, &names, err);
 	for (i = 0; rc == 0 && i < names.n; i++) {
-		for (j = 0; j < g->m.nlogs; j++)
-			if (!strcmp(names.v[i], g->m.logs[j].log))
-				break;
-		if (j < g->m.nlogs)
+		if (listed(g, kind, names.v[i]))
 			continue;
 		if (!(path = corral_path_join(g->dir, names.v[i])) ||
-		    refuse_log(s, g, path, "is not a log its manifest "
-		    "(shard.json) vouches for") < 0)
+		    refuse_log(s, g, path, kind == CORRAL_SHARD_NOTES ?
+		    "is not a note its manifest (shard.json) vouches for" :
+		    "is not a log its manifest (shard.json) vouches for") < 0)
 			rc = merge_nomem(err);
 		free(path);
 	}
@@ -462,6 +495,112 @@ add_layer(struct shards *s, long l)
 	return 0;
 }
 
+/*
+ * A launcher's note (logs/agent-ID.launch: the launcher's line, then the
+ * slice's units) is taken the same way: read through an open that
+ * follows no link, its digest checked against the manifest's entry, each
+ * unit it names checked to be this shard's, and put in place beside the
+ * logs of its layer, where the merge credits it as in a single run.
+ */
+
+/* Check the units of note b (its lines after the first) are g's. */
+static const char *
+check_note_units(struct shards *s, const struct corral_buf *b,
+    struct corral_buf *msg)
+{
+	struct corral_err why;
+	const char *p = b->data, *end, *nl;
+	char *unit;
+	size_t line = 1, n;
+	int rc;
+
+	if (!b->len)
+		return NULL;
+	end = p + b->len;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	for (p = nl ? nl + 1 : end; p < end; p = nl ? nl + 1 : end) {
+		line++;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		/* cut as the merge's credit cuts it: a CR before goes too */
+		n = (size_t)((nl ? nl : end) - p);
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		if (!(unit = strndup(p, n)))
+			return "";
+		rc = *unit ? own_unit(s, unit, &why) : 0;
+		free(unit);
+		if (rc < 0)
+			return corral_buf_addf(msg, "line %zu: %s", line,
+			    why.msg) < 0 ? "" : msg->data;
+	}
+	return NULL;
+}
+
+/* Take the note e of shard g into OUTDIR/shards: 0, or -1 with err set. */
+static int
+take_note(struct shards *s, struct given *g, const struct corral_shard_note *e,
+    const char *top, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT, msg = CORRAL_BUF_INIT;
+	struct corral_err why;
+	char *src = corral_path_join(g->dir, e->path);
+	char *dst = corral_path_join(top, e->path);
+	char hex[CORRAL_SHA256_HEX];
+	const char *bad = NULL;
+	int fd = -1, rc = 0;
+
+	if (!src || !dst)
+		goto nomem;
+	s->taking = g;
+	bad = open_taken(src, dst, "has the name of another shard's note", &fd);
+	if (!bad && corral_shard_note_read(fd, src, &b, hex, &why) < 0) {
+		if (why.errnum == ENOMEM)
+			goto nomem;
+		bad = "cannot be read";
+	} else if (!bad && strcmp(hex, e->sha256))
+		bad = "is not the note its manifest vouches for (its digest "
+		    "differs)";
+	else if (!bad && (bad = check_note_units(s, &b, &msg)) && !*bad)
+		goto nomem;
+	if (bad)
+		rc = refuse_log(s, g, src, bad) < 0 ? merge_nomem(err) : 0;
+	else if (corral_mkdir_parent(dst, 0777, err) < 0 ||
+	    corral_atomic_file(dst, b.data ? b.data : "", b.len,
+	    CORRAL_ATOMIC_NO_SYNC, err) < 0)
+		rc = -1;
+	goto out;
+nomem:
+	rc = merge_nomem(err);
+out:
+	if (fd >= 0)
+		close(fd);
+	corral_buf_release(&b);
+	corral_buf_release(&msg);
+	free(src);
+	free(dst);
+	return rc;
+}
+
+/* Take every note of g's manifest, each layer's directory added. */
+static int
+take_notes(struct shards *s, struct given *g, const char *top,
+    struct corral_err *err)
+{
+	long layer;
+	size_t i;
+	int rc = refuse_strays(s, g, CORRAL_SHARD_NOTES, err);
+
+	for (i = 0; rc == 0 && i < g->m.nnotes; i++) {
+		if (corral_shard_note_path(g->m.notes[i].path, &layer, NULL,
+		    err) < 0)
+			return -1;
+		rc = take_note(s, g, &g->m.notes[i], top, err);
+		if (rc == 0 && add_layer(s, layer) < 0)
+			rc = merge_nomem(err);
+	}
+	return rc;
+}
+
 static int
 take_shards(struct shards *s, struct corral_err *err)
 {
@@ -479,13 +618,15 @@ take_shards(struct shards *s, struct corral_err *err)
 	for (k = 0; rc == 0 && k < s->n; k++) {
 		if (!s->of[k])
 			continue;
-		rc = refuse_strays(s, s->of[k], err);
+		rc = refuse_strays(s, s->of[k], CORRAL_SHARD_ALL, err);
 		for (i = 0; rc == 0 && i < s->of[k]->m.nlogs; i++) {
 			rc = take_log(s, s->of[k], &s->of[k]->m.logs[i], top,
 			    err);
 			if (rc == 0 && add_layer(s, s->of[k]->m.logs[i].layer) < 0)
 				rc = merge_nomem(err);
 		}
+		if (rc == 0)
+			rc = take_notes(s, s->of[k], top, err);
 	}
 	for (i = 0; rc == 0 && i < s->nlayers; i++) {
 		corral_buf_reset(&b);

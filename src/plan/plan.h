@@ -375,6 +375,16 @@ struct corral_shard_log {
 	char sha256[CORRAL_SHA256_HEX];
 };
 
+/*
+ * A launcher's note a shard vouches for (see engine.h): its path in the
+ * shard directory, logs/agent-ID.launch or rerun/N/logs/agent-ID.launch,
+ * and the SHA-256 of its bytes.
+ */
+struct corral_shard_note {
+	char *path;
+	char sha256[CORRAL_SHA256_HEX];
+};
+
 /* A shard directory's manifest, shard.json: what ran, where, cut how. */
 struct corral_shard_manifest {
 	long k, n;
@@ -385,6 +395,8 @@ struct corral_shard_manifest {
 	char *host, *run, *version;	/* read: malloc'd; format: given */
 	struct corral_shard_log *logs;	/* every log it vouches for, in */
 	size_t nlogs;			/* layer, then name order; malloc'd */
+	struct corral_shard_note *notes;	/* the same, of its notes */
+	size_t nnotes;			/* ("notes", only when there are) */
 };
 
 /* Append m as one JSON line.  0, or -1 (ENOMEM). */
@@ -397,6 +409,26 @@ int corral_shard_manifest_format(const struct corral_shard_manifest *m,
  */
 int corral_shard_log_path(const char *log, long *layer, char **agent,
     struct corral_err *err);
+/* The same for the path of a launcher's note (agent-ID.launch). */
+int corral_shard_note_path(const char *note, long *layer, char **agent,
+    struct corral_err *err);
+/*
+ * Read the note open on fd (path for messages; at most
+ * CORRAL_SHARD_NOTE_MAX bytes) into b (appending) and its SHA-256 into
+ * hex.  0, or -1 with err naming path (ENOMEM: out of memory).
+ */
+#define CORRAL_SHARD_NOTE_MAX	(16L << 20)
+int corral_shard_note_read(int fd, const char *path, struct corral_buf *b,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err);
+/*
+ * The notes of the shard directory dir (as corral_shard_dir_logs finds
+ * them), each read by corral_shard_note_read through an open that
+ * follows no link, into m->notes.  A note that cannot be read (a link,
+ * not a regular file) is left out, with one line saying why added to
+ * skipped.  0, or -1 with err set.
+ */
+int corral_shard_manifest_notes(struct corral_shard_manifest *m,
+    const char *dir, struct corral_strv *skipped, struct corral_err *err);
 /*
  * Told each record's unit while a log is read; 0, or -1 with err set to
  * why the log is not the shard's (the read then stops).
@@ -426,10 +458,12 @@ int corral_shard_manifest_logs(struct corral_shard_manifest *m,
 /*
  * The logs of the shard directory dir, as paths relative to it: every
  * agent-*.jsonl of logs/, then of each rerun/N/logs/ (N in order), each
- * directory's sorted; with all, every agent-* file whose name holds
- * ".jsonl" (checkpoints too).  Appended to names: 0, or -1 with err set.
+ * directory's sorted; with kind CORRAL_SHARD_ALL, every agent-* file
+ * whose name holds ".jsonl" (checkpoints too); with CORRAL_SHARD_NOTES,
+ * every agent-*.launch instead.  Appended to names: 0, or -1 with err set.
  */
-int corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
+enum { CORRAL_SHARD_LOGS, CORRAL_SHARD_ALL, CORRAL_SHARD_NOTES };
+int corral_shard_dir_logs(const char *dir, int kind, struct corral_strv *names,
     struct corral_err *err);
 void corral_shard_log_release(struct corral_shard_log *lg);
 /*

@@ -328,12 +328,13 @@ layer_number(const char *p, const char *end)
 	return v;
 }
 
-int
-corral_shard_log_path(const char *log, long *layer, char **agent,
+/* The path of a shard's agent file of suffix (".jsonl", ".launch"). */
+static int
+agent_path(const char *log, const char *suffix, long *layer, char **agent,
     struct corral_err *err)
 {
 	const char *p = log, *slash, *id;
-	size_t n;
+	size_t n, sn = strlen(suffix);
 
 	*layer = 0;
 	if (agent)
@@ -348,15 +349,28 @@ corral_shard_log_path(const char *log, long *layer, char **agent,
 		goto bad;
 	id = p + 11;
 	n = strlen(id);
-	if (n <= 6 || strcmp(id + n - 6, ".jsonl") || memchr(id, '/', n - 6) ||
-	    memchr(id, '\0', n - 6))
+	if (n <= sn || strcmp(id + n - sn, suffix) || memchr(id, '/', n - sn))
 		goto bad;
-	if (agent && !(*agent = strndup(id, n - 6)))
+	if (agent && !(*agent = strndup(id, n - sn)))
 		return nomem(err);
 	return 0;
 bad:
-	return corral_err_set(err, 0, "\"%s\" is not logs/agent-ID.jsonl or "
-	    "rerun/N/logs/agent-ID.jsonl", log);
+	return corral_err_set(err, 0, "\"%s\" is not logs/agent-ID%s or "
+	    "rerun/N/logs/agent-ID%s", log, suffix, suffix);
+}
+
+int
+corral_shard_log_path(const char *log, long *layer, char **agent,
+    struct corral_err *err)
+{
+	return agent_path(log, ".jsonl", layer, agent, err);
+}
+
+int
+corral_shard_note_path(const char *note, long *layer, char **agent,
+    struct corral_err *err)
+{
+	return agent_path(note, ".launch", layer, agent, err);
 }
 
 void
@@ -543,17 +557,28 @@ out:
 	return rc;
 }
 
-/*
- * Every agent-*.jsonl of dir/sub (a layer's logs) into names; with all,
- * every agent-* whose name holds ".jsonl" (checkpoints too).
- */
+/* Whether the file name is one of kind (see corral_shard_dir_logs). */
 static int
-list_logs(const char *dir, const char *sub, int all, struct corral_strv *names,
+of_kind(const char *name, int kind)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(name, "agent-", 6))
+		return 0;
+	if (kind == CORRAL_SHARD_NOTES)
+		return n > 13 && !strcmp(name + n - 7, ".launch");
+	if (kind == CORRAL_SHARD_ALL)
+		return strstr(name, ".jsonl") != NULL;
+	return n >= 12 && !strcmp(name + n - 6, ".jsonl");
+}
+
+/* Every file of kind in dir/sub (a layer's logs) into names. */
+static int
+list_logs(const char *dir, const char *sub, int kind, struct corral_strv *names,
     struct corral_err *err)
 {
 	struct dirent *de;
 	char *path = at(dir, sub);
-	size_t n;
 	DIR *d;
 	int rc = 0;
 
@@ -566,10 +591,7 @@ list_logs(const char *dir, const char *sub, int all, struct corral_strv *names,
 		return rc;
 	}
 	for (errno = 0; rc == 0 && (de = readdir(d)); errno = 0) {
-		n = strlen(de->d_name);
-		if (strncmp(de->d_name, "agent-", 6) || (all ?
-		    !strstr(de->d_name, ".jsonl") : n < 12 ||
-		    strcmp(de->d_name + n - 6, ".jsonl")))
+		if (!of_kind(de->d_name, kind))
 			continue;
 		free(path);
 		if (!(path = at(sub, de->d_name)) ||
@@ -639,7 +661,7 @@ list_layers(const char *dir, long **layers, size_t *n, struct corral_err *err)
 }
 
 int
-corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
+corral_shard_dir_logs(const char *dir, int kind, struct corral_strv *names,
     struct corral_err *err)
 {
 	struct corral_buf sub = CORRAL_BUF_INIT;
@@ -647,7 +669,7 @@ corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
 	size_t nl = 0, i, from;
 	int rc;
 
-	if ((rc = list_logs(dir, "logs", all, names, err)) == 0) {
+	if ((rc = list_logs(dir, "logs", kind, names, err)) == 0) {
 		sort_from(names, 0);
 		rc = list_layers(dir, &layers, &nl, err);
 	}
@@ -656,7 +678,7 @@ corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
 		from = names->n;
 		if (corral_buf_addf(&sub, "rerun/%ld/logs", layers[i]) < 0)
 			rc = nomem(err);
-		else if ((rc = list_logs(dir, sub.data, all, names, err)) == 0)
+		else if ((rc = list_logs(dir, sub.data, kind, names, err)) == 0)
 			sort_from(names, from);
 	}
 	free(layers);
@@ -664,19 +686,114 @@ corral_shard_dir_logs(const char *dir, int all, struct corral_strv *names,
 	return rc;
 }
 
-int
-corral_shard_manifest_logs(struct corral_shard_manifest *m,
-    const char *dir, struct corral_strv *skipped, struct corral_err *err)
+typedef int vouch_fn(struct corral_shard_manifest *m, const char *dir,
+    const char *rel, struct corral_strv *skipped, struct corral_err *err);
+
+/* Every file of kind in dir, each to one. */
+static int
+vouch_all(struct corral_shard_manifest *m, const char *dir, int kind,
+    vouch_fn *one, struct corral_strv *skipped, struct corral_err *err)
 {
 	struct corral_strv names = CORRAL_STRV_INIT;
 	size_t i;
 	int rc;
 
-	rc = corral_shard_dir_logs(dir, 0, &names, err);
+	rc = corral_shard_dir_logs(dir, kind, &names, err);
 	for (i = 0; rc == 0 && i < names.n; i++)
-		rc = vouch(m, dir, names.v[i], skipped, err);
+		rc = one(m, dir, names.v[i], skipped, err);
 	corral_strv_release(&names);
 	return rc;
+}
+
+int
+corral_shard_manifest_logs(struct corral_shard_manifest *m,
+    const char *dir, struct corral_strv *skipped, struct corral_err *err)
+{
+	return vouch_all(m, dir, CORRAL_SHARD_LOGS, vouch, skipped, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* the launchers' notes a manifest vouches for                         */
+
+/* corral_fd_chunks' eater: into the buffer, up to CORRAL_SHARD_NOTE_MAX. */
+static int
+note_chunk(void *ctx, const char *p, size_t n)
+{
+	struct corral_buf *b = ctx;
+
+	if (b->len + n > (size_t)CORRAL_SHARD_NOTE_MAX) {
+		errno = EFBIG;
+		return -1;
+	}
+	return corral_buf_eat(b, p, n);
+}
+
+int
+corral_shard_note_read(int fd, const char *path, struct corral_buf *b,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err)
+{
+	size_t from = b->len;
+
+	if (corral_fd_chunks(fd, note_chunk, b) < 0)
+		return errno == ENOMEM ? nomem(err) : corral_err_set(err,
+		    errno, "cannot read '%s'", path);
+	return corral_sha256_buf(b->data ? b->data + from : "", b->len - from,
+	    hex, err);
+}
+
+/* Add the note dir/rel to m, or say in skipped why not. */
+static int
+vouch_note(struct corral_shard_manifest *m, const char *dir, const char *rel,
+    struct corral_strv *skipped, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_shard_note *v;
+	struct corral_err why;
+	struct stat st;
+	char *path = at(dir, rel), hex[CORRAL_SHA256_HEX];
+	long layer;
+	int fd = -1, rc = 0;
+
+	if (!path)
+		return nomem(err);
+	if (corral_shard_note_path(rel, &layer, NULL, &why) < 0)
+		goto skip;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		corral_err_set(&why, errno, "cannot open '%s'", path);
+	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		corral_err_set(&why, 0, "'%s' is not a regular file", path);
+	else if (corral_shard_note_read(fd, path, &b, hex, &why) == 0)
+		goto take;
+	if (why.errnum == ENOMEM)
+		goto nomem;
+skip:
+	rc = corral_strv_add(skipped, why.msg) < 0 ? nomem(err) : 0;
+	goto out;
+take:
+	if (!(v = realloc(m->notes, (m->nnotes + 1) * sizeof(*v))))
+		goto nomem;
+	m->notes = v;
+	memcpy(v[m->nnotes].sha256, hex, sizeof(hex));
+	if (!(v[m->nnotes].path = strdup(rel)))
+		goto nomem;
+	m->nnotes++;
+	goto out;
+nomem:
+	rc = nomem(err);
+out:
+	if (fd >= 0)
+		close(fd);
+	corral_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+int
+corral_shard_manifest_notes(struct corral_shard_manifest *m,
+    const char *dir, struct corral_strv *skipped, struct corral_err *err)
+{
+	return vouch_all(m, dir, CORRAL_SHARD_NOTES, vouch_note, skipped, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -711,7 +828,16 @@ corral_shard_manifest_format(const struct corral_shard_manifest *m,
 		rc |= corral_buf_addf(b, ",\"records\":%zu,\"sha256\":\"%s\"}",
 		    lg->records, lg->sha256);
 	}
-	rc |= corral_buf_addstr(b, "]}\n");
+	rc |= corral_buf_addstr(b, "]");
+	for (i = 0; i < m->nnotes; i++) {
+		rc |= corral_buf_addstr(b, i ? ",{\"path\":" :
+		    ",\"notes\":[{\"path\":");
+		rc |= corral_buf_addjson(b, m->notes[i].path,
+		    strlen(m->notes[i].path));
+		rc |= corral_buf_addf(b, ",\"sha256\":\"%s\"}",
+		    m->notes[i].sha256);
+	}
+	rc |= corral_buf_addstr(b, m->nnotes ? "]}\n" : "}\n");
 	return rc < 0 ? -1 : 0;
 }
 
@@ -781,6 +907,19 @@ parse_log(const cJSON *e, struct corral_shard_log *lg, struct corral_err *err)
 	return rc;
 }
 
+/* name, an entry of the array key, into seen: refused when it is there. */
+static int
+once(struct corral_set *seen, const char *name, const char *key,
+    struct corral_err *err)
+{
+	int put = corral_set_put(seen, name, 0, NULL);
+
+	if (put < 0)
+		return nomem(err);
+	return put ? 0 : corral_err_set(err, 0, "\"%s\" is in \"%s\" twice",
+	    name, key);
+}
+
 /* "logs": every log the shard vouches for, each once. */
 static int
 parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
@@ -789,7 +928,7 @@ parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
 	const cJSON *logs, *e;
 	struct corral_set *seen;
 	size_t n;
-	int rc = 0, put;
+	int rc = 0;
 
 	if (cj_member(doc, "logs", cj_is_array, "an array", 1, &logs, err) < 0)
 		return -1;
@@ -799,15 +938,53 @@ parse_logs(const cJSON *doc, struct corral_shard_manifest *m,
 	    !(seen = corral_set_new()))
 		return nomem(err);
 	cJSON_ArrayForEach(e, logs) {
-		if ((rc = parse_log(e, &m->logs[m->nlogs++], err)) < 0)
+		if ((rc = parse_log(e, &m->logs[m->nlogs++], err)) < 0 ||
+		    (rc = once(seen, m->logs[m->nlogs - 1].log, "logs",
+		    err)) < 0)
 			break;
-		if ((put = corral_set_put(seen, m->logs[m->nlogs - 1].log, 0,
-		    NULL)) < 0)
-			rc = nomem(err);
-		else if (put == 0)
-			rc = corral_err_set(err, 0, "\"%s\" is in \"logs\" "
-			    "twice", m->logs[m->nlogs - 1].log);
-		if (rc < 0)
+	}
+	corral_set_free(seen);
+	return rc;
+}
+
+/* One entry of "notes" into nt. */
+static int
+parse_note(const cJSON *e, struct corral_shard_note *nt,
+    struct corral_err *err)
+{
+	long layer;
+
+	if (!cJSON_IsObject(e))
+		return corral_err_set(err, 0, "a note is not a JSON object");
+	if (cj_str_member(e, "path", NULL, &nt->path, err) < 0 ||
+	    corral_shard_note_path(nt->path, &layer, NULL, err) < 0 ||
+	    digest(e, "sha256", nt->sha256, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* "notes", when there: every launcher's note the shard vouches for, once. */
+static int
+parse_notes(const cJSON *doc, struct corral_shard_manifest *m,
+    struct corral_err *err)
+{
+	const cJSON *notes, *e;
+	struct corral_set *seen;
+	size_t n;
+	int rc = 0;
+
+	if (cj_member(doc, "notes", cj_is_array, "an array", 0, &notes,
+	    err) < 0)
+		return -1;
+	if (!notes || !(n = (size_t)cJSON_GetArraySize(notes)))
+		return 0;
+	if (!(m->notes = calloc(n, sizeof(*m->notes))) ||
+	    !(seen = corral_set_new()))
+		return nomem(err);
+	cJSON_ArrayForEach(e, notes) {
+		if ((rc = parse_note(e, &m->notes[m->nnotes++], err)) < 0 ||
+		    (rc = once(seen, m->notes[m->nnotes - 1].path, "notes",
+		    err)) < 0)
 			break;
 	}
 	corral_set_free(seen);
@@ -831,7 +1008,7 @@ parse_manifest(const cJSON *doc, struct corral_shard_manifest *m,
 	    cj_str_member(doc, "host", NULL, &m->host, err) < 0 ||
 	    cj_str_member(doc, "run", NULL, &m->run, err) < 0 ||
 	    cj_str_member(doc, "version", NULL, &m->version, err) < 0 ||
-	    parse_logs(doc, m, err) < 0)
+	    parse_logs(doc, m, err) < 0 || parse_notes(doc, m, err) < 0)
 		return -1;
 	if (m->k > m->n)
 		return corral_err_set(err, 0, "shard %ld of %ld", m->k, m->n);
@@ -875,5 +1052,8 @@ corral_shard_manifest_release(struct corral_shard_manifest *m)
 	for (i = 0; i < m->nlogs; i++)
 		corral_shard_log_release(&m->logs[i]);
 	free(m->logs);
+	for (i = 0; i < m->nnotes; i++)
+		free(m->notes[i].path);
+	free(m->notes);
 	memset(m, 0, sizeof(*m));
 }
