@@ -254,6 +254,7 @@ keep_local(struct corral_run_cache *c, size_t from,
 {
 	if (from == 0 || !usable(&c->store[0]))
 		return;
+	corral_cache_supersede(&c->store[0], e->unit, k->hex);
 	after_write(c, &c->store[0], corral_cache_put(&c->store[0], e));
 	after_write(c, &c->store[0], corral_cache_manifest_put(&c->store[0],
 	    e->unit, inputs, k));
@@ -384,6 +385,9 @@ corral_cached_store(struct corral_run *r, const char *unit,
 	    entry_of(r, unit, o, k.hex, &e) == 0)
 		for (i = 0; i < 2; i++)
 			if (usable(&c->store[i])) {
+				if (i == 0)	/* the local one: the last only */
+					corral_cache_supersede(&c->store[i],
+					    unit, k.hex);
 				after_write(c, &c->store[i],
 				    corral_cache_put(&c->store[i], &e));
 				after_write(c, &c->store[i],

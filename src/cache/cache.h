@@ -122,6 +122,15 @@ int corral_cache_put(struct corral_cache_store *s,
 /* Remove the entry under key, if any. */
 void corral_cache_drop(struct corral_cache_store *s, const char *key);
 /*
+ * Before unit's result is stored under hex: remove the result its
+ * manifest names, when that is another key.  For the local store, which
+ * keeps a unit's last result only, so that it grows with the population,
+ * not with every state a unit was ever in; a shared store keeps them all
+ * (other branches, other hosts) and is pruned by size.
+ */
+void corral_cache_supersede(struct corral_cache_store *s, const char *unit,
+    const char *hex);
+/*
  * The manifest of unit: the inputs and the parts of the key its last
  * stored result had.  1 found (inputs and k filled), 0 none, 2 unreadable
  * (err says why).

@@ -411,3 +411,23 @@ corral_cache_why_put(struct corral_cache_store *s, const char *unit,
 		(void)put_text(s, "why", name, &b);
 	corral_buf_release(&b);
 }
+
+void
+corral_cache_supersede(struct corral_cache_store *s, const char *unit,
+    const char *hex)
+{
+	char name[CORRAL_SHA256_HEX];
+	struct corral_err err;
+	const char *old;
+	cJSON *doc;
+	int bad;
+
+	if (unit_name(unit, name) < 0 ||
+	    !(doc = get_doc(s, "m", name, &bad, &err)))
+		return;
+	old = cj_get_str(doc, "key");
+	if (old && strlen(old) == CORRAL_SHA256_HEX - 1 &&
+	    !strchr(old, '/') && strcmp(old, hex) != 0)
+		corral_cache_drop(s, old);
+	cJSON_Delete(doc);
+}
