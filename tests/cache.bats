@@ -360,3 +360,21 @@ EOF
 	run -2 --separate-stderr corral-cache -d http://127.0.0.1:9/corral stats
 	assert_equal "corral-cache: 'http://127.0.0.1:9/corral' is an HTTP store: corral-cache reads a directory (the local one, or a CORRAL_CACHE directory)" "$stderr"
 }
+
+@test "cache: the local store keeps each unit's last result only: a shared store keeps every state, the local one one entry a unit" {
+	project proj 6 "CORRAL_CACHE = $PWD/store"
+	local v
+	for v in v2 v3 v4; do
+		echo "$v" > proj/lib/shared
+		run -0 make -C proj -j2 corral-run
+	done
+	assert_equal 6 "$(find proj/.corral/cache/r -name '*.json' | wc -l)"
+	# the three units that read lib/shared were stored in three states
+	assert_equal $((6 + 3 * 2)) "$(find store/r -name '*.json' | wc -l)"
+	# an earlier state comes back: the shared store answers, locally too
+	echo v2 > proj/lib/shared
+	: > "$RAN"
+	run -0 make -C proj -j2 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_equal 6 "$(find proj/.corral/cache/r -name '*.json' | wc -l)"
+}
