@@ -177,3 +177,20 @@ EOF
 	run -2 --separate-stderr corral-checkout -D memo -d clone
 	assert_contains "${stderr_lines[0]}" "usage: corral-checkout"
 }
+
+@test "digests: a unit's cache key takes a file's digest from the memo: a big file its slice clones is read to copy it, not again for the key" {
+	_corral_project u1 <<'EOF2'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" >> "$$RAN"; cat data/small > /dev/null
+CORRAL_PARTS = data
+EOF2
+	mkdir -p proj/data
+	head -c 4000000 /dev/urandom > proj/data/big
+	echo small > proj/data/small
+	run -0 make -C proj corral-run
+	echo changed > proj/data/small
+	run -0 traced make -C proj corral-run
+	assert_equal 2 "$(ran_count)"
+	# the copy into the clone opens it once; the key reads the memo
+	run -0 grep -c '/proj/data/big"' trace
+	assert_output 1
+}

@@ -824,6 +824,8 @@ cache_argv(struct corral_strv *argv)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	xadd(argv, "-O");
 	xout(argv, "cache");
+	xadd(argv, "-Z");
+	xout(argv, MEMO_FILE);
 	xadd(argv, "-Y");
 	xadd(argv, keyed.data);
 	if (make_always())

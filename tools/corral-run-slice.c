@@ -57,7 +57,7 @@ static const struct corral_usage use = {
 	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w "
-	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-z CMD] -c CMD -l LOGDIR AGENT SLICE\n"
+	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-Z MEMO] [-z CMD] -c CMD -l LOGDIR AGENT SLICE\n"
 	"corral-run-slice -n -X SANDBOX [-a ARG]",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
@@ -107,6 +107,7 @@ static const struct corral_usage use = {
 	"-x EXCLUDE\ta path under SRC left out (repeatable)\n"
 	"-Y SETTINGS\tlines 'NAME value': the settings that join each unit's key\n"
 	"-y NAMES\tthe environment variables that join each unit's key\n"
+	"-Z MEMO\tthe memo of content digests by stat the keys read (not written)\n"
 	"-z CMD\ta command whose output joins each unit's key",
 	NULL
 };
@@ -430,7 +431,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:R:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:z:")) != -1) {
+	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:R:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:Z:z:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -465,6 +466,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'V': o->cache.verify = (int)number(optarg, 100, "-V"); break;
 		case 'Y': o->cache.key.settings = optarg; break;
 		case 'y': o->cache.key.env = optarg; break;
+		case 'Z': o->cache.key.digests = *optarg ? optarg : NULL; break;
 		case 'z': o->cache.key.key_cmd = optarg; break;
 		case 'F': r->exit_only = 1; break;
 		case 'U': r->tmp_shared = 1; break;

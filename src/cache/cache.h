@@ -45,10 +45,14 @@ struct corral_cache_ctx {
 	const char *shell;	/* the units' shell; NULL: /bin/sh */
 	const char *cmd;	/* CORRAL_CMD, its programs in the key */
 	const struct corral_strv *exclude;	/* absolute paths left out */
+	const char *digests;	/* the memo of content digests by stat
+				   (CORRAL_OUT/digests), read, never
+				   written; NULL: every file is read */
 
 	struct corral_cache_key base;	/* the shared parts */
 	struct corral_set *memo;	/* input -> index in memo_v */
 	struct corral_strv memo_n, memo_v;
+	struct corral_memo *stats;	/* digests, opened by _prepare */
 };
 
 void corral_cache_ctx_init(struct corral_cache_ctx *c);
@@ -67,8 +71,8 @@ int corral_cache_ctx_prepare(struct corral_cache_ctx *c,
  * for a key (a memo of digests by stat can take its place).  0, or -1
  * with err set.
  */
-int corral_cache_file_digest(const char *path, char hex[CORRAL_SHA256_HEX],
-    struct corral_err *err);
+int corral_cache_file_digest(struct corral_cache_ctx *c, const char *path,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err);
 /*
  * k = the key of unit over inputs (paths relative to c->src: a file by
  * its content, "DIR/" by the names in it, a directory without the slash,

@@ -50,6 +50,7 @@ corral_cache_ctx_release(struct corral_cache_ctx *c)
 	corral_set_free(c->memo);
 	corral_strv_release(&c->memo_n);
 	corral_strv_release(&c->memo_v);
+	corral_memo_free(c->stats);
 	corral_cache_ctx_init(c);
 }
 
@@ -74,12 +75,19 @@ part_addf(struct corral_cache_key *k, const char *kind, const char *what,
 }
 
 int
-corral_cache_file_digest(const char *path, char hex[CORRAL_SHA256_HEX],
-    struct corral_err *err)
+corral_cache_file_digest(struct corral_cache_ctx *c, const char *path,
+    char hex[CORRAL_SHA256_HEX], struct corral_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc;
+	unsigned char md[32];
+	int fd, rc;
 
-	if (fd < 0)
+	/* the engine's manifests just digested the tree: a stat, no read */
+	if (c && c->stats &&
+	    corral_memo_digest(c->stats, AT_FDCWD, path, md) == 0) {
+		corral_sha256_tohex(md, hex);
+		return 0;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
 		return corral_err_set(err, errno, "cannot open '%s'", path);
 	rc = corral_sha256_fd(fd, path, hex, err);
 	close(fd);
@@ -130,7 +138,7 @@ add_tool(struct corral_cache_key *k, const char *word, struct corral_err *err)
 		rc = corral_err_set(err, ENOMEM, "cache key");
 	else if (!corral_strv_has(&k->names, name.data)) {
 		/* one that cannot be read is named as such, never fatal */
-		if (corral_cache_file_digest(path, hex, err) < 0)
+		if (corral_cache_file_digest(NULL, path, hex, err) < 0)
 			strcpy(hex, "unreadable");
 		rc = part_add(k, name.data, hex) < 0 ?
 		    corral_err_set(err, ENOMEM, "cache key") : 0;
@@ -281,6 +289,9 @@ corral_cache_ctx_prepare(struct corral_cache_ctx *c, struct corral_err *err)
 
 	if (!(c->memo = corral_set_new()))
 		return corral_err_set(err, ENOMEM, "cache key");
+	/* missing, torn or foreign: an empty memo, every file read */
+	if (c->digests && !c->stats && !(c->stats = corral_memo_open(c->digests)))
+		return corral_err_set(err, ENOMEM, "cache key");
 	if (add_settings(k, c->settings) < 0)
 		return corral_err_set(err, ENOMEM, "cache key");
 	if (add_env(k, c->env, err) < 0 ||
@@ -383,7 +394,7 @@ tree_add(struct corral_cache_ctx *c, struct corral_sha256 *sha,
 	if (lstat(path, &st) < 0)
 		return 0;	/* gone while walking: not what the unit saw */
 	if (S_ISREG(st.st_mode))
-		rc = corral_cache_file_digest(path, hex, err) < 0 ? -1 :
+		rc = corral_cache_file_digest(c, path, hex, err) < 0 ? -1 :
 		    corral_buf_addf(&line, "f %s %s %o\n", rel, hex,
 		    (unsigned)(st.st_mode & 0111));
 	else if (S_ISLNK(st.st_mode) && (n = readlink(path, link,
@@ -447,7 +458,7 @@ input_part(struct corral_cache_ctx *c, const char *input,
 		    corral_sha256_peek(&sha, hex, err) < 0 ? -1 : 0;
 	else
 		rc = corral_buf_addf(name, "file %s", input) < 0 ? -1 :
-		    corral_cache_file_digest(path, hex, err);
+		    corral_cache_file_digest(c, path, hex, err);
 	corral_sha256_release(&sha);
 	free(path);
 	return rc;
