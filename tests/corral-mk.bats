@@ -298,7 +298,14 @@ EOF
 	kill -INT -- "-$(cat bg.pids)"
 	wait
 	run -0 cat rc
-	assert_output 130
+	# 130: make died by the signal.  GNU make 4.3 has a race of its own:
+	# a SIGINT that lands while it reaps a child leaves its handler's
+	# wait with ECHILD, and it stops with 2 ("wait: No child processes")
+	# -- seen under load only; corral's own line below holds either way
+	if [ "$output" != 130 ]; then
+		[ "$output" = 2 ] && grep -q 'wait: No child processes' out.txt ||
+			flunk "make ended $output, its output: $(cat out.txt)"
+	fi
 	run -0 cat out.txt
 	assert_contains "$output" "corral: interrupted (SIGINT): 3 of 5 units finished (2 passed, 1 failed), 2 not run; nothing merged: the results are as the last run left them"
 	local f
