@@ -260,12 +260,14 @@ GAPS (roadmap): 0"
 }
 
 @test "proving-ground: a missing, crashing, hanging or babbling finder is COULD-NOT-LOOK, and the run exits 2" {
+	# PG_TIMEOUT cuts the hanging stub; it must leave the real gcc-leak
+	# finder (gcc -fanalyzer) the seconds it takes on a loaded machine
 	stub crash 'kill -SEGV $$'
-	stub hang 'sleep 30'
+	stub hang 'sleep 60'
 	stub babble 'echo "found nothing, I think"'
 	CORRAL_FINDER_SHELLCHECK=/nonexistent CORRAL_FINDER_TESTROT=$PWD/stubs/crash \
 	CORRAL_FINDER_DEADCANARY=$PWD/stubs/hang CORRAL_FINDER_CPPCHECK=$PWD/stubs/babble \
-	PG_TIMEOUT=2 run -2 "$PG/run" -j2 -o out sc-clean-twin t-tautology-corroborated \
+	PG_TIMEOUT=10 run -2 "$PG/run" -j2 -o out sc-clean-twin t-tautology-corroborated \
 		tr-clean-twin dc-marker cc-clean-twin gcc-leak
 	run -0 verdicts out
 	assert_output "cc-clean-twin COULD-NOT-LOOK
