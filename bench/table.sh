@@ -240,6 +240,13 @@ set -- $noops
 grow "no-op \`corral-run\`, ms, $((1000 / q)) units at 10 / 100 / 1,000 slices" \
 	"$(echo $noops | sed 's/ / \/ /g')" "$(steps "$@")" "each 10x slices <= 10 (linear or better)" le 10
 
+# A run whose every unit the store answers (a fresh clone, the next CI
+# job) against the no-op run of the same project (bench/cached.sh).
+line=$("$root"/bench/cached.sh $((10000 / q)) 100 "$rounds" 2>/dev/null) || line=
+ratio=$(printf '%s\n' "$line" | sed -n 's/.* no-op run: \([0-9.]*\) .*/\1/p')
+row "cached \`corral-run\` (a fresh CORRAL_OUT, every unit a hit of CORRAL_CACHE), $((10000 / q)) units over 100 slices / the no-op run (bench/cached.sh)" \
+	"${ratio:-?}" "<= 1.5" le 1.5
+
 # ---------------------------------------------------------------------
 # 5. The merge: 16 agent logs of records shaped as corral-run-slice
 # writes them, against cJSON's own parse rate over the same bytes, and
