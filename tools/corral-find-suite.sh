@@ -49,9 +49,11 @@ case $makefile in
 esac
 [ -f "$mk" ] || die "could not look: no '$makefile' in '$dir'"
 
-# What the caller's make or corral.mk run set must not steer this one.
+# What the caller's make or corral.mk run set must not steer this one;
+# CORRAL_CACHE, a store of results keyed by what each unit read, only
+# spares what cannot have changed (corral-fix's session store).
 for v in $(env | sed -n 's/^\(CORRAL_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	[ "$v" = CORRAL_BIN ] || unset "$v"
+	case $v in CORRAL_BIN|CORRAL_CACHE) ;; *) unset "$v" ;; esac
 done
 unset MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKELEVEL MAKEOVERRIDES MAKEFILES
 
