@@ -7,9 +7,10 @@
 # DIR, default Makefile; N default the number of processors) with a
 # CORRAL_OUT of its own, in a new directory under TMPDIR that is never
 # inside DIR and never the user's, removed at the end; the corral.mk
-# settings of the environment (CORRAL_*, but CORRAL_BIN) and make's own
-# (MAKEFLAGS...) are not passed on.  It prints one finding per unit that
-# did not pass:
+# settings of the environment (CORRAL_*, but CORRAL_BIN and CORRAL_CACHE)
+# and make's own (MAKEFLAGS...) are not passed on: CORRAL_CACHE, the
+# store corral-fix gives a repair session, spares the units whose key a
+# candidate left alone.  It prints one finding per unit that did not pass:
 #
 #   identity        suite:UNIT
 #   location        UNIT (a unit is often a path in DIR)
