@@ -2,7 +2,8 @@
 # finders.bats -- the installed finders and patcher (tools/*.sh): one file
 # each as built, lint-clean; -i PATH scopes what they look at, and .git,
 # .corral and CORRAL_OUT are never looked at; corral-find-suite runs a
-# corral.mk suite in a CORRAL_OUT of its own and reports each failing unit,
+# corral.mk suite in a CORRAL_OUT of its own (with the environment's
+# CORRAL_CACHE, the only setting it keeps) and reports each failing unit,
 # or could not look when a unit was not merged exactly once.
 bats_require_minimum_version 1.5.0
 
@@ -133,6 +134,20 @@ suite() {
 	suite p 'a:exit 0' 'b:exit 0'
 	MAKEFLAGS='-k --no-such-flag' CORRAL_UNITS=bogus run -0 --separate-stderr corral-find-suite -f suite.mk p
 	assert_output ""
+}
+
+@test "find-suite: the store CORRAL_CACHE names is its run's: a look again runs only the failing unit, and an edited unit runs again" {
+	suite p "a:echo a >> $PWD/ran" "b:echo b >> $PWD/ran; exit 1"
+	sed -i '1i CORRAL_CACHE_VERIFY = 0' p/suite.mk
+	CORRAL_CACHE=$PWD/store run -0 --separate-stderr corral-find-suite -f suite.mk p
+	assert_equal "suite:tests/b.sh" "$(ids)"
+	CORRAL_CACHE=$PWD/store run -0 --separate-stderr corral-find-suite -f suite.mk p
+	assert_equal "suite:tests/b.sh" "$(ids)"
+	echo '# edited' >> p/tests/a.sh
+	CORRAL_CACHE=$PWD/store run -0 --separate-stderr corral-find-suite -f suite.mk p
+	assert_equal "suite:tests/b.sh" "$(ids)"
+	run -0 sort ran
+	assert_output "$(printf 'a\na\nb\nb\nb')"
 }
 
 @test "find-suite: a unit not merged exactly once is could-not-look, exit 2" {

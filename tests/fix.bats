@@ -852,3 +852,77 @@ killed_run() {
 	assert_equal "$before" "$(tree_digest root)"
 	no_leftovers
 }
+
+# cached_suite: root holds a corral.mk suite (suite.mk, CORRAL_PARTS =
+# auto) of two units that note each run in ./ran: tests/a.sh reads lib/a
+# and passes while it says good or holds the marker (its repair breaks
+# it), tests/b.sh reads lib/b; doc/
+# is read by none.  No hit is sampled again (CORRAL_CACHE_VERIFY = 0), so
+# ./ran counts exactly the units that ran.  SUITE: the finder of both.
+cached_suite() {
+	mkdir -p root/tests root/lib root/doc
+	printf 'echo a >> %s/ran\ngrep -qE "^good|DEAD""CANARY" lib/a\n' "$PWD" > root/tests/a.sh
+	printf 'good\n' > root/lib/a
+	printf 'echo b >> %s/ran\ngrep -q fine lib/b\n' "$PWD" > root/tests/b.sh
+	printf 'fine\n' > root/lib/b
+	cat > root/suite.mk <<-'MK'
+	CORRAL_DISCOVER = find tests -name '*.sh' | LC_ALL=C sort
+	CORRAL_CMD      = sh "$$CORRAL_UNIT"
+	CORRAL_PARTS    = auto
+	CORRAL_CACHE_VERIFY = 0
+	include $(shell corral-mk-path)
+	MK
+	: > ran
+	SUITE="corral-find-combine corral-marker-find 'corral-find-suite -f suite.mk'"
+}
+
+# runs: how many times each unit ran, as "a=N b=N"
+runs() {
+	printf 'a=%s b=%s' "$(grep -c '^a$' ran)" "$(grep -c '^b$' ran)"
+}
+
+@test "fix: one store for the session: a candidate that breaks a unit is rolled back with the store warm, and only the unit whose input it changed runs again" {
+	cached_suite
+	plant lib/a doc/x
+	unset CORRAL_CACHE
+	run -1 --separate-stderr corral-fix -J -T -f "$SUITE" root
+	assert_json '[.results[] | [.identity, .status, .detail]] == [
+	    ["dc:doc/x", "verified", "1 file(s) changed, 0 deleted"],
+	    ["dc:lib/a", "rolled-back", "fix introduced 1 new finding(s): suite:tests/a.sh"]]'
+	# six looks: first, before and after each attempt, together; a ran
+	# at the first and after lib/a changed, b only at the first
+	assert_equal "a=2 b=1" "$(runs)"
+	no_leftovers
+}
+
+@test "fix: a candidate in a file no unit reads is verified and applied with no unit run again" {
+	cached_suite
+	plant doc/x
+	unset CORRAL_CACHE
+	run -0 --separate-stderr corral-fix -a -J -T -f "$SUITE" root
+	assert_json '.applied == ["dc:doc/x"] and .combined.ok and .remaining == []'
+	run -0 grep -c real_assert root/doc/x
+	# first look, before, after, together, the re-measure: one run each
+	assert_equal "a=1 b=1" "$(runs)"
+	no_leftovers
+}
+
+@test "fix: a CORRAL_CACHE set is the session's store (a relative one from the working directory), kept for the next; set and empty, there is none" {
+	cached_suite
+	plant doc/x
+	mkdir elsewhere
+	CORRAL_CACHE=store run -1 --separate-stderr corral-fix -J -T -f "$SUITE" root
+	assert_json '.verified == ["dc:doc/x"]'
+	assert_equal "a=1 b=1" "$(runs)"
+	run -0 find store/r -name '*.json'
+	assert_equal 2 "${#lines[@]}"
+	cd elsewhere
+	CORRAL_CACHE=../store run -1 --separate-stderr corral-fix -J -T -f "$SUITE" ../root
+	cd ..
+	assert_json '.verified == ["dc:doc/x"]'
+	assert_equal "a=1 b=1" "$(runs)"
+	CORRAL_CACHE= run -1 --separate-stderr corral-fix -J -T -f "$SUITE" root
+	assert_json '.verified == ["dc:doc/x"]'
+	assert_equal "a=5 b=5" "$(runs)"
+	no_leftovers
+}

@@ -7,9 +7,10 @@
 # DIR, default Makefile; N default the number of processors) with a
 # CORRAL_OUT of its own, in a new directory under TMPDIR that is never
 # inside DIR and never the user's, removed at the end; the corral.mk
-# settings of the environment (CORRAL_*, but CORRAL_BIN) and make's own
-# (MAKEFLAGS...) are not passed on.  It prints one finding per unit that
-# did not pass:
+# settings of the environment (CORRAL_*, but CORRAL_BIN and CORRAL_CACHE)
+# and make's own (MAKEFLAGS...) are not passed on: CORRAL_CACHE, the
+# store corral-fix gives a repair session, spares the units whose key a
+# candidate left alone.  It prints one finding per unit that did not pass:
 #
 #   identity        suite:UNIT
 #   location        UNIT (a unit is often a path in DIR)
@@ -49,9 +50,11 @@ case $makefile in
 esac
 [ -f "$mk" ] || die "could not look: no '$makefile' in '$dir'"
 
-# What the caller's make or corral.mk run set must not steer this one.
+# What the caller's make or corral.mk run set must not steer this one;
+# CORRAL_CACHE, a store of results keyed by what each unit read, only
+# spares what cannot have changed (corral-fix's session store).
 for v in $(env | sed -n 's/^\(CORRAL_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	[ "$v" = CORRAL_BIN ] || unset "$v"
+	case $v in CORRAL_BIN|CORRAL_CACHE) ;; *) unset "$v" ;; esac
 done
 unset MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKELEVEL MAKEOVERRIDES MAKEFILES
 

@@ -59,6 +59,7 @@ struct ctx {
 	char *work;			/* scratch, marked as a clone */
 	int work_lock;			/* its lock, held while it exists */
 	char *staged;			/* WORK/staged: accepted fixes' blobs */
+	char *cache;			/* CORRAL_CACHE=STORE for finders, or NULL */
 	struct corral_buf finder;
 	struct corral_buf patcher;
 	struct corral_strv exclude;	/* never cloned */
@@ -166,7 +167,8 @@ has_identity(const struct corral_findings *f, const char *id)
 /* Looking: running the finder                                          */
 
 /*
- * Run the finder on dir, with its output in WORK/TAG.out and .err.
+ * Run the finder on dir, with its output in WORK/TAG.out and .err, and
+ * the session's CORRAL_CACHE in its environment.
  * Returns 0 with the findings appended to out, 1 when the finder could
  * not look (err says why), -1 on an operational error.
  */
@@ -175,6 +177,7 @@ look(struct ctx *c, const char *dir, const char *tag,
     struct corral_findings *out, struct corral_err *err)
 {
 	struct corral_buf text = CORRAL_BUF_INIT, why = CORRAL_BUF_INIT;
+	const char *env[] = { c->cache, NULL };
 	struct corral_cmd cmd = { 0 };
 	struct corral_cmd_status st;
 	struct corral_err e;
@@ -187,6 +190,7 @@ look(struct ctx *c, const char *dir, const char *tag,
 		goto out;
 	}
 	cmd.cmd = c->finder.data;
+	cmd.env = c->cache ? env : NULL;
 	cmd.dir = dir;
 	cmd.out = outf;
 	cmd.errout = errf;
@@ -305,7 +309,8 @@ make_work(struct ctx *c, struct corral_err *err)
 		return -1;
 	if (!(c->staged = corral_path_join(c->work, "staged")))
 		return corral_err_set(err, ENOMEM, "setup");
-	return 0;
+	/* One store for the session: a candidate re-runs what it changed. */
+	return corral_fix_work_cache(c->work, &c->cache, err);
 }
 
 static int
@@ -350,6 +355,7 @@ ctx_release(struct ctx *c)
 	if (c->work_lock >= 0)
 		close(c->work_lock);	/* after: nobody sweeps it meanwhile */
 	free(c->staged);
+	free(c->cache);
 	free(c->root);
 	corral_buf_release(&c->finder);
 	corral_buf_release(&c->patcher);

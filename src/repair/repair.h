@@ -426,11 +426,19 @@ struct corral_fix_report {
  * corral_fix_work_sweep removes every such directory in base whose run is
  * gone (its lock free), killed or crashed, and returns how many it
  * removed; it never fails (what it cannot remove it leaves).
+ * corral_fix_work_cache sets *assign (the caller frees) to the
+ * CORRAL_CACHE=STORE that every finder of the session is run with, so
+ * that a corral.mk suite it runs (corral-find-suite) re-runs only the
+ * units whose key a candidate changed: WORK/cache, or the environment's
+ * CORRAL_CACHE made absolute; NULL when the environment's is kept as it
+ * is (absolute, a URL, or empty: no shared store).  0, or -1 with err.
  */
 const char *corral_fix_work_base(const char *workroot);
 int corral_fix_work_make(const char *base, char **work, int *lockfd,
     struct corral_err *err);
 size_t corral_fix_work_sweep(const char *base);
+int corral_fix_work_cache(const char *work, char **assign,
+    struct corral_err *err);
 
 /*
  * Run corral-fix on o->root (see README "corral-fix"): find, rank,

@@ -8,12 +8,14 @@
  * goes with the last of them, kill -9 included.  A directory whose lock
  * can be taken at once is nobody's any more, and the next run (or -R)
  * removes it; one that is not marked yet is left alone, since its run may
- * be just between making it and marking it.
+ * be just between making it and marking it.  WORK/cache is the store of
+ * results the session's finders share (CORRAL_CACHE), gone with WORK.
  */
 #define _GNU_SOURCE	/* flock, O_CLOEXEC, mkdtemp */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +24,14 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "cache/http.h"
 #include "checkout/checkout.h"
 #include "repair/repair.h"
 
 #define WORK_PREFIX	"corral-fix."
 #define WORK_LOCK	"lock"
+#define WORK_CACHE	"cache"
+#define CACHE_VAR	"CORRAL_CACHE"
 
 const char *
 corral_fix_work_base(const char *workroot)
@@ -122,4 +127,29 @@ corral_fix_work_sweep(const char *base)
 	}
 	closedir(d);
 	return n;
+}
+
+int
+corral_fix_work_cache(const char *work, char **assign, struct corral_err *err)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	const char *v = getenv(CACHE_VAR);
+	char cwd[PATH_MAX];
+	int rc;
+
+	*assign = NULL;
+	if (v && (!*v || *v == '/' || corral_http_is_url(v)))
+		return 0;	/* inherited as it is */
+	/* Each finder runs in a clone: a relative store would be inside it. */
+	if (v && !getcwd(cwd, sizeof(cwd)))
+		return corral_err_set(err, errno, "cannot resolve %s '%s'",
+		    CACHE_VAR, v);
+	rc = v ? corral_buf_addf(&b, CACHE_VAR "=%s/%s", cwd, v) :
+	    corral_buf_addf(&b, CACHE_VAR "=%s/" WORK_CACHE, work);
+	if (rc < 0) {
+		corral_buf_release(&b);
+		return corral_err_set(err, ENOMEM, "setup");
+	}
+	*assign = b.data;
+	return 0;
 }
