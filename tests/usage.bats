@@ -91,8 +91,8 @@ There is NO WARRANTY, to the extent permitted by law."
 	for prog in "$CORRAL_TEST_BIN"/corral*; do
 		name=$(basename "$prog")
 		# their first operand starts a command, whose arguments are its own
-		# (corral-run's are all make's)
-		case $name in corral | corral-lock | corral-run) continue ;; esac
+		# (corral-run's are all make's, corral-cache's its command's)
+		case $name in corral | corral-cache | corral-lock | corral-run) continue ;; esac
 		run -0 --separate-stderr "$prog" operand --help
 		[[ ${lines[0]} == "usage: $name"* ]] ||
 			flunk "$name operand --help: first line is '${lines[0]}'"
