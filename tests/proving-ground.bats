@@ -280,7 +280,7 @@ tr-clean-twin COULD-NOT-LOOK"
 	assert_contains "$output" "| COULD-NOT-LOOK | 5 |"
 	assert_contains "$output" "- [COULD-NOT-LOOK] \`sc-clean-twin\` (shellcheck, quiet) -- finder 'shellcheck' not found: CORRAL_FINDER_SHELLCHECK is '/nonexistent'"
 	assert_contains "$output" "- [COULD-NOT-LOOK] \`tr-clean-twin\` (testrot, quiet) -- finder 'testrot' crashed: signal 11"
-	assert_contains "$output" "- [COULD-NOT-LOOK] \`dc-marker\` (deadcanary, catch) -- finder 'deadcanary' timed out after 2s"
+	assert_contains "$output" "- [COULD-NOT-LOOK] \`dc-marker\` (deadcanary, catch) -- finder 'deadcanary' timed out after 10s"
 	assert_contains "$output" "- [COULD-NOT-LOOK] \`cc-clean-twin\` (cppcheck, quiet) -- finder 'cppcheck' printed a line that is not a finding"
 	assert_contains "$output" "- [COULD-NOT-LOOK] \`t-tautology-corroborated\` (testrot+shellcheck, catch) -- finder 'shellcheck' not found"
 }
