@@ -318,6 +318,12 @@ junit_note() {
 	junit_note '$CORRAL_UNIT.xml' 'exit 3' 'FAIL: exit 3'
 }
 
+@test "run-slice: -J: a testcase whose name holds line breaks (&#10;, &#13;) still gives a one-line note" {
+	units u1
+	junit_note '$CORRAL_UNIT.xml' 'echo "<testsuite><testcase classname=\"a&#10;b\" name=\"c&#13;d\"><failure message=\"x\"/></testcase></testsuite>" > u1.xml' \
+		'FAIL: JUnit: a b.c d: x'
+}
+
 @test "run-slice: CORRAL_NOTE still wins over a TAP unit's first 'not ok' line" {
 	bats_file "$PWD/t.bats"
 	units "$PWD/t.bats"

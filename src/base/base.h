@@ -945,7 +945,8 @@ int corral_proc_describe(struct corral_buf *b, int wstatus, int shell);
 int corral_proc_add_last_line(struct corral_buf *b, int fd);
 /*
  * Append text[0..n) cut to at most max bytes on a UTF-8 character
- * boundary (with "..." when cut), NUL bytes shown as '?'.  0, or -1.
+ * boundary (with "..." when cut), NUL bytes shown as '?' and line breaks
+ * as spaces, so that an excerpt is one line.  0, or -1.
  */
 int corral_add_excerpt(struct corral_buf *b, const char *text, size_t n,
     size_t max);

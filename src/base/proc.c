@@ -633,7 +633,8 @@ corral_add_excerpt(struct corral_buf *b, const char *text, size_t n,
 			cut--;
 	}
 	for (i = 0; i < cut && rc == 0; i++)
-		rc = corral_buf_addch(b, text[i] ? text[i] : '?');
+		rc = corral_buf_addch(b, text[i] == '\0' ? '?' :
+		    text[i] == '\n' || text[i] == '\r' ? ' ' : text[i]);
 	if (rc == 0 && cut < n)
 		rc = corral_buf_addstr(b, "...");
 	return rc;
