@@ -607,6 +607,7 @@ add_record(struct merge *m, uint32_t ai, off_t off,
 	if ((idx = merge_push_rec(m, off, jr->ok, status, jr->run)) < 0)
 		return merge_nomem(err);
 	m->recs[idx].flaky = flaky;
+	m->recs[idx].cached = jr->cached != 0;
 	if (was >= 0) {
 		m->recs[was].dropped = 1;
 		if ((dup = dup_of(m, (size_t)was)) &&

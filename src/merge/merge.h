@@ -58,6 +58,7 @@ struct corral_merge_stats {
 	size_t attempts;	/* record lines read: every attempt counts */
 	size_t flaky;		/* units written with status "flaky" */
 	size_t skipped;		/* units written with status "skip" */
+	size_t cached;		/* units whose record reuses a stored pass */
 	size_t successes;	/* lines written to successes.jsonl */
 	size_t failures;	/* lines written to failures.jsonl */
 	size_t missing;		/* expected units no log holds (not-run) */

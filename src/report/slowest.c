@@ -3,7 +3,8 @@
  * slowest.c finds the slowest units of a run in its merged results (as
  * pytest --durations and nextest's SLOW do): the records of both result
  * files that belong to the run summary.json names -- the units that ran
- * this time, not those a slice kept from an earlier run -- longest first.
+ * this time, not those a slice kept from an earlier run nor those the
+ * cache answered (their duration is the stored pass's) -- longest first.
  * Lines that are not records are left to the scoreboard to report.
  */
 #include <errno.h>
@@ -80,7 +81,7 @@ read_results(const char *path, const char *run, size_t n,
 		len = (ssize_t)corral_line_chomp(line, (size_t)len);
 		if (corral_json_record_parse(line, (size_t)len, &r, NULL) < 0)
 			continue;
-		if (r.duration_ms >= 0 && (!run || (r.run &&
+		if (r.duration_ms >= 0 && !r.cached && (!run || (r.run &&
 		    !strcmp(r.run, run))))
 			rc = keep(s, n, r.unit, r.duration_ms);
 		corral_json_record_release(&r);

@@ -6,6 +6,8 @@
  * by corral.mk.  A record ends at its "at" and took its "duration_ms";
  * its "tries" are the attempts before it (the merge keeps a unit's last
  * line only), its "checkout" the agent's clone, its "host" the machine.
+ * A "cached" record ran nothing now: its span is the moment of its "at",
+ * its duration_ms (the stored pass's) kept apart.
  * Every time is made relative to the first span's start, so that no span
  * lies outside [0, end_ms].  A result of several runs (a run and its
  * re-runs, each a layer) also shows the attempts a later layer replaced:
@@ -112,6 +114,7 @@ add_unit(struct reading *rd, const struct corral_json_record *r, int ok)
 	u = &t->units[t->nunits++];
 	memset(u, 0, sizeof(*u));
 	u->ok = ok;
+	u->cached = r->cached;
 	u->dur_ms = r->duration_ms;
 	u->attempt = r->attempt;
 	u->unit = strdup(r->unit);
@@ -160,11 +163,23 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 	    r->ok ? "pass" : "fail");
 	p.exit_code = r->exit_code;
 	p.attempt = r->attempt;
+	/* A hit did not run now: a moment, not its stored pass's time. */
+	if ((p.cached = r->cached)) {
+		p.cached_ms = r->duration_ms;
+		p.cached_run = corral_json_record_cached(r, "run");
+		if (p.cached_run && !(p.cached_run = keep_str(rd->t,
+		    p.cached_run)))
+			return -1;
+	}
 	if (r->attempt > 0 && report_iso_ms(r->at) >= 0 &&
-	    (!p.status || add_span(rd, &p, report_iso_ms(r->at), r->duration_ms) < 0))
+	    (!p.status || add_span(rd, &p, report_iso_ms(r->at), p.cached ?
+	    0 : r->duration_ms) < 0))
 		return -1;
 	if (!corral_json_record_checkout(r, &c) || report_iso_ms(c.at) < 0)
 		return 0;
+	p.cached = 0;
+	p.cached_ms = 0;
+	p.cached_run = NULL;
 	p.kind = CORRAL_SPAN_CHECKOUT;
 	p.unit = p.status = NULL;
 	p.exit_code = -1;
