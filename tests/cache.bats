@@ -428,3 +428,30 @@ EOF
 	run -0 sh -c 'xmllint --html --xpath "count(//h2[@id=\"slowest\"]/following-sibling::table[1]//tr)" page.html 2>/dev/null'
 	assert_output 1
 }
+
+@test "cache: a CORRAL_CACHE of a scheme but http:// and https://, and a CORRAL_CACHE_VERIFY above 100, are refused by the settings table in one line naming the knob, before anything runs" {
+	local kv
+	project proj 2
+	for kv in 'CORRAL_CACHE=ftp://host/cache|one path or http:// or https:// URL without spaces' \
+		'CORRAL_CACHE=S3+x.y://bucket|one path or http:// or https:// URL without spaces' \
+		'CORRAL_CACHE_VERIFY=101|a whole number from 0 to 100 (a percent)' \
+		'CORRAL_CACHE_VERIFY=99999999999999999999|a whole number from 0 to 100 (a percent)'; do
+		set -- "${kv%%|*}" "${kv#*|}"
+		run -2 --separate-stderr make -C proj corral-run "$1"
+		assert_equal "corral: ${1%%=*} is '${1#*=}'; it must be $2" "$(grep '^corral:' <<< "$stderr")"
+		# beside it only make's own line for the target
+		assert_equal 1 "$(grep -vc '^make: \*\*\* \[.*corral-run\] Error 2$' <<< "$stderr")"
+		assert_no_file proj/.corral
+		assert_equal 0 "$(ran_count)"
+	done
+	# not made a directory of the project named 'ftp:'
+	run -0 find proj -name '*:*'
+	assert_output ""
+	# the bounds, a leading zero, an https:// URL and a path with a colon are taken
+	run -0 make -C proj corral-run CORRAL_CACHE_VERIFY=100
+	run -0 make -C proj -B corral-run CORRAL_CACHE_VERIFY=0
+	run -0 make -C proj -B corral-run CORRAL_CACHE_VERIFY=007 CORRAL_CACHE=store:a/b://c
+	assert_file_exists proj/store:a/b:/c
+	run -0 make -C proj -B corral-run CORRAL_CACHE=https://127.0.0.1:9/cache
+	assert_contains "$output" "going on uncached"
+}

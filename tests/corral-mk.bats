@@ -1086,7 +1086,7 @@ CORRAL_HTML|h i|one path without spaces (a make limitation); units may hold spac
 CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold spaces
 CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
-CORRAL_CACHE|c d|one path or http:// URL without spaces
+CORRAL_CACHE|c d|one path or http:// or https:// URL without spaces
 CORRAL_WORK|w x|one path without spaces (a make limitation); units may hold spaces
 CORRAL_UNIT_JUNIT|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HOST|a b|one word
