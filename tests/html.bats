@@ -195,3 +195,27 @@ EOF2
 	run -0 balance 2 1
 	assert_output "lower bound, max(total / 1 agents, longest unit)"
 }
+
+@test "html: cached units that follow one another merge into one mark of their own, never into the bars of what ran, and the balance, the attempts and the slowest units leave them out" {
+	mkdir out
+	# agent 0: a, b, c cached within 2 ms, then d ran for 10 s
+	cat > out/successes.jsonl <<'EOF2'
+{"agent_id":"0","unit":"a","ok":true,"at":"2026-01-01T00:00:00.000Z","status":"pass","exit":0,"duration_ms":9000,"attempt":1,"run":"r2","cached":{"run":"r1","host":"h","at":"2025-12-31T00:00:00.000Z","key":"k"}}
+{"agent_id":"0","unit":"b","ok":true,"at":"2026-01-01T00:00:00.001Z","status":"pass","exit":0,"duration_ms":8000,"attempt":1,"run":"r2","cached":{"run":"r1","host":"h","at":"2025-12-31T00:00:00.000Z","key":"k"}}
+{"agent_id":"0","unit":"c","ok":true,"at":"2026-01-01T00:00:00.002Z","status":"skip","exit":77,"duration_ms":7000,"attempt":1,"run":"r2","cached":{"run":"r1","host":"h","at":"2025-12-31T00:00:00.000Z","key":"k"}}
+{"agent_id":"0","unit":"d","ok":true,"at":"2026-01-01T00:00:10.002Z","status":"pass","exit":0,"duration_ms":10000,"attempt":1,"run":"r2"}
+EOF2
+	run -0 corral-report -H page.html out
+	run -0 grep -o '<rect class="bars\? [a-z]*"[^>]*><title>[^<]*' <(tr '\n' ' ' < page.html)
+	assert_equal 2 "${#lines[@]}"
+	assert_contains "${lines[0]}" '<rect class="bars cached" x="130.00"'
+	assert_contains "${lines[0]}" 'width="4.00"'
+	assert_contains "${lines[0]}" '<title>3 cached, not run again a ... c'
+	assert_contains "${lines[1]}" '<rect class="bar pass"'
+	assert_contains "${lines[1]}" 'data-unit="d"'
+	grep -q '3 cached, not run again</span><span>1 attempt' page.html
+	run -0 xq "string(//h2[@id='balance']/following-sibling::table[1]//tr[3]/td[2])" page.html
+	assert_output "10.0s"
+	run -0 xq 'count(//h2[@id="slowest"]/following-sibling::table[1]//tr)' page.html
+	assert_output 2
+}
