@@ -271,12 +271,13 @@ percent(const char *s)
 static int
 has_scheme(const char *s)
 {
-	size_t n = 0;
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	size_t n = strspn(s, alpha);
 
-	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+	if (!n)
 		return 0;
-	while (s[n] && (strchr("+-.", s[n]) || (s[n] >= '0' && s[n] <= '9') ||
-	    (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z')))
+	while (s[n] && (strchr(alpha, s[n]) || strchr("0123456789+-.", s[n])))
 		n++;
 	return !strncmp(s + n, "://", 3);
 }
