@@ -36,7 +36,8 @@ static const struct corral_usage use = {
 	"corral-engine run GOAL\n"
 	"corral-engine STEP [ARG...]\n"
 	"corral-engine settings [-k]",
-	NULL,
+	"-k\twith settings, only the names of those that join a unit's "
+	"cache key",
 	more
 };
 
@@ -46,8 +47,7 @@ more(FILE *fp)
 	fputs("\nSteps (run in CORRAL_OUT by mk/engine.mk): units, plan, "
 	    "parts, inputs,\nlive N, slice STEM, merge [-w], answer, layer "
 	    "failed|only, merge-shards.\n'settings' lists every setting "
-	    "with its default; -k, the settings that join a unit's\ncache "
-	    "key.\n", fp);
+	    "with its default.\n", fp);
 }
 
 static const char *const exit_status = "exit-status";
