@@ -379,7 +379,7 @@ EOF
 	assert_equal 6 "$(find proj/.corral/cache/r -name '*.json' | wc -l)"
 }
 
-@test "cache: summary.json counts the cached units, corral-merge's line says how many, and the slowest units are those that ran" {
+@test "cache: summary.json counts the cached units, corral-merge's line says how many, each one's progress line says cached, and the slowest units are those that ran" {
 	project proj 6
 	echo 'sleep 0.3' > proj/tests/u4.sh
 	run -0 make -C proj corral-run
@@ -393,6 +393,11 @@ EOF
 	assert_contains "$output" "merged 6 units from 6 agents: 6 passed, 0 failed; 3 cached"
 	assert_contains "$output" "3 cached: passed before on the same inputs, not run again"
 	assert_json '.cached == 3 and .successes == 6 and .attempts == 6' proj/.corral/summary.json
+	# u4 took 0.3 s once; now its line gives no time but cached
+	run -0 grep -E '^corral: \[[1-6]/6\] pass +cached  tests/u[456]\.sh$' <<< "$stderr"
+	assert_equal 3 "${#lines[@]}"
+	run -0 grep -cE '^corral: \[[1-6]/6\] pass +[0-9.]+s  tests/u[123]\.sh$' <<< "$stderr"
+	assert_output 3
 	# u4 took 0.3 s when it ran, but not now: the slowest are u1..u3
 	run -0 corral-scoreboard -s 5 proj/.corral
 	run -0 sed -n '/slowest units:/,$p' <<< "$output"
