@@ -126,11 +126,15 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 		refute_contains "$(grep -o '<rect class="bar [^>]*>' page.html)" "data-unit=\"$u\""
 	done
 	assert_equal 8 "$(grep -c '<rect class="bar ' page.html)"
-	run -0 xmllint --html --xpath "string(//p[@class='counts'])" page.html
+	run -0 --separate-stderr xmllint --html --xpath "string(//p[@class='counts'])" page.html
 	assert_contains "$output" "8 attempts"
 	assert_contains "$output" "4 agents"
 	assert_contains "$output" "2 hosts"
 	assert_json '[.traceEvents[] | select(.cat == "unit")] | length == 8' trace.json
+	# the title names the shards the result holds
+	assert_json '.shards == "1/3 3/3"' h1/.corral/summary.json
+	run -0 --separate-stderr xmllint --html --xpath "string(//h1)" page.html
+	assert_output "corral run $(jq -r .run h1/.corral/summary.json), shards 1/3 3/3"
 	assert_json '[.traceEvents[] | select(.cat == "unit") | .name] - ["'"$(IFS=,; echo "${two[*]}" | sed 's/,/","/g')"'"] | length == 8' trace.json
 }
 

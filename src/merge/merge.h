@@ -30,6 +30,8 @@ struct corral_merge_opts {
 	int sealed;		/* every log must end in a seal (-s) */
 	const char *shard;	/* "K/N": summary.json names the shard, or
 				   NULL */
+	const char *shards;	/* "1/3 3/3": a merge of shards names the
+				   ones it holds, or NULL */
 	const struct corral_merge_absent *absent;	/* nabsent groups of
 					   expected units known to be
 					   missing, and why */

@@ -731,7 +731,7 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	return rc | add_busy(t, span, b);
 }
 
-/* "NAME: corral run RUN, shard K/N", each part when known. */
+/* "NAME: corral run RUN, shard K/N" (or shards), each part when known. */
 static int
 add_title(const struct corral_timeline *t, struct corral_buf *b)
 {
@@ -749,6 +749,9 @@ add_title(const struct corral_timeline *t, struct corral_buf *b)
 	if (t->shard) {
 		rc |= corral_buf_addstr(b, ", shard ");
 		rc |= text(b, t->shard);
+	} else if (t->shards) {
+		rc |= corral_buf_addstr(b, ", shards ");
+		rc |= text(b, t->shards);
 	}
 	return rc;
 }

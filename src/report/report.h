@@ -219,6 +219,8 @@ struct corral_timeline {
 				   merge's), else the one of the record that
 				   ended last; NULL: none names one */
 	const char *shard;	/* "K/N" when summary.json names one */
+	const char *shards;	/* "1/3 3/3": those a merge of shards holds,
+				   when summary.json names them */
 	const char *name;	/* the project, for the page's title; NULL:
 				   none (the caller sets it) */
 	struct corral_strv strings;	/* what the spans point into */

@@ -208,8 +208,9 @@ add_replaced(void *ctx, const struct corral_json_record *r, int ok)
 }
 
 /*
- * summary.json's run and shard, when it names them: the run is the one
- * of the latest merge (else the run of the record that ended last).
+ * summary.json's run and shard (or shards), when it names them: the run
+ * is the one of the latest merge (else that of the record that ended
+ * last).
  */
 static int
 read_summary(struct reading *rd)
@@ -217,6 +218,7 @@ read_summary(struct reading *rd)
 	struct corral_timeline *t = rd->t;
 	char *run = report_summary_str(t->dir, "run");
 	char *shard = report_summary_str(t->dir, "shard");
+	char *shards = report_summary_str(t->dir, "shards");
 	int rc = 0;
 
 	if (run && !(t->run = keep_str(t, run)))
@@ -225,8 +227,11 @@ read_summary(struct reading *rd)
 		t->run = rd->last_run;
 	if (shard && !(t->shard = keep_str(t, shard)))
 		rc = -1;
+	if (shards && !(t->shards = keep_str(t, shards)))
+		rc = -1;
 	free(run);
 	free(shard);
+	free(shards);
 	return rc;
 }
 
