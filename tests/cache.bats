@@ -429,7 +429,7 @@ EOF
 	assert_contains "$output" "cached: pass (exit 0), not run again; it took "
 	assert_contains "$output" " in run $first"
 	grep -q '<i class="cached"></i>cached' page.html
-	grep -q '4 cached, not run again</span><span>0 attempts</span>' page.html
+	grep -q '4 cached, not run again</span><span>4 attempts</span>' page.html
 	run -0 sh -c 'xmllint --html --xpath "count(//h2[@id=\"slowest\"]/following-sibling::table[1]//tr)" page.html 2>/dev/null'
 	assert_output 1
 }

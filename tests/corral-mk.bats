@@ -1388,8 +1388,9 @@ EOF2
 	run -2 make -C proj -j2 corral-run
 	printf '%s\n' "$output" > run.out
 	assert_shown run.out
-	# the two share their note: listed once, with both names
-	assert_contains "$output" "2 units  FAIL?]0;pwned??[2J?X?Y????[31m????: n?]0;pwned"
+	# the two share their note: listed once, with both names (a note is
+	# one line: its CR was made a space as it was read)
+	assert_contains "$output" "2 units  FAIL?]0;pwned??[2J X?Y????[31m????: n?]0;pwned"
 	assert_contains "$output" "      u?]0;pwned??[2J?X?Y????[31m????, v?]0;pwned"
 	run -2 make -C proj -j2 corral-rerun-failed
 	printf '%s\n' "$output" > rerun.out

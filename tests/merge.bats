@@ -1032,6 +1032,19 @@ layers() {
 	assert_json '.merged == 2 and .successes == 2 and .failures == 0 and .duplicates == 0' summary.json
 }
 
+@test "merge: the lines a later layer replaced go to replaced.jsonl byte for byte, for the page; one layer leaves it empty" {
+	layers 0 "$(rec a true '"at":"2026-01-01T10:00:00.000Z","status":"pass"'
+		rec b false '"at":"2026-01-01T10:00:00.000Z","status":"fail","attempt":1'
+		rec b false '"at":"2026-01-01T10:00:01.000Z","status":"fail","attempt":2')" \
+		"$(rec b true '"at":"2026-01-01T10:05:00.000Z","status":"pass"')"
+	run -0 grep -c '"unit":"b"' logs/agent-0.jsonl
+	assert_output 2
+	run -0 cmp replaced.jsonl <(grep '"unit":"b"' logs/agent-0.jsonl)
+	assert_json '.attempts == 4 and .merged == 2' summary.json
+	run -1 corral-merge -q -o . logs
+	assert_equal 0 "$(wc -c < replaced.jsonl)"
+}
+
 @test "merge: a main-layer attempt newer than the re-run layer's wins" {
 	layers 1 "$(rec b false '"at":"2026-01-01T11:00:00.000Z"')" \
 		"$(rec b true '"at":"2026-01-01T10:05:00.000Z"')"

@@ -170,6 +170,8 @@ struct merge {
 	struct corral_buf at;		/* the latest "at" seen */
 	time_t units_mtime;
 	struct out succ, fail, sum;
+	struct out rep;			/* replaced.jsonl: what a later layer
+					   replaced (see layer_lost) */
 	int lockfd;
 };
 

@@ -76,6 +76,11 @@ merge_format_summary(struct merge *m, struct corral_buf *b)
 		rc |= corral_buf_addjson(b, m->o->shard, strlen(m->o->shard));
 		rc |= corral_buf_addstr(b, ",\n");
 	}
+	if (m->o->shards) {
+		rc |= corral_buf_addstr(b, "  \"shards\": ");
+		rc |= corral_buf_addjson(b, m->o->shards, strlen(m->o->shards));
+		rc |= corral_buf_addstr(b, ",\n");
+	}
 	rc |= add_by_status(m, b);
 	rc |= corral_buf_addstr(b, "}\n");
 	return rc;

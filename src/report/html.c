@@ -117,15 +117,14 @@ count_status(const struct corral_timeline *t, const char *status)
 	return n;
 }
 
-/* The attempts that ran: a unit the cache answered made none. */
+/* The attempts, as summary.json counts them: a cached unit's among them. */
 static size_t
 count_attempts(const struct corral_timeline *t)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < t->n; i++)
-		n += t->spans[i].kind == CORRAL_SPAN_ATTEMPT &&
-		    !t->spans[i].cached;
+		n += t->spans[i].kind == CORRAL_SPAN_ATTEMPT;
 	return n;
 }
 
@@ -646,20 +645,46 @@ struct balance {
 	long long total;	/* their time */
 	long long longest;	/* a unit's attempts, together */
 	size_t lanes;		/* the agents they ran in */
+	size_t n, of;		/* attempts measured, of all */
+	int by_run;		/* they are t->run's */
 };
 
+/* 1 when s is an attempt of run (NULL: any run). */
+static int
+of_run(const struct corral_span *s, const char *run)
+{
+	return s->kind == CORRAL_SPAN_ATTEMPT && (!run || (s->run &&
+	    !strcmp(s->run, run)));
+}
+
 /*
- * The attempts of the latest run alone (after the last pause left out):
- * a plan is cut for one invocation, and a re-run of a few units is no
- * measure of it.
+ * Which attempts the balance measures: a plan is cut for one invocation,
+ * and the slices a later one ran again, or a re-run of a few units, are
+ * no measure of it.  The attempts of the result's run (summary.json's)
+ * when there are any, else those after the last pause left out (a merge
+ * of shards: each host's run has an id of its own).
  */
+static void
+pick(const struct corral_timeline *t, struct balance *bal, long long *from)
+{
+	size_t i;
+
+	*from = t->ngaps ? t->gaps[t->ngaps - 1] : 0;
+	for (i = 0; i < t->n; i++) {
+		bal->of += of_run(&t->spans[i], NULL);
+		bal->by_run |= t->run && of_run(&t->spans[i], t->run);
+	}
+	if (bal->by_run)
+		*from = 0;
+}
+
 static int
 measure(const struct corral_timeline *t, struct balance *bal)
 {
 	struct corral_set *per = corral_set_new();
 	const struct corral_span *s;
-	long long from = t->ngaps ? t->gaps[t->ngaps - 1] : 0;
 	unsigned char *seen = calloc(t->nlanes + 1, 1);
+	long long from;
 	long *v;
 	size_t i;
 
@@ -670,10 +695,14 @@ measure(const struct corral_timeline *t, struct balance *bal)
 	}
 	memset(bal, 0, sizeof(*bal));
 	bal->first = -1;
+	pick(t, bal, &from);
 	for (i = 0; i < t->n; i++) {
 		s = &t->spans[i];
-		if (s->kind != CORRAL_SPAN_ATTEMPT || s->cached ||
-		    s->start_ms < from)
+		if (!of_run(s, bal->by_run ? t->run : NULL) || s->start_ms < from)
+			continue;
+		bal->n++;
+		/* a unit the cache answered took none of the plan's time */
+		if (s->cached)
 			continue;
 		if (s->lane < t->nlanes && !seen[s->lane]) {
 			seen[s->lane] = 1;
@@ -738,9 +767,16 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	bound = bound > bal.longest ? bound : bal.longest;
 	rc = corral_buf_addstr(b, "<h2 id=\"balance\">The plan's balance"
 	    "</h2>\n");
-	if (t->ngaps)
-		rc |= corral_buf_addstr(b, "<p>Of the latest run alone, after "
-		    "the last pause.</p>\n");
+	if (bal.n < bal.of && bal.by_run) {
+		rc |= corral_buf_addstr(b, "<p>Of run ");
+		rc |= text(b, t->run);
+		rc |= corral_buf_addf(b, " alone: %zu of the %zu attempts.</p>\n",
+		    bal.n, bal.of);
+	} else if (bal.n < bal.of) {
+		rc |= corral_buf_addf(b, "<p>Of the latest run alone, after the "
+		    "last pause: %zu of the %zu attempts.</p>\n", bal.n,
+		    bal.of);
+	}
 	rc |= corral_buf_addstr(b, "<table><tr><td>makespan (first "
 	    "attempt's start to last attempt's end)</td><td class=\"n\">");
 	rc |= add_ms(b, span);
@@ -759,7 +795,7 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	return rc | add_busy(t, span, b);
 }
 
-/* "NAME: corral run RUN", each part when known. */
+/* "NAME: corral run RUN, shard K/N" (or shards), each part when known. */
 static int
 add_title(const struct corral_timeline *t, struct corral_buf *b)
 {
@@ -773,6 +809,13 @@ add_title(const struct corral_timeline *t, struct corral_buf *b)
 	if (t->run) {
 		rc |= corral_buf_addch(b, ' ');
 		rc |= text(b, t->run);
+	}
+	if (t->shard) {
+		rc |= corral_buf_addstr(b, ", shard ");
+		rc |= text(b, t->shard);
+	} else if (t->shards) {
+		rc |= corral_buf_addstr(b, ", shards ");
+		rc |= text(b, t->shards);
 	}
 	return rc;
 }

@@ -178,6 +178,7 @@ struct corral_span {
 	long long dur_ms;
 	long long exit_code;	/* -1: null */
 	long long attempt;	/* from 1; 0 but for an attempt */
+	const char *run;	/* of an attempt, NULL when none is named */
 	size_t lane;		/* index in lanes (not for the merge) */
 	/*
 	 * An attempt the cache answered: the unit did not run, so the span
@@ -224,8 +225,12 @@ struct corral_timeline {
 				   pause between invocations), from t0 */
 	size_t ngaps;
 	long long idle_ms;	/* the time left out there, in all */
-	const char *run;	/* the run of the record that ended last, or
-				   NULL: none names one */
+	const char *run;	/* the run summary.json names (the latest
+				   merge's), else the one of the record that
+				   ended last; NULL: none names one */
+	const char *shard;	/* "K/N" when summary.json names one */
+	const char *shards;	/* "1/3 3/3": those a merge of shards holds,
+				   when summary.json names them */
 	const char *name;	/* the project, for the page's title; NULL:
 				   none (the caller sets it) */
 	struct corral_strv strings;	/* what the spans point into */
@@ -233,10 +238,12 @@ struct corral_timeline {
 };
 
 /*
- * Read dir's successes.jsonl and failures.jsonl (a missing one is empty)
- * and merge.json (if any) into t: a span per attempt that a record tells
- * of (its own, and the earlier ones of "tries"; a cached record's is a
- * moment, the unit not run), per agent checkout, and the merge.  A time over CORRAL_TIMELINE_IDLE_MS when nothing ran (the
+ * Read dir's successes.jsonl and failures.jsonl (a missing one is empty),
+ * replaced.jsonl, merge.json and summary.json (if any) into t: a span per
+ * attempt that a record tells of (its own, and the earlier ones of
+ * "tries"; a cached record's is a moment, the unit not run), per attempt
+ * a later layer replaced, per agent checkout, and the merge: the attempts
+ * of the result summary.json counts, no other.  A time over CORRAL_TIMELINE_IDLE_MS when nothing ran (the
  * pause between a run and a later one that re-ran some of its units) is
  * left out of the axis: every later span moves back by it, and gaps says
  * where.  Lines that are not records go to unreadable; a record

@@ -12,34 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
-#include "record/record.h"
-#include "report/report.h"
+#include "report/report-private.h"
 
 static const char *const result_files[] = {
 	"successes.jsonl", "failures.jsonl"
 };
-
-/* The run summary.json names, malloc'd, or NULL when there is none. */
-static char *
-last_run(const char *dir)
-{
-	struct corral_buf path = CORRAL_BUF_INIT, text = CORRAL_BUF_INIT;
-	struct corral_json_obj o;
-	const char *run;
-	char *dup = NULL;
-
-	if (corral_buf_addf(&path, "%s/summary.json", dir) == 0 &&
-	    corral_read_file(path.data, &text, NULL) == 0 && text.len &&
-	    corral_json_obj_parse(text.data, text.len, &o, NULL) == 0) {
-		if ((run = corral_json_obj_str(&o, "run")))
-			dup = strdup(run);
-		corral_json_obj_release(&o);
-	}
-	corral_buf_release(&path);
-	corral_buf_release(&text);
-	return dup;
-}
 
 /* Put (unit, ms) among the n slowest kept in s, longest first. */
 static int
@@ -111,7 +88,7 @@ corral_slowest_read(const char *dir, size_t n, struct corral_slowest *s,
 	s->ms = calloc(n, sizeof(*s->ms));
 	if (!s->unit || !s->ms)
 		return corral_err_set(err, ENOMEM, "cannot read '%s'", dir);
-	run = last_run(dir);
+	run = report_summary_str(dir, "run");
 	for (i = 0; i < 2 && rc == 0; i++) {
 		corral_buf_reset(&path);
 		if (corral_buf_addf(&path, "%s/%s", dir, result_files[i]) < 0)
