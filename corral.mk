@@ -165,7 +165,8 @@ $(call __corral-number,CORRAL_HALT)
 $(call __corral-number,CORRAL_SLOWEST)
 $(call __corral-number,CORRAL_TAIL)
 $(call __corral-number,CORRAL_SHARD_TOTAL)
-$(call __corral-number,CORRAL_CACHE_VERIFY)
+$(call __corral-digits,CORRAL_CACHE_VERIFY,$(call \
+	__corral-get,CORRAL_CACHE_VERIFY),a whole number from 0 to 100 (a percent))
 $(call __corral-digits,CORRAL_LIMIT_CPU,$(call \
 	__corral-get,CORRAL_LIMIT_CPU),a whole number of seconds)
 $(call __corral-bytes,CORRAL_OUTPUT_MAX)

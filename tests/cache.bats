@@ -449,6 +449,11 @@ EOF
 		assert_no_file proj/.corral
 		assert_equal 0 "$(ran_count)"
 	done
+	# what is not digits at all corral.mk refuses as it reads the
+	# makefile, in the same words
+	run -2 --separate-stderr make -C proj corral-run CORRAL_CACHE_VERIFY=2%
+	assert_contains "$stderr" "*** corral: CORRAL_CACHE_VERIFY is '2%'; it must be a whole number from 0 to 100 (a percent).  Stop."
+	assert_no_file proj/.corral
 	# not made a directory of the project named 'ftp:'
 	run -0 find proj -name '*:*'
 	assert_output ""
