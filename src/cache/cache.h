@@ -58,6 +58,12 @@ struct corral_cache_ctx {
 void corral_cache_ctx_init(struct corral_cache_ctx *c);
 void corral_cache_ctx_release(struct corral_cache_ctx *c);
 /*
+ * Forget the inputs' parts computed so far (the memo of one agent's
+ * keys), so that the next keys read the tree again: an agent that made
+ * its clone after its lookups keys what it stores by the tree as cloned.
+ */
+void corral_cache_ctx_forget(struct corral_cache_ctx *c);
+/*
  * The parts every unit shares: each setting line, each variable of env
  * (its value's digest, or "unset"), the content digest of the shell and
  * of each program CMD names as the first word of a simple command that
