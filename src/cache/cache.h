@@ -129,6 +129,13 @@ int corral_cache_get(struct corral_cache_store *s, const char *key,
 /* Store e under e->key.  0, or -1 (the store broken, why said). */
 int corral_cache_put(struct corral_cache_store *s,
     const struct corral_cache_entry *e);
+/*
+ * corral_cache_put of e, read from the store from a moment ago: its very
+ * file hard-linked when both are directories that allow it (no inode is
+ * made), else written.  0, or -1 (to broken, why said).
+ */
+int corral_cache_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const struct corral_cache_entry *e);
 /* Remove the entry under key, if any. */
 void corral_cache_drop(struct corral_cache_store *s, const char *key);
 /*
@@ -149,6 +156,14 @@ int corral_cache_manifest_get(struct corral_cache_store *s, const char *unit,
     struct corral_strv *inputs, struct corral_cache_key *k,
     struct corral_err *err);
 int corral_cache_manifest_put(struct corral_cache_store *s, const char *unit,
+    const struct corral_strv *inputs, const struct corral_cache_key *k);
+/*
+ * corral_cache_manifest_put, or, when from (may be NULL) holds that very
+ * manifest (the caller read it: the same inputs and parts), its file
+ * hard-linked as corral_cache_put_from does.
+ */
+int corral_cache_manifest_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const char *unit,
     const struct corral_strv *inputs, const struct corral_cache_key *k);
 /*
  * Why a unit hit or missed in the last run: its key now (k) and the one

@@ -224,6 +224,45 @@ corral_cache_put(struct corral_cache_store *s,
 	return rc;
 }
 
+/*
+ * Hard-link kind/name of from at its place in to: both directory stores,
+ * most often on one file system.  A link makes no inode, and a creation
+ * is what a cached run's writes cost most (ext4 without a journal scans
+ * past every inode freed in the last minutes).  The entries are never
+ * written in place (a temporary and a rename), so the two names keep
+ * the same whole entry.  0, or -1: write it instead.
+ */
+static int
+link_entry(struct corral_cache_store *to, const struct corral_cache_store *from,
+    const char *kind, const char *name)
+{
+	struct corral_buf rel = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *src = NULL, *dst = NULL;
+	int rc = -1;
+
+	if (!from || to->broken || from->broken ||
+	    corral_http_is_url(to->dir) || corral_http_is_url(from->dir))
+		return -1;
+	if (entry_rel(&rel, kind, name) == 0 &&
+	    (src = corral_path_join(from->dir, rel.data)) &&
+	    (dst = corral_path_join(to->dir, rel.data)) &&
+	    corral_mkdir_parent(dst, 0777, &err) == 0 && link(src, dst) == 0)
+		rc = 0;
+	free(src);
+	free(dst);
+	corral_buf_release(&rel);
+	return rc;
+}
+
+int
+corral_cache_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const struct corral_cache_entry *e)
+{
+	return link_entry(to, from, "r", e->key) == 0 ? 0 :
+	    corral_cache_put(to, e);
+}
+
 void
 corral_cache_drop(struct corral_cache_store *s, const char *key)
 {
@@ -339,6 +378,19 @@ corral_cache_manifest_put(struct corral_cache_store *s, const char *unit,
 	rc = rc < 0 ? -1 : put_text(s, "m", name, &b);
 	corral_buf_release(&b);
 	return rc;
+}
+
+int
+corral_cache_manifest_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const char *unit,
+    const struct corral_strv *inputs, const struct corral_cache_key *k)
+{
+	char name[CORRAL_SHA256_HEX];
+
+	if (from && unit_name(unit, name) == 0 &&
+	    link_entry(to, from, "m", name) == 0)
+		return 0;
+	return corral_cache_manifest_put(to, unit, inputs, k);
 }
 
 /* The parts array of doc's key into k. */
