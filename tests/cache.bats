@@ -126,7 +126,7 @@ project() {
 	assert_json '.successes == 30' a/.corral/summary.json
 }
 
-@test "cache: a slice whose every unit the store answers makes no clone: with its work directory a path through a regular file, a fresh CORRAL_OUT still passes" {
+@test "cache: a slice whose every unit the store answers makes no clone (its work directory a path through a regular file, a fresh CORRAL_OUT still passes) and no new file in the local store (each entry a link); explain and verify still see the hits" {
 	project a 20 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 4'
 	run -0 make -C a -j2 corral-run
 	assert_equal 20 "$(ran_count)"
@@ -141,6 +141,13 @@ project() {
 	assert_json '.successes == 20 and .failures == 0 and .missing == 0 and .duplicates == 0' b/.corral/summary.json
 	run -0 jq -rs 'map(select(.cached and .run != null)) | length' b/.corral/successes.jsonl
 	assert_output 20
+	# result, manifest and why of each hit: links of the store's files
+	assert_equal 60 "$(find b/.corral/cache -type f | wc -l)"
+	assert_equal 0 "$(find b/.corral/cache -type f -links 1 | wc -l)"
+	run -0 corral-cache -d b/.corral/cache explain tests/u2.sh
+	assert_output "tests/u2.sh: a hit, key $(cut -c1-16 <<< "$(jq -r 'select(.unit == "tests/u2.sh") | .cached.key' b/.corral/successes.jsonl)")"
+	run -0 corral-cache -d b/.corral/cache verify
+	assert_equal 20 "$(grep -c '^hit ' <<< "$output")"
 	# the same slices with a miss do try their clone there, and fail
 	echo v2 > b/lib/shared
 	rm -rf b/.corral

@@ -284,6 +284,26 @@ keep_local(struct corral_run_cache *c, size_t from, size_t mfrom,
 	    k));
 }
 
+/*
+ * Why unit hit, in the local store: its local manifest, linked, when that
+ * holds the key hit (read there with k's parts, or just kept there from
+ * CORRAL_CACHE), else written.
+ */
+static void
+why_hit(struct corral_run_cache *c, const char *unit, size_t from,
+    size_t mfrom, const struct corral_cache_key *k,
+    const struct corral_cache_key *old)
+{
+	struct corral_cache_store *s = &c->store[0];
+
+	if (!usable(s))
+		return;
+	if (same_parts(old, k) && (mfrom == 0 || from != 0) &&
+	    corral_cache_why_link(s, unit) == 0)
+		return;
+	corral_cache_why_put(s, unit, 1, k, old);
+}
+
 int
 corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
     long long weight, struct corral_err *err)
@@ -311,11 +331,13 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 		goto out;
 	res = (struct ask){ k.hex, unit, &e, NULL, NULL };
 	hit = !c->no_hits && ask_stores(c, &res, &from);
-	if (usable(&c->store[0]))
-		corral_cache_why_put(&c->store[0], unit, hit, &k, &old);
-	if (!hit)
+	if (!hit) {
+		if (usable(&c->store[0]))
+			corral_cache_why_put(&c->store[0], unit, 0, &k, &old);
 		goto out;
+	}
 	keep_local(c, from, mfrom, &e, &inputs, &k, &old);
+	why_hit(c, unit, from, mfrom, &k, &old);
 	if (sample(c)) {
 		rc = corral_strv_add(&c->deferred, unit) |
 		    corral_strv_add(&c->deferred_key, k.hex);

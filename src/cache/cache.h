@@ -173,6 +173,16 @@ int corral_cache_manifest_put_from(struct corral_cache_store *to,
 void corral_cache_why_put(struct corral_cache_store *s, const char *unit,
     int hit, const struct corral_cache_key *k,
     const struct corral_cache_key *old);
+/*
+ * Why unit hit, when the local manifest of unit holds the very key it hit
+ * (its parts the key's): the why file is that manifest, hard-linked, for
+ * a hit of a fully cached run would otherwise cost a new inode a unit.
+ * 0, or -1: write it with corral_cache_why_put.
+ */
+int corral_cache_why_link(struct corral_cache_store *s, const char *unit);
+/* Whether a why document says a hit: "hit" true, or a manifest linked. */
+struct cJSON;
+int corral_cache_why_is_hit(const struct cJSON *doc);
 
 /* The file of unit's kind ("m", "why") under dir, malloc'd; NULL: ENOMEM. */
 char *corral_cache_unit_path(const char *dir, const char *kind,

@@ -464,6 +464,42 @@ corral_cache_why_put(struct corral_cache_store *s, const char *unit,
 	corral_buf_release(&b);
 }
 
+int
+corral_cache_why_link(struct corral_cache_store *s, const char *unit)
+{
+	struct corral_buf tmp = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *man = corral_cache_unit_path(s->dir, "m", unit);
+	char *why = corral_cache_unit_path(s->dir, "why", unit);
+	int rc = -1;
+
+	/* a temporary link renamed over: the last lookup's why replaces
+	   the one before, and no reader sees none between */
+	if (!s->broken && !corral_http_is_url(s->dir) && man && why &&
+	    corral_mkdir_parent(why, 0777, &err) == 0 &&
+	    corral_buf_addf(&tmp, "%s.link.%ld", why, (long)getpid()) == 0) {
+		(void)unlink(tmp.data);
+		if (link(man, tmp.data) == 0) {
+			rc = rename(tmp.data, why) == 0 ? 0 : -1;
+			if (rc < 0)
+				(void)unlink(tmp.data);
+		}
+	}
+	free(man);
+	free(why);
+	corral_buf_release(&tmp);
+	return rc;
+}
+
+int
+corral_cache_why_is_hit(const cJSON *doc)
+{
+	const char *kind = cj_get_str(doc, "corral_cache");
+
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "hit")) ||
+	    (kind && !strcmp(kind, "manifest"));
+}
+
 void
 corral_cache_supersede(struct corral_cache_store *s, const char *unit,
     const char *hex)
