@@ -225,6 +225,21 @@ corral_cache_put(struct corral_cache_store *s,
 }
 
 /*
+ * link(2) from at to, making to's directories only when they are not
+ * there: a fan-out directory is made once, and its every parent would
+ * cost a mkdir(2) a link.
+ */
+static int
+link_made(const char *from, const char *to, struct corral_err *err)
+{
+	if (link(from, to) == 0)
+		return 0;
+	if (errno != ENOENT || corral_mkdir_parent(to, 0777, err) < 0)
+		return -1;
+	return link(from, to);
+}
+
+/*
  * Hard-link kind/name of from at its place in to: both directory stores,
  * most often on one file system.  A link makes no inode, and a creation
  * is what a cached run's writes cost most (ext4 without a journal scans
@@ -247,7 +262,7 @@ link_entry(struct corral_cache_store *to, const struct corral_cache_store *from,
 	if (entry_rel(&rel, kind, name) == 0 &&
 	    (src = corral_path_join(from->dir, rel.data)) &&
 	    (dst = corral_path_join(to->dir, rel.data)) &&
-	    corral_mkdir_parent(dst, 0777, &err) == 0 && link(src, dst) == 0)
+	    link_made(src, dst, &err) == 0)
 		rc = 0;
 	free(src);
 	free(dst);
@@ -476,10 +491,9 @@ corral_cache_why_link(struct corral_cache_store *s, const char *unit)
 	/* a temporary link renamed over: the last lookup's why replaces
 	   the one before, and no reader sees none between */
 	if (!s->broken && !corral_http_is_url(s->dir) && man && why &&
-	    corral_mkdir_parent(why, 0777, &err) == 0 &&
 	    corral_buf_addf(&tmp, "%s.link.%ld", why, (long)getpid()) == 0) {
 		(void)unlink(tmp.data);
-		if (link(man, tmp.data) == 0) {
+		if (link_made(man, tmp.data, &err) == 0) {
 			rc = rename(tmp.data, why) == 0 ? 0 : -1;
 			if (rc < 0)
 				(void)unlink(tmp.data);
