@@ -3,45 +3,69 @@
 # the next CI job, with the store restored) against the no-op run of the
 # same project (everything passed, nothing changed): issue 26's target is
 # 1.5x.  Interleaved rounds; prints the median ratio and both medians.
+# With BENCH_BEFORE=DIR (the bin/ of another build, e.g. main's) the same
+# pair is measured by that build too, in the same rounds, and printed on
+# a second line with the cached run's speed-up (before / this build).
 #
 #   usage: bench/cached.sh [UNITS [SLICES [ROUNDS]]]   (10000 100 3)
 # Needs corral's programs on PATH (make bench puts bin/ there).
 set -eu
 n=${1:-10000} slices=${2:-100} rounds=${3:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
+after=${CORRAL_BIN:-$root/bin}
+before=${BENCH_BEFORE:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/corral-cached.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-for d in cached noop; do
-	mkdir -p "$work/$d"
-	seq -f 'unit-%06g' 1 "$n" > "$work/$d/units.txt"
-	cat > "$work/$d/Makefile" <<ZZMK
+sides=after
+[ -z "$before" ] || sides="after before"
+for s in $sides; do
+	for d in cached noop; do
+		mkdir -p "$work/$s/$d"
+		seq -f 'unit-%06g' 1 "$n" > "$work/$s/$d/units.txt"
+		cat > "$work/$s/$d/Makefile" <<ZZMK
 CORRAL_UNITS_FILE = units.txt
 CORRAL_CMD = true
 CORRAL_QUIET = 1
 CORRAL_AGENTS = $slices
-CORRAL_CACHE = $work/store
+CORRAL_CACHE = $work/$s/store
 CORRAL_CACHE_VERIFY = 0
 include $root/corral.mk
 ZZMK
+	done
 done
-run() { make -s -C "$work/$1" -j2 corral-run > /dev/null 2>&1; }
+# run SIDE DIR: one corral-run of SIDE's project DIR by SIDE's programs
+run() {
+	bin=$after
+	[ "$1" = after ] || bin=$before
+	CORRAL_BIN=$bin make -s -C "$work/$1/$2" -j2 corral-run > /dev/null 2>&1
+}
 ns() { t0=$(date +%s%N); "$@"; t1=$(date +%s%N); echo $((t1 - t0)); }
-# fill the store, and bring the no-op side up to date
-run cached && run noop && run noop
-: > "$work/r"; : > "$work/a"; : > "$work/b"
+# fill each store, and bring each no-op side up to date
+for s in $sides; do
+	run "$s" cached && run "$s" noop && run "$s" noop
+	: > "$work/$s/r"; : > "$work/$s/a"; : > "$work/$s/b"
+done
 i=1
 while [ "$i" -le "$rounds" ]; do
-	rm -rf "$work/cached/.corral"
-	a=$(ns run cached)
-	b=$(ns run noop)
-	echo "$a" >> "$work/a"; echo "$b" >> "$work/b"
-	awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f\n", a / b }' >> "$work/r"
+	for s in $sides; do
+		rm -rf "$work/$s/cached/.corral"
+		a=$(ns run "$s" cached)
+		b=$(ns run "$s" noop)
+		echo "$a" >> "$work/$s/a"; echo "$b" >> "$work/$s/b"
+		awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f\n", a / b }' \
+			>> "$work/$s/r"
+	done
 	i=$((i + 1))
 done
 median() { sort -g | awk '{ v[NR] = $1 } END {
 	print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-hits=$(jq -s 'map(select(.cached)) | length' "$work/cached/.corral/successes.jsonl")
+ms() { median < "$1" | awk '{ printf "%.0f", $1 / 1e6 }'; }
+hits=$(jq -s 'map(select(.cached)) | length' "$work/after/cached/.corral/successes.jsonl")
 printf 'cached run of %s units over %s slices (%s hits) / no-op run: %s (medians %s ms / %s ms)\n' \
-	"$n" "$slices" "$hits" "$(median < "$work/r")" \
-	"$(median < "$work/a" | awk '{ printf "%.0f", $1 / 1e6 }')" \
-	"$(median < "$work/b" | awk '{ printf "%.0f", $1 / 1e6 }')"
+	"$n" "$slices" "$hits" "$(median < "$work/after/r")" \
+	"$(ms "$work/after/a")" "$(ms "$work/after/b")"
+[ -n "$before" ] || exit 0
+printf 'before (%s): %s (medians %s ms / %s ms); the cached run %sx faster\n' \
+	"$before" "$(median < "$work/before/r")" "$(ms "$work/before/a")" \
+	"$(ms "$work/before/b")" "$(awk -v a="$(ms "$work/after/a")" \
+	-v b="$(ms "$work/before/a")" 'BEGIN { printf "%.1f", b / a }')"

@@ -126,6 +126,67 @@ project() {
 	assert_json '.successes == 30' a/.corral/summary.json
 }
 
+@test "cache: a slice whose every unit the store answers makes no clone (its work directory a path through a regular file, a fresh CORRAL_OUT still passes) and no new file in the local store (each entry a link); explain and verify still see the hits" {
+	project a 20 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 4'
+	run -0 make -C a -j2 corral-run
+	assert_equal 20 "$(ran_count)"
+	# no directory can be made under blocker/ (root included): any
+	# clone an agent tried would fail its slice
+	echo file > blocker
+	project b 20 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 4' \
+		"CORRAL_WORK = $PWD/blocker/corral-w"
+	: > "$RAN"
+	run -0 make -C b -j2 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_json '.successes == 20 and .failures == 0 and .missing == 0 and .duplicates == 0' b/.corral/summary.json
+	run -0 jq -rs 'map(select(.cached and .run != null)) | length' b/.corral/successes.jsonl
+	assert_output 20
+	# result, manifest and why of each hit: links of the store's files
+	assert_equal 60 "$(find b/.corral/cache -type f | wc -l)"
+	assert_equal 0 "$(find b/.corral/cache -type f -links 1 | wc -l)"
+	run -0 corral-cache -d b/.corral/cache explain tests/u2.sh
+	assert_output "tests/u2.sh: a hit, key $(cut -c1-16 <<< "$(jq -r 'select(.unit == "tests/u2.sh") | .cached.key' b/.corral/successes.jsonl)")"
+	run -0 corral-cache -d b/.corral/cache verify
+	assert_equal 20 "$(grep -c '^hit ' <<< "$output")"
+	# the same slices with a miss do try their clone there, and fail
+	echo v2 > b/lib/shared
+	rm -rf b/.corral
+	run -2 make -C b -j2 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_contains "$output" "blocker/corral-w"
+}
+
+@test "cache: in a slice the store answers but for one unit, the keys are looked up before any clone is made, and that unit runs in a clone, not in the tree" {
+	# CORRAL_CACHE_KEY runs once an agent, before its first lookup: it
+	# notes the clones there are then (its output, the key's, is "k")
+	project a 8 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 1' \
+		'CORRAL_CMD = printf "%s %s\n" "$$CORRAL_UNIT" "$$PWD" >> "$$RAN"; sh "$$CORRAL_UNIT"' \
+		"CORRAL_CACHE_KEY = find '$PWD/a/.corral/work' -name 'corral-*' -prune >> '$PWD/seen'; echo k"
+	run -0 make -C a corral-run
+	assert_equal 8 "$(ran_count)"
+	: > "$RAN"
+	: > seen
+	rm -rf a/.corral
+	echo 'exit 0 # changed' > a/tests/u5.sh
+	run -0 make -C a corral-run
+	run -0 cat seen
+	assert_output ""
+	run -0 cat "$RAN"
+	assert_equal 1 "${#lines[@]}"
+	local unit where
+	read -r unit where < "$RAN"
+	assert_equal tests/u5.sh "$unit"
+	# a clone of the tree under CORRAL_OUT/work, made for this unit
+	case $where in
+	"$PWD"/a/.corral/work/*) ;;
+	*) fail "tests/u5.sh ran in '$where', not in a clone" ;;
+	esac
+	run -0 jq -rs 'map(select(.cached)) | length' a/.corral/successes.jsonl
+	assert_output 7
+	run -0 jq -rs 'map(select(.unit == "tests/u5.sh" and .checkout != null)) | length' a/.corral/successes.jsonl
+	assert_output 1
+}
+
 @test "cache: a truncated, a foreign and a mis-keyed entry are misses, each with a warning, never a pass" {
 	project proj 6 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 1'
 	run -0 make -C proj corral-run

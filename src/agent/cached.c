@@ -246,18 +246,62 @@ ask_stores(struct corral_run_cache *c, struct ask *a, size_t *from)
 	return 0;
 }
 
-/* A hit from CORRAL_CACHE alone is kept locally too. */
-static void
-keep_local(struct corral_run_cache *c, size_t from,
-    const struct corral_cache_entry *e, const struct corral_strv *inputs,
-    const struct corral_cache_key *k)
+/* Whether the parts of a and b are the same, in the same order. */
+static int
+same_parts(const struct corral_cache_key *a, const struct corral_cache_key *b)
 {
-	if (from == 0 || !usable(&c->store[0]))
+	size_t i;
+
+	if (a->names.n != b->names.n)
+		return 0;
+	for (i = 0; i < a->names.n; i++)
+		if (strcmp(a->names.v[i], b->names.v[i]) ||
+		    strcmp(a->values.v[i], b->values.v[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * A hit from CORRAL_CACHE alone is kept locally too: its files linked
+ * when they can be, the manifest only when the one CORRAL_CACHE holds is
+ * the one the key was made from (read from the store mfrom, with the
+ * same parts as k; a manifest replaced since makes a later local lookup
+ * a miss, never a pass).
+ */
+static void
+keep_local(struct corral_run_cache *c, size_t from, size_t mfrom,
+    const struct corral_cache_entry *e, const struct corral_strv *inputs,
+    const struct corral_cache_key *k, const struct corral_cache_key *old)
+{
+	struct corral_cache_store *to = &c->store[0], *at = &c->store[from];
+
+	if (from == 0 || !usable(to))
 		return;
-	corral_cache_supersede(&c->store[0], e->unit, k->hex);
-	after_write(c, &c->store[0], corral_cache_put(&c->store[0], e));
-	after_write(c, &c->store[0], corral_cache_manifest_put(&c->store[0],
-	    e->unit, inputs, k));
+	corral_cache_supersede(to, e->unit, k->hex);
+	after_write(c, to, corral_cache_put_from(to, at, e));
+	after_write(c, to, corral_cache_manifest_put_from(to, mfrom &&
+	    same_parts(old, k) ? &c->store[mfrom] : NULL, e->unit, inputs,
+	    k));
+}
+
+/*
+ * Why unit hit, in the local store: its local manifest, linked, when that
+ * holds the key hit (read there with k's parts, or just kept there from
+ * CORRAL_CACHE), else written.
+ */
+static void
+why_hit(struct corral_run_cache *c, const char *unit, size_t from,
+    size_t mfrom, const struct corral_cache_key *k,
+    const struct corral_cache_key *old)
+{
+	struct corral_cache_store *s = &c->store[0];
+
+	if (!usable(s))
+		return;
+	if (same_parts(old, k) && (mfrom == 0 || from != 0) &&
+	    corral_cache_why_link(s, unit) == 0)
+		return;
+	corral_cache_why_put(s, unit, 1, k, old);
 }
 
 int
@@ -270,7 +314,7 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 	struct corral_cache_entry e;
 	struct ask man = { NULL, unit, NULL, &inputs, &old }, res;
 	struct corral_err why;
-	size_t from = 0;
+	size_t from = 0, mfrom = 0;
 	int rc = 0, hit = 0;
 
 	if (!c || c->off)
@@ -282,16 +326,18 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 	corral_cache_key_init(&old);
 	corral_cache_key_init(&k);
 	memset(&e, 0, sizeof(e));
-	if (!ask_stores(c, &man, &from) ||
+	if (!ask_stores(c, &man, &mfrom) ||
 	    corral_cache_key_make(&c->key, unit, &inputs, &k, &why) < 0)
 		goto out;
 	res = (struct ask){ k.hex, unit, &e, NULL, NULL };
 	hit = !c->no_hits && ask_stores(c, &res, &from);
-	if (usable(&c->store[0]))
-		corral_cache_why_put(&c->store[0], unit, hit, &k, &old);
-	if (!hit)
+	if (!hit) {
+		if (usable(&c->store[0]))
+			corral_cache_why_put(&c->store[0], unit, 0, &k, &old);
 		goto out;
-	keep_local(c, from, &e, &inputs, &k);
+	}
+	keep_local(c, from, mfrom, &e, &inputs, &k, &old);
+	why_hit(c, unit, from, mfrom, &k, &old);
 	if (sample(c)) {
 		rc = corral_strv_add(&c->deferred, unit) |
 		    corral_strv_add(&c->deferred_key, k.hex);

@@ -180,6 +180,12 @@ void corral_cached_release(struct corral_run_cache *c);
  * is the one checked out, -1 with err.
  */
 int corral_run_clone_check(struct corral_run *r, struct corral_err *err);
+/*
+ * Before a unit runs: the clone, its watchdog and the units' environment,
+ * made now when corral_run_start left them for the first unit that runs
+ * (a slice with a result cache).  0, or -1 with err.
+ */
+int corral_run_need_clone(struct corral_run *r, struct corral_err *err);
 /* Why unit was not checked out, or NULL when it was. */
 const char *corral_run_refusal_of(const struct corral_run *r,
     const char *unit);

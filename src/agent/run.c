@@ -478,6 +478,59 @@ prepare_limits(struct corral_run *r)
 		add_limit(r, RLIMIT_FSIZE, r->limits.fsize, r->limits.fsize);
 }
 
+/*
+ * The parts missing from src, as the checkout would find them (a path
+ * that does not exist, or runs through a file), without making a clone.
+ */
+static int
+list_missing(struct corral_run *r, struct corral_strv *missing,
+    struct corral_err *err)
+{
+	char *real, *rel, *from;
+	struct stat st;
+	size_t i;
+	int rc = 0;
+
+	if (!missing)
+		return 0;
+	if (!(real = realpath(r->src, NULL)))
+		return corral_err_set(err, errno, "cannot open '%s'", r->src);
+	for (i = 0; rc == 0 && i < r->st->cloned.n; i++) {
+		rel = corral_path_normalise(r->st->cloned.v[i]);
+		from = rel ? corral_path_join(real, rel) : NULL;
+		if (!from)
+			rc = corral_err_set(err, ENOMEM, "cannot start");
+		else if (lstat(from, &st) < 0 && (errno == ENOENT ||
+		    errno == ENOTDIR) &&
+		    corral_strv_add(missing, r->st->cloned.v[i]) < 0)
+			rc = corral_err_set(err, ENOMEM, "cannot start");
+		free(rel);
+		free(from);
+	}
+	free(real);
+	return rc;
+}
+
+/* The clone, the watchdog that removes it, the units' environment. */
+static int
+ready_clone(struct corral_run *r, struct corral_strv *missing,
+    struct corral_err *err)
+{
+	if (make_clone(r, missing, err) < 0 ||
+	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0)
+		return -1;
+	/* every key stored from now on reads the tree as it was cloned */
+	if (r->cache)
+		corral_cache_ctx_forget(&r->cache->key);
+	return 0;
+}
+
+int
+corral_run_need_clone(struct corral_run *r, struct corral_err *err)
+{
+	return r->clone ? 0 : ready_clone(r, NULL, err);
+}
+
 int
 corral_run_start(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
@@ -489,8 +542,15 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	prepare_limits(r);
 	corral_run_guard_open(r);
 	if (prepare_logdir(r, err) < 0 || hide_ours(r, err) < 0 ||
-	    corral_run_become_reaper(r, err) < 0 || sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
-	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0)
+	    corral_run_become_reaper(r, err) < 0 || sort_parts(r, err) < 0)
+		return -1;
+	/*
+	 * With a result cache, the clone waits for the first unit that
+	 * runs: a slice whose every unit hits makes none (its keys read
+	 * src, as they always did, not the clone).  A kept clone is made.
+	 */
+	if (r->cache && !r->keep ? list_missing(r, missing, err) < 0 :
+	    ready_clone(r, missing, err) < 0)
 		return -1;
 	r->st->rl.dir = r->st->logsdir;
 	r->st->rl.log = r->st->log;

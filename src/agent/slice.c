@@ -759,6 +759,8 @@ run_unit(struct corral_run *r, const char *unit, size_t i,
 	struct outcome o;
 	int attempt, final, rc = 0;
 
+	if (corral_run_need_clone(r, err) < 0)
+		return -1;
 	for (attempt = 1; rc == 0 && !corral_run_caught(); attempt++) {
 		memset(&o, 0, sizeof(o));
 		live_start(r, unit, i, attempt);

@@ -225,7 +225,7 @@ hit_of(void *ctx, const char *path, const char *name, const struct stat *st)
 
 	(void)name;
 	(void)st;
-	if (unit && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "hit")))
+	if (unit && corral_cache_why_is_hit(doc))
 		rc = corral_strv_add(c->hits, unit);
 	cJSON_Delete(doc);
 	return rc;
@@ -313,7 +313,7 @@ corral_cache_explain(const char *dir, const char *unit,
 	}
 	now = cJSON_GetObjectItemCaseSensitive(doc, "parts");
 	then = cJSON_GetObjectItemCaseSensitive(doc, "stored");
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "hit")))
+	if (corral_cache_why_is_hit(doc))
 		rc = corral_buf_addf(out, "%s: a hit, key %.16s\n", unit, key);
 	else if (!cJSON_IsArray(then))
 		rc = corral_buf_addf(out, "%s: a miss: no result of it was "

@@ -58,6 +58,12 @@ struct corral_cache_ctx {
 void corral_cache_ctx_init(struct corral_cache_ctx *c);
 void corral_cache_ctx_release(struct corral_cache_ctx *c);
 /*
+ * Forget the inputs' parts computed so far (the memo of one agent's
+ * keys), so that the next keys read the tree again: an agent that made
+ * its clone after its lookups keys what it stores by the tree as cloned.
+ */
+void corral_cache_ctx_forget(struct corral_cache_ctx *c);
+/*
  * The parts every unit shares: each setting line, each variable of env
  * (its value's digest, or "unset"), the content digest of the shell and
  * of each program CMD names as the first word of a simple command that
@@ -123,6 +129,13 @@ int corral_cache_get(struct corral_cache_store *s, const char *key,
 /* Store e under e->key.  0, or -1 (the store broken, why said). */
 int corral_cache_put(struct corral_cache_store *s,
     const struct corral_cache_entry *e);
+/*
+ * corral_cache_put of e, read from the store from a moment ago: its very
+ * file hard-linked when both are directories that allow it (no inode is
+ * made), else written.  0, or -1 (to broken, why said).
+ */
+int corral_cache_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const struct corral_cache_entry *e);
 /* Remove the entry under key, if any. */
 void corral_cache_drop(struct corral_cache_store *s, const char *key);
 /*
@@ -145,6 +158,14 @@ int corral_cache_manifest_get(struct corral_cache_store *s, const char *unit,
 int corral_cache_manifest_put(struct corral_cache_store *s, const char *unit,
     const struct corral_strv *inputs, const struct corral_cache_key *k);
 /*
+ * corral_cache_manifest_put, or, when from (may be NULL) holds that very
+ * manifest (the caller read it: the same inputs and parts), its file
+ * hard-linked as corral_cache_put_from does.
+ */
+int corral_cache_manifest_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const char *unit,
+    const struct corral_strv *inputs, const struct corral_cache_key *k);
+/*
  * Why a unit hit or missed in the last run: its key now (k) and the one
  * its manifest had (old, may be NULL), at WHY/UNITDIGEST.json under the
  * store.  Best effort.
@@ -152,6 +173,16 @@ int corral_cache_manifest_put(struct corral_cache_store *s, const char *unit,
 void corral_cache_why_put(struct corral_cache_store *s, const char *unit,
     int hit, const struct corral_cache_key *k,
     const struct corral_cache_key *old);
+/*
+ * Why unit hit, when the local manifest of unit holds the very key it hit
+ * (its parts the key's): the why file is that manifest, hard-linked, for
+ * a hit of a fully cached run would otherwise cost a new inode a unit.
+ * 0, or -1: write it with corral_cache_why_put.
+ */
+int corral_cache_why_link(struct corral_cache_store *s, const char *unit);
+/* Whether a why document says a hit: "hit" true, or a manifest linked. */
+struct cJSON;
+int corral_cache_why_is_hit(const struct cJSON *doc);
 
 /* The file of unit's kind ("m", "why") under dir, malloc'd; NULL: ENOMEM. */
 char *corral_cache_unit_path(const char *dir, const char *kind,

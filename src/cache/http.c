@@ -7,8 +7,14 @@
  * is bounded (a connect timeout, a whole-request timeout, a body limit),
  * because a store that hangs or floods must cost a run a warning, never
  * the run.
+ *
+ * libcurl is loaded (dlopen) by the first request, not with the program:
+ * it and the 29 libraries it needs cost corral-run-slice two thirds of
+ * its start (about 6 of 9 ms of CPU), paid by every agent of every run
+ * although most runs name no HTTP store.
  */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 
@@ -17,26 +23,77 @@
 /* A store on this host or its network answers in well under these. */
 enum { CONNECT_TIMEOUT_MS = 3000, REQUEST_TIMEOUT_MS = 20000 };
 
+/* What corral calls of libcurl, found in it once it is loaded. */
+static struct {
+	CURLcode (*global_init)(long);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *);
+	void (*easy_reset)(CURL *);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+} lib;
+static void *lib_handle;
+
 static CURL *handle;
 static int global_ready;
 
-int
-corral_http_is_url(const char *s)
+/* The function name of libcurl into *slot (a function pointer's). */
+static int
+lib_sym(const char *name, void *slot)
 {
-	return strncmp(s, "http://", 7) == 0 || strncmp(s, "https://", 8) == 0;
+	void *p = dlsym(lib_handle, name);
+
+	if (p)
+		memcpy(slot, &p, sizeof(p));
+	return p ? 0 : -1;
+}
+
+/* libcurl, loaded the first time: 0, or -1 with err saying why not. */
+static int
+lib_load(struct corral_err *err)
+{
+	static const char *const names[] = { "libcurl.so.4",
+	    "libcurl-gnutls.so.4", "libcurl.so" };
+	size_t i;
+
+	if (lib.easy_getinfo)
+		return 0;
+	for (i = 0; !lib_handle && i < sizeof(names) / sizeof(*names); i++)
+		lib_handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib_handle)
+		return corral_err_set(err, 0, "libcurl: cannot load it: %s",
+		    dlerror());
+	if (lib_sym("curl_global_init", &lib.global_init) < 0 ||
+	    lib_sym("curl_global_cleanup", &lib.global_cleanup) < 0 ||
+	    lib_sym("curl_easy_init", &lib.easy_init) < 0 ||
+	    lib_sym("curl_easy_cleanup", &lib.easy_cleanup) < 0 ||
+	    lib_sym("curl_easy_reset", &lib.easy_reset) < 0 ||
+	    lib_sym("curl_easy_setopt", &lib.easy_setopt) < 0 ||
+	    lib_sym("curl_easy_perform", &lib.easy_perform) < 0 ||
+	    lib_sym("curl_easy_strerror", &lib.easy_strerror) < 0 ||
+	    lib_sym("curl_easy_getinfo", &lib.easy_getinfo) < 0) {
+		memset(&lib, 0, sizeof(lib));
+		return corral_err_set(err, 0, "libcurl: %s", dlerror());
+	}
+	return 0;
 }
 
 static CURL *
 http_handle(struct corral_err *err)
 {
+	if (lib_load(err) < 0)
+		return NULL;
 	if (!global_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 			corral_err_set(err, 0, "libcurl: cannot start");
 			return NULL;
 		}
 		global_ready = 1;
 	}
-	if (!handle && !(handle = curl_easy_init()))
+	if (!handle && !(handle = lib.easy_init()))
 		corral_err_set(err, 0, "libcurl: cannot start a request");
 	return handle;
 }
@@ -45,10 +102,10 @@ void
 corral_http_close(void)
 {
 	if (handle)
-		curl_easy_cleanup(handle);
+		lib.easy_cleanup(handle);
 	handle = NULL;
 	if (global_ready)
-		curl_global_cleanup();
+		lib.global_cleanup();
 	global_ready = 0;
 }
 
@@ -129,36 +186,36 @@ http_request(const char *method, const char *base, const char *rel,
 		corral_buf_release(&url);
 		return corral_err_set(err, ENOMEM, "%s", base);
 	}
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url.data);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, why);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)REQUEST_TIMEOUT_MS);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, in ? body_take : body_drop);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, in);
+	lib.easy_reset(h);
+	lib.easy_setopt(h, CURLOPT_URL, url.data);
+	lib.easy_setopt(h, CURLOPT_ERRORBUFFER, why);
+	lib.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	lib.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	lib.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)REQUEST_TIMEOUT_MS);
+	lib.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	lib.easy_setopt(h, CURLOPT_WRITEFUNCTION, in ? body_take : body_drop);
+	lib.easy_setopt(h, CURLOPT_WRITEDATA, in);
 	if (out) {
-		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(h, CURLOPT_READFUNCTION, body_give);
-		curl_easy_setopt(h, CURLOPT_READDATA, out);
-		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+		lib.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		lib.easy_setopt(h, CURLOPT_READFUNCTION, body_give);
+		lib.easy_setopt(h, CURLOPT_READDATA, out);
+		lib.easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
 		    (curl_off_t)out->left);
 	} else if (strcmp(method, "GET") != 0) {
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+		lib.easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	}
-	rc = curl_easy_perform(h);
+	rc = lib.easy_perform(h);
 	if (rc != CURLE_OK) {
 		if (in && in->over)
 			corral_err_set(err, 0, "GET %s: the answer is over %u "
 			    "bytes", url.data, CORRAL_HTTP_MAX_BODY);
 		else
 			corral_err_set(err, 0, "%s %s: %s", method, url.data,
-			    *why ? why : curl_easy_strerror(rc));
+			    *why ? why : lib.easy_strerror(rc));
 		corral_buf_release(&url);
 		return -1;
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
+	lib.easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
 	if (*code < 200 || *code > 299)
 		corral_err_set(err, 0, "%s %s: HTTP %ld", method, url.data,
 		    *code);

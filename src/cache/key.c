@@ -54,6 +54,17 @@ corral_cache_ctx_release(struct corral_cache_ctx *c)
 	corral_cache_ctx_init(c);
 }
 
+void
+corral_cache_ctx_forget(struct corral_cache_ctx *c)
+{
+	if (!c->memo)
+		return;	/* not prepared yet: nothing computed */
+	corral_set_free(c->memo);
+	corral_strv_release(&c->memo_n);
+	corral_strv_release(&c->memo_v);
+	c->memo = corral_set_new();	/* NULL: every input read each time */
+}
+
 static int
 part_add(struct corral_cache_key *k, const char *name, const char *value)
 {

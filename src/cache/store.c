@@ -224,6 +224,60 @@ corral_cache_put(struct corral_cache_store *s,
 	return rc;
 }
 
+/*
+ * link(2) from at to, making to's directories only when they are not
+ * there: a fan-out directory is made once, and its every parent would
+ * cost a mkdir(2) a link.
+ */
+static int
+link_made(const char *from, const char *to, struct corral_err *err)
+{
+	if (link(from, to) == 0)
+		return 0;
+	if (errno != ENOENT || corral_mkdir_parent(to, 0777, err) < 0)
+		return -1;
+	return link(from, to);
+}
+
+/*
+ * Hard-link kind/name of from at its place in to: both directory stores,
+ * most often on one file system.  A link makes no inode, and a creation
+ * is what a cached run's writes cost most (ext4 without a journal scans
+ * past every inode freed in the last minutes).  The entries are never
+ * written in place (a temporary and a rename), so the two names keep
+ * the same whole entry.  0, or -1: write it instead.
+ */
+static int
+link_entry(struct corral_cache_store *to, const struct corral_cache_store *from,
+    const char *kind, const char *name)
+{
+	struct corral_buf rel = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *src = NULL, *dst = NULL;
+	int rc = -1;
+
+	if (!from || to->broken || from->broken ||
+	    corral_http_is_url(to->dir) || corral_http_is_url(from->dir))
+		return -1;
+	if (entry_rel(&rel, kind, name) == 0 &&
+	    (src = corral_path_join(from->dir, rel.data)) &&
+	    (dst = corral_path_join(to->dir, rel.data)) &&
+	    link_made(src, dst, &err) == 0)
+		rc = 0;
+	free(src);
+	free(dst);
+	corral_buf_release(&rel);
+	return rc;
+}
+
+int
+corral_cache_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const struct corral_cache_entry *e)
+{
+	return link_entry(to, from, "r", e->key) == 0 ? 0 :
+	    corral_cache_put(to, e);
+}
+
 void
 corral_cache_drop(struct corral_cache_store *s, const char *key)
 {
@@ -341,6 +395,19 @@ corral_cache_manifest_put(struct corral_cache_store *s, const char *unit,
 	return rc;
 }
 
+int
+corral_cache_manifest_put_from(struct corral_cache_store *to,
+    const struct corral_cache_store *from, const char *unit,
+    const struct corral_strv *inputs, const struct corral_cache_key *k)
+{
+	char name[CORRAL_SHA256_HEX];
+
+	if (from && unit_name(unit, name) == 0 &&
+	    link_entry(to, from, "m", name) == 0)
+		return 0;
+	return corral_cache_manifest_put(to, unit, inputs, k);
+}
+
 /* The parts array of doc's key into k. */
 static int
 read_parts(const cJSON *doc, const char *key, struct corral_cache_key *k)
@@ -410,6 +477,41 @@ corral_cache_why_put(struct corral_cache_store *s, const char *unit,
 	if (rc == 0)
 		(void)put_text(s, "why", name, &b);
 	corral_buf_release(&b);
+}
+
+int
+corral_cache_why_link(struct corral_cache_store *s, const char *unit)
+{
+	struct corral_buf tmp = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *man = corral_cache_unit_path(s->dir, "m", unit);
+	char *why = corral_cache_unit_path(s->dir, "why", unit);
+	int rc = -1;
+
+	/* a temporary link renamed over: the last lookup's why replaces
+	   the one before, and no reader sees none between */
+	if (!s->broken && !corral_http_is_url(s->dir) && man && why &&
+	    corral_buf_addf(&tmp, "%s.link.%ld", why, (long)getpid()) == 0) {
+		(void)unlink(tmp.data);
+		if (link_made(man, tmp.data, &err) == 0) {
+			rc = rename(tmp.data, why) == 0 ? 0 : -1;
+			if (rc < 0)
+				(void)unlink(tmp.data);
+		}
+	}
+	free(man);
+	free(why);
+	corral_buf_release(&tmp);
+	return rc;
+}
+
+int
+corral_cache_why_is_hit(const cJSON *doc)
+{
+	const char *kind = cj_get_str(doc, "corral_cache");
+
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "hit")) ||
+	    (kind && !strcmp(kind, "manifest"));
 }
 
 void
