@@ -436,6 +436,7 @@ make_env(struct corral_run *r, struct corral_err *err)
 	    (!r->st->unit_tmp || (add_var(&ours, "TMPDIR", r->st->unit_tmp) ==
 	    0 && add_var(&ours, "TMP", r->st->unit_tmp) == 0 &&
 	    add_var(&ours, "TEMP", r->st->unit_tmp) == 0)) &&
+	    (!r->sandbox || add_var(&ours, "TMPDIR", "/tmp") == 0) &&
 	    add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
 	    add_var(&ours, "CORRAL_RUN", r->run) == 0 &&
 	    add_var(&ours, "CORRAL_WORKDIR", r->clone) == 0 &&
@@ -490,7 +491,9 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	corral_run_guard_open(r);
 	if (prepare_logdir(r, err) < 0 || hide_ours(r, err) < 0 ||
 	    corral_run_become_reaper(r, err) < 0 || sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
-	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0)
+	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0 ||
+	    (r->sandbox && corral_sandbox_open(r->sandbox, r->clone,
+	    r->st->noteroot, err) < 0))
 		return -1;
 	r->st->rl.dir = r->st->logsdir;
 	r->st->rl.log = r->st->log;
