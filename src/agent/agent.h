@@ -116,14 +116,14 @@ void corral_live_free(struct corral_agent_status *list, size_t n);
 /* sandbox.c: a unit inside bubblewrap (CORRAL_SANDBOX=bwrap)          */
 
 /* How many of the holder's namespaces a unit joins (sandbox.c). */
-#define CORRAL_SANDBOX_NS	5
+#define CORRAL_SANDBOX_NS	6
 
 /*
  * A run's sandbox: args are the user's own bwrap options
  * (CORRAL_SANDBOX_ARGS), one argument each, added after corral's own;
  * hide, the directories a unit must not see (corral_run_start adds
  * CORRAL_OUT, or LOGDIR outside one, and STATEDIR).  Once open: ns, the
- * holder's namespaces (-1 for its user namespace when it is ours), the
+ * holder's namespaces (-1 for a user namespace a unit is in already), the
  * clone and the directory of notes, both absolute.  _init first,
  * _release last (it frees and closes all of it).
  */

@@ -35,11 +35,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -66,14 +68,21 @@
 /* The most the holder may say before it is ready (bwrap's complaint). */
 #define SAID_MAX	4096
 
-/* The holder's namespaces a unit joins, in the order it joins them. */
+/*
+ * The holder's namespaces a unit joins, in the order it joins them: the
+ * user namespace that owns the others first (bwrap, unprivileged, makes
+ * one where the user is root, for /dev/pts), the one bwrap's init is in
+ * (there the user is himself again) last, once the unit's mounts are
+ * made.  Each user namespace only when it is not the one before.
+ */
+enum { NS_OWNER, NS_MNT, NS_NET, NS_UTS, NS_CGROUP, NS_USER };
 static const struct {
 	const char *name;
 	int type;
 } joined[CORRAL_SANDBOX_NS] = {
 	{ "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },
 	{ "net", CLONE_NEWNET }, { "uts", CLONE_NEWUTS },
-	{ "cgroup", CLONE_NEWCGROUP },
+	{ "cgroup", CLONE_NEWCGROUP }, { "user", CLONE_NEWUSER },
 };
 
 void
@@ -439,25 +448,48 @@ holder_ready(int fd, struct corral_buf *said)
 	return 0;
 }
 
-/* Open init's namespaces, a user namespace only when it is not ours. */
+/* Whether the namespaces fd and path (or fd2, with path NULL) are one. */
+static int
+same_ns(int fd, const char *path, int fd2)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && (path ? stat(path, &b) : fstat(fd2,
+	    &b)) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* Forget ns[i]: it is the user namespace the unit is in by then. */
+static void
+drop_ns(struct corral_sandbox *sb, int i)
+{
+	close(sb->ns[i]);
+	sb->ns[i] = -1;
+}
+
+/* Open init's namespaces, and the user namespace that owns its mounts. */
 static int
 hold_namespaces(struct corral_sandbox *sb, pid_t init)
 {
 	char path[64];
-	struct stat a, b;
 	size_t i;
 
-	for (i = 0; i < CORRAL_SANDBOX_NS; i++) {
+	for (i = NS_MNT; i < CORRAL_SANDBOX_NS; i++) {
 		snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)init,
 		    joined[i].name);
 		if ((sb->ns[i] = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			return -1;
 	}
-	if (fstat(sb->ns[0], &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
-	    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
-		close(sb->ns[0]);
-		sb->ns[0] = -1;
-	}
+	/* EPERM: the owner is an ancestor of ours, that is ours. */
+	if ((sb->ns[NS_OWNER] = ioctl(sb->ns[NS_MNT], NS_GET_USERNS)) < 0 &&
+	    errno != EPERM)
+		return -1;
+	if (sb->ns[NS_OWNER] >= 0 && same_ns(sb->ns[NS_OWNER],
+	    "/proc/self/ns/user", -1))
+		drop_ns(sb, NS_OWNER);
+	if (sb->ns[NS_OWNER] >= 0 ? same_ns(sb->ns[NS_USER], NULL,
+	    sb->ns[NS_OWNER]) : same_ns(sb->ns[NS_USER],
+	    "/proc/self/ns/user", -1))
+		drop_ns(sb, NS_USER);
 	return 0;
 }
 
@@ -785,6 +817,9 @@ unit_init(const struct corral_sandbox_unit *u, int errfd, int alive)
 		return errno;
 	if ((e = own_mounts(u->sb, u->note)))
 		return e;
+	if (u->sb->ns[NS_USER] >= 0 && setns(u->sb->ns[NS_USER],
+	    CLONE_NEWUSER) < 0)
+		return errno;
 	if (chdir(u->sb->clone) < 0)
 		return errno;
 	if ((e = drop_caps()))
@@ -806,7 +841,7 @@ corral_sandbox_enter(const void *arg, int errfd)
 	pid_t init;
 	size_t i;
 
-	for (i = 0; i < CORRAL_SANDBOX_NS; i++)
+	for (i = NS_OWNER; i < NS_USER; i++)
 		if (u->sb->ns[i] >= 0 && setns(u->sb->ns[i], joined[i].type) < 0)
 			return errno;
 	if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) < 0 ||
