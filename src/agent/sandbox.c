@@ -255,6 +255,17 @@ say_failed(int wstatus, const char *outfile, struct corral_err *err)
 	return rc;
 }
 
+/* Say in err why bwrap did not start: not on PATH, or what (errnum). */
+static int
+cannot_start(int errnum, const char *what, struct corral_err *err)
+{
+	if (errnum == ENOENT)
+		return corral_err_set(err, 0, "sandbox 'bwrap' asked for, but "
+		    "there is no '%s' on PATH", BWRAP);
+	return corral_err_set(err, errnum, "sandbox 'bwrap' asked for, but "
+	    "%s", what);
+}
+
 /* Run argv, its output in outfile; 0 when it exited 0, else -1 with err. */
 static int
 probe_run(const struct corral_strv *argv, const char *outfile,
@@ -266,13 +277,8 @@ probe_run(const struct corral_strv *argv, const char *outfile,
 
 	s.argv = (const char *const *)argv->v;
 	s.out = outfile;
-	if (corral_spawn_run(&s, &wstatus, &serr) < 0) {
-		if (serr.errnum == ENOENT)
-			return corral_err_set(err, 0, "sandbox 'bwrap' asked "
-			    "for, but there is no '%s' on PATH", BWRAP);
-		return corral_err_set(err, serr.errnum, "sandbox 'bwrap' "
-		    "asked for, but %s", serr.msg);
-	}
+	if (corral_spawn_run(&s, &wstatus, &serr) < 0)
+		return cannot_start(serr.errnum, serr.msg, err);
 	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
 		return 0;
 	return say_failed(wstatus, outfile, err);
@@ -530,8 +536,7 @@ hold(struct corral_sandbox *sb, const struct corral_strv *argv, int fd[2],
 	close(fd[1]);
 	if (e) {
 		close(fd[0]);
-		return corral_err_set(err, e, "sandbox 'bwrap' asked for, but "
-		    "it cannot start");
+		return cannot_start(e, "it cannot start", err);
 	}
 	ready = holder_ready(fd[0], &said);
 	if (ready && ((init = sandbox_init(pid)) <= 0 ||
