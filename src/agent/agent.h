@@ -188,11 +188,11 @@ void corral_sandbox_note_done(const char *path);
  */
 int corral_sandbox_status(int wstatus);
 /*
- * Send sig to every process of group pgid but its leader, bwrap, whose
- * death takes the whole sandbox at once, and of the group bwrap's init
- * leads in the sandbox's own session (the unit's shell and what it
- * starts): a unit's grace period after SIGTERM stays its own.  0, or -1
- * when /proc cannot tell.
+ * Send sig to every process of group pgid but its leader (the process
+ * that entered the sandbox), whose death takes the whole sandbox at once,
+ * and of the group the PID namespace's init leads in its own session (the
+ * unit's shell and what it starts): a unit's grace period after SIGTERM
+ * stays its own.  0, or -1 when /proc cannot tell.
  */
 int corral_sandbox_kill(pid_t pgid, int sig);
 

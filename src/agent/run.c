@@ -152,9 +152,8 @@ unlink_old(const char *path, struct corral_err *err)
 }
 
 /*
- * Create the output directory (the old log is removed once the sandbox,
- * if any, is open); the checkpoint and the outputs stay until
- * corral_run_units knows what it resumes.
+ * Create the output directory and remove the old log; the checkpoint and
+ * the outputs stay until corral_run_units knows what it resumes.
  */
 static int
 prepare_logdir(struct corral_run *r, struct corral_err *err)
@@ -164,7 +163,8 @@ prepare_logdir(struct corral_run *r, struct corral_err *err)
 	if (make_paths(r, err) < 0)
 		return -1;
 	r->st->made_outdir = stat(r->st->outdir, &st) < 0;
-	if (corral_mkdir_p(r->st->outdir, 0777, err) < 0)
+	if (corral_mkdir_p(r->st->outdir, 0777, err) < 0 ||
+	    unlink_old(r->st->log, err) < 0)
 		return -1;
 	if (!(r->st->noteroot = realpath(r->st->outdir, NULL)))
 		return corral_err_set(err, errno, "cannot open '%s'",
@@ -486,7 +486,7 @@ prepare_limits(struct corral_run *r)
 /*
  * The slice's sandbox, before any unit: where it cannot work (no bwrap,
  * namespaces refused) the run stops, the output directory gone again if
- * it made it empty, and nothing of the last run's lost.
+ * it made it empty.
  */
 static int
 open_sandbox(struct corral_run *r, struct corral_err *err)
@@ -510,7 +510,7 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	if (prepare_logdir(r, err) < 0 || hide_ours(r, err) < 0 ||
 	    corral_run_become_reaper(r, err) < 0 || sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0 ||
-	    open_sandbox(r, err) < 0 || unlink_old(r->st->log, err) < 0)
+	    open_sandbox(r, err) < 0)
 		return -1;
 	r->st->rl.dir = r->st->logsdir;
 	r->st->rl.log = r->st->log;

@@ -25,8 +25,8 @@
  * unit stays as it is: the same limits, output pipe and environment, the
  * forked leader of the unit's group waiting for the PID namespace's init,
  * in a session of its own, whose child is the unit's shell.  Here: the
- * holder, a unit's way in, a probe that bwrap works before any unit
- * runs, and the few places where the sandbox in between changes what
+ * holder, a unit's way in, the probe of corral-run-slice -n (that bwrap
+ * works), and the few places where the sandbox in between changes what
  * the agent sees.
  */
 #define _GNU_SOURCE	/* NSIG, setns, unshare, CLONE_NEW* */
@@ -317,7 +317,7 @@ corral_sandbox_probe(const struct corral_sandbox *sb, struct corral_err *err)
 }
 
 /* ------------------------------------------------------------------ */
-/* What bwrap in between changes                                       */
+/* What the sandbox in between changes                                 */
 
 int
 corral_sandbox_note(const char *path)
@@ -366,8 +366,9 @@ has(const pid_t *set, size_t n, pid_t pid)
 }
 
 /*
- * bwrap's init, the leader's one child: with --new-session it leads the
- * session and group the unit's shell runs in.  Its pid, or 0.
+ * The init under leader pgid, its one child: it leads the session and
+ * group the unit's shell runs in (bwrap's init with --new-session does the
+ * same, which the holder's end relies on).  Its pid, or 0.
  */
 static pid_t
 sandbox_init(pid_t pgid)
@@ -386,7 +387,7 @@ sandbox_init(pid_t pgid)
 }
 
 /*
- * Signal the members of pgid but its leader, and of the group of bwrap's
+ * Signal the members of pgid but its leader, and of the group of the
  * init, not in done; how many.
  */
 static long
@@ -796,9 +797,9 @@ wait_exit(pid_t child)
 	for (;;) {
 		w = wait(&wstatus);
 		if (w == child)
-			_exit(exit_code(wstatus));
+			corral_child_exit(exit_code(wstatus));
 		if (w < 0 && errno != EINTR)
-			_exit(127);
+			corral_child_exit(127);
 	}
 }
 
@@ -816,7 +817,7 @@ unit_init(const struct corral_sandbox_unit *u, int errfd, int alive)
 	int e;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&pf, 1, 0) != 0)
-		_exit(127);	/* the leader is gone already */
+		corral_child_exit(127);	/* the leader is gone already */
 	close(alive);
 	if (setsid() < 0)
 		return errno;

@@ -331,7 +331,7 @@ child_enter(const struct corral_proc *p, char *const *envp, int errfd)
 		e = errno;
 	}
 	(void)!write(errfd, &e, sizeof(e));
-	_exit(127);
+	corral_child_exit(127);
 }
 
 /*
