@@ -843,6 +843,7 @@ int
 corral_sandbox_enter(const void *arg, int errfd)
 {
 	const struct corral_sandbox_unit *u = arg;
+	sigset_t none;
 	int alive[2];
 	pid_t init;
 	size_t i;
@@ -859,7 +860,13 @@ corral_sandbox_enter(const void *arg, int errfd)
 		close(alive[1]);
 		return unit_init(u, errfd, alive[0]);
 	}
-	/* The leader: nothing of the agent's but the pipe, then wait. */
+	/*
+	 * The leader: nothing of the agent's but the pipe, the signals the
+	 * fork blocked back (one the agent forwards ends it, and the unit's
+	 * sandbox with it, as it ended bwrap), then wait.
+	 */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (alive[1] > 0)
 		(void)syscall(SYS_close_range, 0U, (unsigned)alive[1] - 1, 0U);
 	(void)syscall(SYS_close_range, (unsigned)alive[1] + 1, ~0U, 0U);
