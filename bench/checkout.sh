@@ -12,14 +12,10 @@ files=${1:-1000} big=${2:-4} rounds=${3:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# shellcheck source=lib/files.sh
+. "$(dirname "$0")/lib/files.sh"
 mkdir -p "$work/small/tree" "$work/large/tree"
-i=0
-while [ "$i" -lt "$files" ]; do
-	d="$work/small/tree/d$((i % 20))"
-	[ -d "$d" ] || mkdir "$d"
-	head -c 4096 /dev/urandom > "$d/f$i"
-	i=$((i + 1))
-done
+small_files "$work/small/tree" "$files" /dev/urandom > /dev/null
 i=0
 while [ "$i" -lt "$big" ]; do
 	head -c 33554432 /dev/urandom > "$work/large/tree/big$i"

@@ -13,6 +13,8 @@ set -eu
 
 files=${1:-2000} rounds=${2:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/files.sh
+. "$root/bench/lib/files.sh"
 after=${CORRAL_BIN:-$root/bin}
 before=${BENCH_BEFORE:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/corral-digests.XXXXXX")
@@ -21,14 +23,8 @@ trap 'rm -rf "$work"' EXIT
 # tree DIR: the project in DIR, its units the files of DIR/tree
 tree() {
 	mkdir -p "$1/tree"
-	i=0
-	while [ "$i" -lt "$files" ]; do
-		d="$1/tree/d$((i % 20))"
-		[ -d "$d" ] || mkdir "$d"
-		head -c 4096 /dev/urandom > "$d/f$i"
-		echo "tree/d$((i % 20))/f$i" >> "$1/units.txt"
-		i=$((i + 1))
-	done
+	small_files "$1/tree" "$files" /dev/urandom | sed 's|^|tree/|' \
+		>> "$1/units.txt"
 	cat > "$1/Makefile" <<ZZMK
 CORRAL_UNITS_FILE = units.txt
 CORRAL_CMD = true

@@ -21,14 +21,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/corral-bench.XXXXXX")
 scratch=$(mktemp -d "$shm/corral-bench.XXXXXX")
 trap 'rm -rf "$work" "$scratch"' EXIT
 
+# shellcheck source=lib/files.sh
+. "$(dirname "$0")/lib/files.sh"
 mkdir -p "$work/p/t"
-i=0
-while [ "$i" -lt "$files" ]; do
-	d="$work/p/d$((i % 20))"
-	[ -d "$d" ] || mkdir "$d"
-	head -c 4096 /dev/zero > "$d/f$i"
-	i=$((i + 1))
-done
+small_files "$work/p" "$files" /dev/zero > /dev/null
 i=1
 while [ "$i" -le 40 ]; do
 	echo true > "$work/p/t/u$i.sh"

@@ -3,7 +3,7 @@
  * scan.c fuzzes the merge's record scanner (record/scan.c) against
  * cJSON: a line the scanner takes (corral_record_scan_takes) must be one
  * corral_json_record_parse takes, with the same unit, ok, status, run,
- * at and inputs; and corral_record_scan, scanner or not, must give
+ * at, inputs and cached; and corral_record_scan, scanner or not, must give
  * record.c's verdict and message for every line.
  */
 #include "fuzz.h"
@@ -38,7 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	wrc = corral_json_record_parse(line, size, &want, &werr);
 	if (corral_record_scan_takes(line, size, &got, &scratch, hinted, &hint)) {
-		if (wrc < 0 || got.ok != want.ok)
+		if (wrc < 0 || got.ok != want.ok || got.cached != want.cached)
 			abort();
 		same(got.unit, hint.data);
 		same(got.unit, want.unit);

@@ -378,3 +378,85 @@ EOF
 	assert_equal 0 "$(ran_count)"
 	assert_equal 6 "$(find proj/.corral/cache/r -name '*.json' | wc -l)"
 }
+
+@test "cache: summary.json counts the cached units, corral-merge's line says how many, each one's progress line says cached, and the slowest units are those that ran" {
+	project proj 6
+	echo 'sleep 0.3' > proj/tests/u4.sh
+	run -0 make -C proj corral-run
+	assert_json '.cached == 0' proj/.corral/summary.json
+	# every slice runs again; only the units that read lib/shared miss
+	echo v2 > proj/lib/shared
+	rm proj/.corral/slices/*.pass
+	: > "$RAN"
+	run -0 --separate-stderr make -C proj corral-run
+	assert_equal 3 "$(ran_count)"
+	assert_contains "$output" "merged 6 units from 6 agents: 6 passed, 0 failed; 3 cached"
+	assert_contains "$output" "3 cached: passed before on the same inputs, not run again"
+	assert_json '.cached == 3 and .successes == 6 and .attempts == 6' proj/.corral/summary.json
+	# u4 took 0.3 s once; now its line gives no time but cached
+	run -0 grep -E '^corral: \[[1-6]/6\] pass +cached  tests/u[456]\.sh$' <<< "$stderr"
+	assert_equal 3 "${#lines[@]}"
+	run -0 grep -cE '^corral: \[[1-6]/6\] pass +[0-9.]+s  tests/u[123]\.sh$' <<< "$stderr"
+	assert_output 3
+	# u4 took 0.3 s when it ran, but not now: the slowest are u1..u3
+	run -0 corral-scoreboard -s 5 proj/.corral
+	run -0 sed -n '/slowest units:/,$p' <<< "$output"
+	refute_contains "$output" "tests/u4.sh"
+	assert_equal 3 "$(grep -c 'tests/u[123].sh' <<< "$output")"
+}
+
+@test "cache: a cached unit is a moment in the trace, its event lasting 0 with args.cached, and a mark of its own on the page, not a bar of the time it once took" {
+	project proj 4 'CORRAL_AGENTS = 1' "CORRAL_TRACE = $PWD/trace.json" "CORRAL_HTML = $PWD/page.html"
+	echo 'sleep 0.3' > proj/tests/u4.sh
+	run -0 make -C proj corral-run
+	local first
+	first=$(jq -r 'select(.unit == "tests/u4.sh") | .run' proj/.corral/successes.jsonl)
+	assert_json '[.traceEvents[] | select(.cat == "unit" and .name == "tests/u4.sh") | .dur >= 300000 and (.args | has("cached") | not)] == [true]' trace.json
+	grep -q '<rect class="bar pass" [^>]*data-unit="tests/u4.sh"' page.html
+	rm proj/.corral/slices/*.pass
+	: > "$RAN"
+	run -0 make -C proj corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_json '[.traceEvents[] | select(.cat == "unit")] | length == 4 and all(.dur == 0 and .args.cached == true)' trace.json
+	run -0 jq -c --arg first "$first" '[.traceEvents[] | select(.name == "tests/u4.sh") |
+		.args.cached_run == $first and .args.cached_duration_ms >= 300 and .args.status == "pass"]' trace.json
+	assert_output "[true]"
+	# the page: four cached marks, none a bar of a status; in the legend
+	# and the counts; nothing ran, so no attempt, no slowest unit
+	assert_equal 4 "$(grep -c '<rect class="bar cached" x="[0-9.]*" y="[0-9]*" width="4.00"' page.html)"
+	run -1 grep -c '<rect class="bar pass"' page.html
+	run -0 grep -o '<rect class="bar cached" [^>]*data-unit="tests/u4.sh"><title>[^<]*' <(tr '\n' ' ' < page.html)
+	assert_contains "$output" "cached: pass (exit 0), not run again; it took "
+	assert_contains "$output" " in run $first"
+	grep -q '<i class="cached"></i>cached' page.html
+	grep -q '4 cached, not run again</span><span>4 attempts</span>' page.html
+	run -0 sh -c 'xmllint --html --xpath "count(//h2[@id=\"slowest\"]/following-sibling::table[1]//tr)" page.html 2>/dev/null'
+	assert_output 1
+}
+
+@test "cache: a CORRAL_CACHE of a scheme but http:// and https://, and a CORRAL_CACHE_VERIFY above 100, are refused by the settings table in one line naming the knob, before anything runs" {
+	local kv
+	project proj 2
+	for kv in 'CORRAL_CACHE=ftp://host/cache|one path or http:// or https:// URL without spaces' \
+		'CORRAL_CACHE=S3+x.y://bucket|one path or http:// or https:// URL without spaces' \
+		'CORRAL_CACHE_VERIFY=101|a whole number from 0 to 100 (a percent)' \
+		'CORRAL_CACHE_VERIFY=99999999999999999999|a whole number from 0 to 100 (a percent)'; do
+		set -- "${kv%%|*}" "${kv#*|}"
+		run -2 --separate-stderr make -C proj corral-run "$1"
+		assert_equal "corral: ${1%%=*} is '${1#*=}'; it must be $2" "$(grep '^corral:' <<< "$stderr")"
+		# beside it only make's own line for the target
+		assert_equal 1 "$(grep -vc '^make: \*\*\* \[.*corral-run\] Error 2$' <<< "$stderr")"
+		assert_no_file proj/.corral
+		assert_equal 0 "$(ran_count)"
+	done
+	# not made a directory of the project named 'ftp:'
+	run -0 find proj -name '*:*'
+	assert_output ""
+	# the bounds, a leading zero, an https:// URL and a path with a colon are taken
+	run -0 make -C proj corral-run CORRAL_CACHE_VERIFY=100
+	run -0 make -C proj -B corral-run CORRAL_CACHE_VERIFY=0
+	run -0 make -C proj -B corral-run CORRAL_CACHE_VERIFY=007 CORRAL_CACHE=store:a/b://c
+	assert_file_exists proj/store:a/b:/c
+	run -0 make -C proj -B corral-run CORRAL_CACHE=https://127.0.0.1:9/cache
+	assert_contains "$output" "going on uncached"
+}

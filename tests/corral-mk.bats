@@ -1086,7 +1086,7 @@ CORRAL_HTML|h i|one path without spaces (a make limitation); units may hold spac
 CORRAL_BIN|b c|one path without spaces (a make limitation); units may hold spaces
 CORRAL_SHELL|/bin/sh -e|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HISTORY|h j|one path without spaces (a make limitation); units may hold spaces
-CORRAL_CACHE|c d|one path or http:// URL without spaces
+CORRAL_CACHE|c d|one path or http:// or https:// URL without spaces
 CORRAL_WORK|w x|one path without spaces (a make limitation); units may hold spaces
 CORRAL_UNIT_JUNIT|h j|one path without spaces (a make limitation); units may hold spaces
 CORRAL_HOST|a b|one word
@@ -1388,8 +1388,9 @@ EOF2
 	run -2 make -C proj -j2 corral-run
 	printf '%s\n' "$output" > run.out
 	assert_shown run.out
-	# the two share their note: listed once, with both names
-	assert_contains "$output" "2 units  FAIL?]0;pwned??[2J?X?Y????[31m????: n?]0;pwned"
+	# the two share their note: listed once, with both names (a note is
+	# one line: its CR was made a space as it was read)
+	assert_contains "$output" "2 units  FAIL?]0;pwned??[2J X?Y????[31m????: n?]0;pwned"
 	assert_contains "$output" "      u?]0;pwned??[2J?X?Y????[31m????, v?]0;pwned"
 	run -2 make -C proj -j2 corral-rerun-failed
 	printf '%s\n' "$output" > rerun.out

@@ -102,3 +102,15 @@ listed_after() {
 		grep -o 'corral-[a-z-]*' | LC_ALL=C sort -u)
 	_corral_same "the targets of README's make lines" "$(mk_targets | LC_ALL=C sort)" "$got"
 }
+
+@test "docs: the design and corral.mk(7) name exactly the settings the table puts in a unit's cache key" {
+	local want got
+	want=$(corral-engine settings -k | LC_ALL=C sort)
+	[ "$(wc -l <<< "$want")" -ge 10 ] || flunk "only $(wc -l <<< "$want") settings in the key"
+	got=$(sed -n '/^- the settings the settings table marks as joining the key/,/`-Y`;$/p' \
+		"$CORRAL_ROOT/doc/design.md" | grep -o 'CORRAL_[A-Z_]*' | LC_ALL=C sort -u)
+	_corral_same "the settings design.md says join the key" "$want" "$got"
+	got=$(sed -n "/^unit's name, the settings that join it\$/,/^\.Ev CORRAL_CACHE_KEY \.\$/p" \
+		"$CORRAL_ROOT/man/corral.mk.7" | grep -o 'CORRAL_[A-Z_]*' | LC_ALL=C sort -u)
+	_corral_same "the settings corral.mk(7) says join the key" "$want" "$got"
+}

@@ -195,3 +195,75 @@ EOF2
 	run -0 balance 2 1
 	assert_output "lower bound, max(total / 1 agents, longest unit)"
 }
+
+@test "html: cached units that follow one another merge into one mark of their own, never into the bars of what ran, and the balance and the slowest units leave them out" {
+	mkdir out
+	# agent 0: a, b, c cached within 2 ms, then d ran for 10 s
+	cat > out/successes.jsonl <<'EOF2'
+{"agent_id":"0","unit":"a","ok":true,"at":"2026-01-01T00:00:00.000Z","status":"pass","exit":0,"duration_ms":9000,"attempt":1,"run":"r2","cached":{"run":"r1","host":"h","at":"2025-12-31T00:00:00.000Z","key":"k"}}
+{"agent_id":"0","unit":"b","ok":true,"at":"2026-01-01T00:00:00.001Z","status":"pass","exit":0,"duration_ms":8000,"attempt":1,"run":"r2","cached":{"run":"r1","host":"h","at":"2025-12-31T00:00:00.000Z","key":"k"}}
+{"agent_id":"0","unit":"c","ok":true,"at":"2026-01-01T00:00:00.002Z","status":"skip","exit":77,"duration_ms":7000,"attempt":1,"run":"r2","cached":{"run":"r1","host":"h","at":"2025-12-31T00:00:00.000Z","key":"k"}}
+{"agent_id":"0","unit":"d","ok":true,"at":"2026-01-01T00:00:10.002Z","status":"pass","exit":0,"duration_ms":10000,"attempt":1,"run":"r2"}
+EOF2
+	run -0 corral-report -H page.html out
+	run -0 grep -o '<rect class="bars\? [a-z]*"[^>]*><title>[^<]*' <(tr '\n' ' ' < page.html)
+	assert_equal 2 "${#lines[@]}"
+	assert_contains "${lines[0]}" '<rect class="bars cached" x="130.00"'
+	assert_contains "${lines[0]}" 'width="4.00"'
+	assert_contains "${lines[0]}" '<title>3 cached, not run again a ... c'
+	assert_contains "${lines[1]}" '<rect class="bar pass"'
+	assert_contains "${lines[1]}" 'data-unit="d"'
+	grep -q '3 cached, not run again</span><span>4 attempts' page.html
+	run -0 xq "string(//h2[@id='balance']/following-sibling::table[1]//tr[3]/td[2])" page.html
+	assert_output "10.0s"
+	run -0 xq 'count(//h2[@id="slowest"]/following-sibling::table[1]//tr)' page.html
+	assert_output 2
+}
+
+# units U...: proj/, one unit file U.sh each, run by corral.mk, two agents,
+# cut round-robin (a.sh c.sh, b.sh d.sh)
+units() {
+	mkdir -p proj
+	for u in "$@"; do echo 'exit 0' > "proj/$u.sh"; done
+	printf '%s.sh\n' "$@" > proj/units.txt
+	cat > proj/Makefile <<EOF2
+CORRAL_UNITS_FILE = units.txt
+CORRAL_CMD = sh "\$\$CORRAL_UNIT"
+CORRAL_AGENTS = 2
+CORRAL_SPLIT = roundrobin
+include $CORRAL_ROOT/corral.mk
+EOF2
+}
+
+@test "html: after a second run that re-ran one slice (a unit's file edited), the page and the trace draw each unit's latest attempt and none it superseded, count summary.json's attempts, and balance that run alone" {
+	units a b c d
+	run -0 make -C proj -j2 corral-run
+	echo 'echo edited; exit 0' > proj/a.sh
+	run -0 make -C proj -j2 corral-run
+	assert_json '.merged == 4 and .attempts == 4' proj/.corral/summary.json
+	run -0 --separate-stderr corral-report -H page.html -T trace.json proj/.corral
+	run -0 xq "string(//p[@class='counts'])" page.html
+	assert_contains "$output" "4 attempts"
+	assert_contains "$output" "2 agents"
+	run -0 grep -o '<rect class="bar [^>]*data-unit="[^"]*"' page.html
+	assert_equal "a.sh b.sh c.sh d.sh" "$(printf '%s\n' "$output" | sed 's/.*data-unit="//; s/"$//' | sort | tr '\n' ' ' | sed 's/ $//')"
+	assert_json '[.traceEvents[] | select(.cat == "unit") | .name] | sort == ["a.sh","b.sh","c.sh","d.sh"]' trace.json
+	# the balance is the second run's: a.sh and c.sh, one agent
+	local r
+	r=$(jq -r .run proj/.corral/summary.json)
+	run -0 xq "string(//h2[@id='balance']/following-sibling::p[1])" page.html
+	assert_output "Of run $r alone: 2 of the 4 attempts."
+	run -0 xq "string(//h2[@id='balance']/following-sibling::table[1]//tr[2]/td[1])" page.html
+	assert_output "lower bound, max(total / 1 agents, longest unit)"
+}
+
+@test "html: the title names the project, the run summary.json names and the shard" {
+	units a b c
+	run -0 make -C proj -j2 corral-run CORRAL_SHARD=2/3 CORRAL_HTML="$PWD/page.html"
+	local r
+	r=$(jq -r .run proj/.corral/shard-2-of-3/summary.json)
+	run -0 xq "string(//title)" page.html
+	assert_output "proj: corral run $r, shard 2/3: 1 units"
+	run -0 xq "string(//h1)" page.html
+	assert_output "proj: corral run $r, shard 2/3"
+}

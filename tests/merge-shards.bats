@@ -112,6 +112,32 @@ host3" "$(printf '%s\n' "$output" | sort -u)"
 	assert_equal 4 "${#lines[@]}"
 }
 
+@test "merge-shards: re-merged without shard 2, the page and the trace draw no attempt of shard 2 and count summary.json's attempts, agents and hosts" {
+	hosts 3
+	run -0 make -C h1 corral-merge-shards CORRAL_SHARDS="$(shards 3)"
+	run -2 make -C h1 corral-merge-shards \
+		CORRAL_SHARDS="$PWD/h1/.corral/shard-1-of-3 $PWD/h3/.corral/shard-3-of-3"
+	assert_json '.merged == 8 and .attempts == 8 and .agents == 4' h1/.corral/summary.json
+	run -0 --separate-stderr corral-report -H page.html -T trace.json h1/.corral
+	run -0 jq -r .unit h2/.corral/shard-2-of-3/successes.jsonl
+	assert_equal 4 "${#lines[@]}"
+	local u two=("${lines[@]}")
+	for u in "${two[@]}"; do
+		refute_contains "$(grep -o '<rect class="bar [^>]*>' page.html)" "data-unit=\"$u\""
+	done
+	assert_equal 8 "$(grep -c '<rect class="bar ' page.html)"
+	run -0 --separate-stderr xmllint --html --xpath "string(//p[@class='counts'])" page.html
+	assert_contains "$output" "8 attempts"
+	assert_contains "$output" "4 agents"
+	assert_contains "$output" "2 hosts"
+	assert_json '[.traceEvents[] | select(.cat == "unit")] | length == 8' trace.json
+	# the title names the shards the result holds
+	assert_json '.shards == "1/3 3/3"' h1/.corral/summary.json
+	run -0 --separate-stderr xmllint --html --xpath "string(//h1)" page.html
+	assert_output "corral run $(jq -r .run h1/.corral/summary.json), shards 1/3 3/3"
+	assert_json '[.traceEvents[] | select(.cat == "unit") | .name] - ["'"$(IFS=,; echo "${two[*]}" | sed 's/,/","/g')"'"] | length == 8' trace.json
+}
+
 @test "merge-shards: a shard whose run did not finish (a directory, no manifest) is missing, and named so" {
 	hosts 2
 	rm h2/.corral/shard-2-of-2/shard.json

@@ -124,7 +124,7 @@ no_temps() {
 	run -0 jq -r .unit failures.jsonl
 	assert_output "$(printf 'b\nd')"
 	assert_json_eq '{"units":5,"merged":5,"attempts":5,"successes":3,"failures":2,
-		"missing":0,"duplicates":0,"unexpected":0,"agents":2,
+		"cached":0,"missing":0,"duplicates":0,"unexpected":0,"agents":2,
 		"unfinished":[],"run":"none",
 		"by_status":{"fail":1,"flaky":1,"pass":2,"timeout":1}}' \
 		"$(cat summary.json)"
@@ -135,9 +135,23 @@ no_temps() {
 	run -0 corral-merge -q logs
 	assert_output ""
 	run -0 jq -c keys_unsorted summary.json
-	assert_output '["units","merged","attempts","successes","failures","missing","duplicates","unexpected","agents","unfinished","run","by_status"]'
+	assert_output '["units","merged","attempts","successes","failures","cached","missing","duplicates","unexpected","agents","unfinished","run","by_status"]'
 	run -0 tail -c 2 summary.json
 	assert_output "}"
+}
+
+@test "merge: summary.json and the line count the units whose record holds a cached object, however the line is read, and nothing else" {
+	# b's note holds a \u escape, which the merge's scanner leaves to cJSON;
+	# c's last attempt is not cached; d's "cached" is no object
+	{ rec a true '"cached":{"run":"r0","host":"h","at":"2026-01-01T00:00:00.000Z","key":"k"}'
+	  rec b true '"note":"PASS: \u00e9","cached":{"run":"r0"}'
+	  rec c true '"cached":{"run":"r0"}'
+	  rec c true
+	  rec d true '"cached":"yes"'
+	  rec e false; } > logs/agent-0.jsonl
+	run -1 --separate-stderr corral-merge logs
+	assert_output "merged 5 units from 1 agent: 4 passed, 1 failed; 2 cached; 6 attempts"
+	assert_json '.cached == 2' summary.json
 }
 
 @test "merge: exit 0 when complete and every unit passed" {
@@ -1016,6 +1030,19 @@ layers() {
 	run -0 cat failures.jsonl
 	assert_output ""
 	assert_json '.merged == 2 and .successes == 2 and .failures == 0 and .duplicates == 0' summary.json
+}
+
+@test "merge: the lines a later layer replaced go to replaced.jsonl byte for byte, for the page; one layer leaves it empty" {
+	layers 0 "$(rec a true '"at":"2026-01-01T10:00:00.000Z","status":"pass"'
+		rec b false '"at":"2026-01-01T10:00:00.000Z","status":"fail","attempt":1'
+		rec b false '"at":"2026-01-01T10:00:01.000Z","status":"fail","attempt":2')" \
+		"$(rec b true '"at":"2026-01-01T10:05:00.000Z","status":"pass"')"
+	run -0 grep -c '"unit":"b"' logs/agent-0.jsonl
+	assert_output 2
+	run -0 cmp replaced.jsonl <(grep '"unit":"b"' logs/agent-0.jsonl)
+	assert_json '.attempts == 4 and .merged == 2' summary.json
+	run -1 corral-merge -q -o . logs
+	assert_equal 0 "$(wc -c < replaced.jsonl)"
 }
 
 @test "merge: a main-layer attempt newer than the re-run layer's wins" {

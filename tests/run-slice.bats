@@ -318,6 +318,14 @@ junit_note() {
 	junit_note '$CORRAL_UNIT.xml' 'exit 3' 'FAIL: exit 3'
 }
 
+@test "run-slice: -J: libxml2 prints nothing on the agent's stderr for a JUnit file whose bytes its encoding cannot convert" {
+	units u1
+	run -1 --separate-stderr corral-run-slice -J '$CORRAL_UNIT.xml' -c "cp '$BATS_TEST_DIRNAME/fixtures/run-slice/utf7-junit.xml' u1.xml" -l logs K slice
+	assert_equal "$stderr" ''
+	run -0 jq -r '.status' <(records logs/agent-K.jsonl)
+	assert_output fail
+}
+
 @test "run-slice: -J: a testcase whose name holds line breaks (&#10;, &#13;) still gives a one-line note" {
 	units u1
 	junit_note '$CORRAL_UNIT.xml' 'echo "<testsuite><testcase classname=\"a&#10;b\" name=\"c&#13;d\"><failure message=\"x\"/></testcase></testsuite>" > u1.xml' \

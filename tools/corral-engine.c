@@ -35,8 +35,9 @@ static void more(FILE *fp);
 static const struct corral_usage use = {
 	"corral-engine run GOAL\n"
 	"corral-engine STEP [ARG...]\n"
-	"corral-engine settings",
-	NULL,
+	"corral-engine settings [-k]",
+	"-k\twith settings, only the names of those that join a unit's "
+	"cache key",
 	more
 };
 
@@ -2003,15 +2004,19 @@ cmd_run(const char *goal)
  * 'settings': every setting and its default, one a line, tab between:
  * the CORRAL_* knobs, then what the run decides (lower case).
  */
+/* Every setting and its default; key: the names of those of the key. */
 static int
-cmd_settings(void)
+cmd_settings(int key)
 {
 	const struct corral_setting *row;
 	size_t i;
 
 	for (i = 0; i < CS_COUNT; i++) {
 		row = &corral_settings_table[i];
-		printf("%s\t%s\n", row->name, row->dflt);
+		if (!key)
+			printf("%s\t%s\n", row->name, row->dflt);
+		else if (row->key)
+			printf("%s\n", row->name);
 	}
 	xflush_stdout();
 	return CORRAL_EXIT_OK;
@@ -2031,8 +2036,9 @@ main(int argc, char *argv[])
 	corral_settings_init(&S);
 	if (!strcmp(cmd, "run") && argc == 3)
 		st = cmd_run(argv[2]);
-	else if (!strcmp(cmd, "settings") && argc == 2)
-		st = cmd_settings();
+	else if (!strcmp(cmd, "settings") && (argc == 2 || (argc == 3 &&
+	    !strcmp(argv[2], "-k"))))
+		st = cmd_settings(argc == 3);
 	else {
 		load();
 		if (!strcmp(cmd, "units") && argc == 2)

@@ -65,7 +65,9 @@ plural(size_t n, const char *word, const char *words)
 
 /*
  * "merged 200 units from 16 agents: 188 passed (2 flaky), 2 skipped,
- * 10 failed, 3 not run; 215 attempts"
+ * 10 failed, 3 not run; 150 cached; 215 attempts" -- cached: the units
+ * whose record reuses a stored result, not run again (Bazel's "Executed
+ * 50 out of 200 tests").
  */
 static void
 print_summary(const struct corral_merge_stats *st, const char *shard)
@@ -83,6 +85,8 @@ print_summary(const struct corral_merge_stats *st, const char *shard)
 	printf(", %zu failed", st->failures - st->not_run);
 	if (st->not_run)
 		printf(", %zu not run", st->not_run);
+	if (st->cached)
+		printf("; %zu cached", st->cached);
 	if (st->attempts > st->merged)
 		printf("; %zu attempts", st->attempts);
 	if (st->refused.n)

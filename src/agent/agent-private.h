@@ -86,6 +86,7 @@ struct corral_live {
 	void *print_arg;
 	int tty;		/* redraw one line ("\r\033[K...") */
 	long long drawn_ms;
+	int hit;		/* drawing a cached unit: no time of its own */
 	struct corral_tally t;
 	struct corral_buf b;
 };
@@ -112,6 +113,13 @@ void corral_live_start(struct corral_live *l, const char *unit, size_t i,
  * l->print: one line per attempt, or on a terminal the redrawn tally (at
  * most ten times a second, and once more when the run is done).
  */
+/*
+ * A unit the cache answered, as corral_live_end's last attempt: ticked
+ * with ms (its stored pass's), its progress line saying "cached" where
+ * the time of a unit that ran goes.
+ */
+void corral_live_hit(struct corral_live *l, const char *unit,
+    const char *status, long long ms, long long weight);
 void corral_live_end(struct corral_live *l, const char *unit,
     const char *status, long long ms, int attempt, int final,
     long long weight);

@@ -191,8 +191,8 @@ record_hit(struct corral_run *r, size_t n, const struct corral_cache_entry *e,
 	rec.cached = &cached;
 	rc = corral_run_write_record(r, &rec, 1, err);
 	if (rc == 0)
-		corral_live_end(&r->st->live, e->unit, e->status,
-		    e->duration_ms, 1, 1, weight);
+		corral_live_hit(&r->st->live, e->unit, e->status,
+		    e->duration_ms, weight);
 	corral_buf_release(&out);
 	return rc;
 }

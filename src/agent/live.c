@@ -356,7 +356,10 @@ draw(struct corral_live *l, const char *unit, const char *status,
 		rc |= add_tally(b, &l->t);
 		rc |= corral_buf_addstr(b, last ? "\n" : "");
 	} else {
-		corral_duration_format(ms, took);
+		if (l->hit)
+			strcpy(took, "cached");
+		else
+			corral_duration_format(ms, took);
 		rc |= corral_buf_addf(b, "corral: [%*zu/%zu] %-7s %6s  ",
 		    digits(total), l->t.done, total, status, took);
 		rc |= add_name(b, unit);
@@ -387,6 +390,15 @@ corral_live_end(struct corral_live *l, const char *unit, const char *status,
 		tally_read(l->tickfd, &l->tickoff, &l->t);
 	if (l->print)
 		draw(l, unit, status, ms, attempt, final);
+}
+
+void
+corral_live_hit(struct corral_live *l, const char *unit, const char *status,
+    long long ms, long long weight)
+{
+	l->hit = 1;
+	corral_live_end(l, unit, status, ms, 1, 1, weight);
+	l->hit = 0;
 }
 
 void

@@ -56,8 +56,10 @@ enum corral_kind {
 	CK_WORD,	/* at most one word */
 	CK_PATH,	/* at most one word, a path made absolute */
 	CK_NODE_PATH,	/* a path, or one whose $NAME each node expands */
-	CK_STORE,	/* a path made absolute, or an http(s):// URL */
+	CK_STORE,	/* a path made absolute, or an http(s):// URL; any
+			   other SCHEME:// is refused, never taken for a path */
 	CK_NUMBER,	/* a whole number */
+	CK_PERCENT,	/* a whole number from 0 to 100 */
 	CK_SECONDS,	/* seconds, a fraction allowed */
 	CK_WHOLE_SECONDS,
 	CK_BYTES,	/* with K, M or G */

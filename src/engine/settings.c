@@ -127,7 +127,7 @@ const struct corral_setting corral_settings_table[CS_COUNT] = {
 	 * unit depends on is found within a few runs of any real size, for
 	 * 2% of the cached work (see corral.mk(7)).
 	 */
-	[CS_CACHE_VERIFY] = { "CORRAL_CACHE_VERIFY", "2", CK_NUMBER, NULL,
+	[CS_CACHE_VERIFY] = { "CORRAL_CACHE_VERIFY", "2", CK_PERCENT, NULL,
 	    NULL, { TO(CP_SLICE, 'V'), NO } },
 	[CS_SHARD] = { "shard", "", CK_INTERNAL, NULL, MERGE_CFG,
 	    { TO(CP_MERGE, 'k'), NO } },
@@ -253,6 +253,43 @@ codes(const char *s)
 	return n > 0;
 }
 
+/* Whether s is a whole number from 0 to 100 (leading zeros allowed). */
+static int
+percent(const char *s)
+{
+	const char *v = s + strspn(s, "0");
+
+	return digits_then(s, NULL) && strlen(v) <= 3 && atoi(v) <= 100;
+}
+
+/*
+ * Whether s starts with a URL's scheme and "://" (RFC 3986: a letter,
+ * then letters, digits, "+", "-" or "."): no path a store is given as,
+ * so one that is not http:// or https:// is refused rather than made a
+ * directory under the project named "ftp:".
+ */
+static int
+has_scheme(const char *s)
+{
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	size_t n = strspn(s, alpha);
+
+	if (!n)
+		return 0;
+	while (s[n] && (strchr(alpha, s[n]) || strchr("0123456789+-.", s[n])))
+		n++;
+	return !strncmp(s + n, "://", 3);
+}
+
+/* Whether s is a store: no white space, and a path or an http(s) URL. */
+static int
+store(const char *s)
+{
+	return !s[strcspn(s, " \t\n")] && (!has_scheme(s) ||
+	    corral_http_is_url(s));
+}
+
 /* Whether word is one of the words of list. */
 static int
 one_of(const char *word, const char *list)
@@ -271,6 +308,7 @@ accepts(const struct corral_setting *row)
 {
 	switch (row->kind) {
 	case CK_NUMBER: return "a number";
+	case CK_PERCENT: return "a whole number from 0 to 100 (a percent)";
 	case CK_SECONDS: return "a number of seconds";
 	case CK_WHOLE_SECONDS: return "a whole number of seconds";
 	case CK_BYTES:
@@ -282,7 +320,7 @@ accepts(const struct corral_setting *row)
 	case CK_NODE_PATH:
 		return "one path without spaces (a make limitation)";
 	case CK_STORE:
-		return "one path or http:// URL without spaces";
+		return "one path or http:// or https:// URL without spaces";
 	case CK_WORD: return "one word";
 	default: return "text";
 	}
@@ -298,15 +336,16 @@ corral_setting_check(const struct corral_setting *row, const char *value,
 		return 0;
 	switch (row->kind) {
 	case CK_NUMBER: ok = digits_then(value, NULL); break;
+	case CK_PERCENT: ok = percent(value); break;
 	case CK_SECONDS: ok = seconds(value); break;
 	case CK_WHOLE_SECONDS: ok = digits_then(value, NULL); break;
 	case CK_BYTES: ok = digits_then(value, "KMG"); break;
 	case CK_CODES: ok = codes(value); break;
 	case CK_BOOL: ok = one_of(value, "0 1"); break;
 	case CK_ENUM: ok = one_of(value, row->choices); break;
+	case CK_STORE: ok = store(value); break;
 	case CK_PATH:
 	case CK_NODE_PATH:
-	case CK_STORE:
 	case CK_WORD: ok = !value[strcspn(value, " \t\n")]; break;
 	default: break;
 	}
@@ -417,8 +456,9 @@ normal(const struct corral_setting *row, const char *value, int unset,
 	case CK_NODE_PATH:
 		t = *v == '$' ? strdup(v) : absolute(v, cwd);
 		break;
+	/* a URL stays as written, to be checked (store) or used */
 	case CK_STORE:
-		t = corral_http_is_url(v) ? strdup(v) : absolute(v, cwd);
+		t = has_scheme(v) ? strdup(v) : absolute(v, cwd);
 		break;
 	case CK_PATHS: t = absolute_words(v, cwd); break;
 	default: return v;

@@ -4,8 +4,8 @@
  * temporary beside its target; then a commit record names the prepared
  * temporaries, they are renamed, and the record is removed.  A merge
  * killed between the two is finished by the next one (roll_forward), so
- * successes.jsonl, failures.jsonl and summary.json are never left half
- * old and half new.
+ * successes.jsonl, failures.jsonl, summary.json and replaced.jsonl are
+ * never left half old and half new.
  */
 #define _GNU_SOURCE	/* sync_file_range */
 #include <dirent.h>
@@ -135,6 +135,7 @@ merge_clean_stale(struct merge *m)
 {
 	static const char *const pre[] = { ".successes.jsonl.tmp.",
 	    ".failures.jsonl.tmp.", ".summary.json.tmp.",
+	    ".replaced.jsonl.tmp.",
 	    ".history.jsonl.tmp.", "." COMMIT_NAME ".tmp.",
 	    ".merge.json.tmp.", NULL };	/* corral-merge's note of its time */
 	const char *const *p;
@@ -160,10 +161,11 @@ merge_clean_stale(struct merge *m)
  * The commit record: the base names of the prepared temporaries, one per
  * line.  Once it is on disk the new result set is decided; a merge killed
  * before it has renamed them all is finished by the next (merge_roll_forward),
- * so the three files are never left half old and half new.
+ * so the result files are never left half old and half new.
  */
 static const char *const targets[] = {
-	"successes.jsonl", "failures.jsonl", "summary.json", NULL
+	"successes.jsonl", "failures.jsonl", "summary.json", "replaced.jsonl",
+	NULL
 };
 
 /* The target of temporary base name tmp (".NAME.tmp.XXXXXX"), or NULL. */
@@ -252,7 +254,8 @@ out:
 static int
 rename_all(struct merge *m, struct corral_err *err)
 {
-	struct out *outs[] = { &m->succ, &m->fail, &m->sum, NULL }, **o;
+	struct out *outs[] = { &m->succ, &m->fail, &m->sum, &m->rep, NULL },
+	    **o;
 	struct corral_buf rec = CORRAL_BUF_INIT;
 	char *path;
 	int rc = -1;
@@ -277,6 +280,7 @@ rename_all(struct merge *m, struct corral_err *err)
 			out_leave(&m->succ);	/* decided: the next merge */
 			out_leave(&m->fail);	/* renames what is left */
 			out_leave(&m->sum);
+			out_leave(&m->rep);
 			goto out;
 		}
 		(*o)->open = 0;
@@ -290,7 +294,7 @@ out:
 	return rc;
 }
 
-/* Put the three result files in place, together. */
+/* Put the result files in place, together. */
 int
 merge_commit(struct merge *m, struct corral_err *err)
 {
@@ -305,7 +309,8 @@ merge_commit(struct merge *m, struct corral_err *err)
 	if (merge_out_open(&m->sum, m->outdir, "summary.json", err) < 0 ||
 	    merge_out_add(&m->sum, sum.data, sum.len, 0, err) < 0 ||
 	    out_prepare(&m->succ, err) < 0 || out_prepare(&m->fail, err) < 0 ||
-	    out_prepare(&m->sum, err) < 0 || rename_all(m, err) < 0)
+	    out_prepare(&m->sum, err) < 0 || out_prepare(&m->rep, err) < 0 ||
+	    rename_all(m, err) < 0)
 		goto out;
 	m->st->written = 1;
 	rc = 0;

@@ -566,6 +566,17 @@ merge_find_winners(struct merge *m, struct corral_err *err)
 /* checking a line                                                     */
 
 /*
+ * Another layer holds the attempt of this unit that wins (w): this one is
+ * an earlier attempt of the result, which replaced.jsonl keeps for the
+ * run's page and trace (history has it only when a merge came between).
+ */
+static int
+layer_lost(const struct merge *m, uint32_t ai, const struct win *w)
+{
+	return w && m->agents[w->agent].layer != m->agents[ai].layer;
+}
+
+/*
  * Note a valid record of agent ai, whose line starts at off.  A unit
  * already kept from the same log is replaced (the last attempt wins); one
  * from another log is a duplicate.  A unit the population lacks is
@@ -585,8 +596,7 @@ add_record(struct merge *m, uint32_t ai, off_t off,
 	long idx, was;
 	int found, flaky = 0;
 
-	/* Another layer holds the attempt that wins: this one is history. */
-	if (w && m->agents[w->agent].layer != m->agents[ai].layer)
+	if (layer_lost(m, ai, w))
 		return 0;
 	if (w && w->flaky && w->agent == ai && w->off == off) {
 		flaky = 1;
@@ -607,6 +617,7 @@ add_record(struct merge *m, uint32_t ai, off_t off,
 	if ((idx = merge_push_rec(m, off, jr->ok, status, jr->run)) < 0)
 		return merge_nomem(err);
 	m->recs[idx].flaky = flaky;
+	m->recs[idx].cached = jr->cached != 0;
 	if (was >= 0) {
 		m->recs[was].dropped = 1;
 		if ((dup = dup_of(m, (size_t)was)) &&
@@ -702,6 +713,9 @@ check_line(struct merge *m, uint32_t ai, struct corral_reader *rd,
 		rc = merge_nomem(err);
 	else if (rc == 1 && writing(m))
 		rc = route(m, &m->recs[kept], rd->line, rd->len, err);
+	else if (rc == 0 && writing(m) && layer_lost(m, ai,
+	    winner(m, jr.unit)))
+		rc = merge_out_add(&m->rep, rd->line, rd->len, 1, err);
 	else
 		rc = 0;
 	corral_json_record_release(&jr);

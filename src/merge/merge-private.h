@@ -68,6 +68,7 @@ struct rec {
 	unsigned dropped : 1;	/* a later line of the same log replaced it */
 	unsigned has_run : 1;	/* the record named its run */
 	unsigned flaky : 1;	/* written as a flaky record */
+	unsigned cached : 1;	/* a pass the cache held, not run again */
 	uint32_t status;	/* index in statuses */
 	uint32_t run;		/* index in runs */
 };
@@ -169,6 +170,8 @@ struct merge {
 	struct corral_buf at;		/* the latest "at" seen */
 	time_t units_mtime;
 	struct out succ, fail, sum;
+	struct out rep;			/* replaced.jsonl: what a later layer
+					   replaced (see layer_lost) */
 	int lockfd;
 };
 

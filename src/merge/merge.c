@@ -192,6 +192,7 @@ teardown(struct merge *m)
 	merge_out_abort(&m->succ);
 	merge_out_abort(&m->fail);
 	merge_out_abort(&m->sum);
+	merge_out_abort(&m->rep);
 	if (m->lockfd >= 0)
 		close(m->lockfd);
 	for (i = 0; i < m->nlayers; i++) {
@@ -243,7 +244,8 @@ read_logs(struct merge *m, struct corral_err *err)
 	if (m->o->units && merge_read_units(m, err) < 0)
 		return -1;
 	if (merge_out_open(&m->succ, m->outdir, "successes.jsonl", err) < 0 ||
-	    merge_out_open(&m->fail, m->outdir, "failures.jsonl", err) < 0)
+	    merge_out_open(&m->fail, m->outdir, "failures.jsonl", err) < 0 ||
+	    merge_out_open(&m->rep, m->outdir, "replaced.jsonl", err) < 0)
 		return -1;
 	if (m->nagents >= MERGE_NONE)
 		return corral_err_set(err, 0, "'%s': too many agent logs",

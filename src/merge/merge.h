@@ -30,6 +30,8 @@ struct corral_merge_opts {
 	int sealed;		/* every log must end in a seal (-s) */
 	const char *shard;	/* "K/N": summary.json names the shard, or
 				   NULL */
+	const char *shards;	/* "1/3 3/3": a merge of shards names the
+				   ones it holds, or NULL */
 	const struct corral_merge_absent *absent;	/* nabsent groups of
 					   expected units known to be
 					   missing, and why */
@@ -58,6 +60,7 @@ struct corral_merge_stats {
 	size_t attempts;	/* record lines read: every attempt counts */
 	size_t flaky;		/* units written with status "flaky" */
 	size_t skipped;		/* units written with status "skip" */
+	size_t cached;		/* units whose record reuses a stored pass */
 	size_t successes;	/* lines written to successes.jsonl */
 	size_t failures;	/* lines written to failures.jsonl */
 	size_t missing;		/* expected units no log holds (not-run) */
@@ -89,7 +92,9 @@ typedef void corral_merge_report_fn(void *arg, const char *msg);
  * unit in two logs of one layer is a duplicate, and a unit in several
  * layers keeps its latest attempt (greatest "at"; the later layer on a
  * tie).  A pass that wins over a failure with the same "inputs" becomes a
- * "flaky" record, which the merge writes itself.  The result files
+ * "flaky" record, which the merge writes itself.  The lines of the
+ * attempts a later layer replaced go, byte for byte, to replaced.jsonl
+ * (empty with one layer), for the run's page and trace.  The result files
  * are replaced atomically (CORRAL_ATOMIC_KEEP_SAME), and only when the
  * whole input was valid; then the records of every run not yet committed
  * to history.jsonl are appended to it.  The output is a pure function of

@@ -682,27 +682,46 @@ nomem:
 	return -1;
 }
 
+/* "1/3 3/3": the shards the merge holds, for summary.json (the page). */
+static int
+held(const struct shards *s, struct corral_buf *b)
+{
+	long k;
+	int rc = 0;
+
+	for (k = 0; k < s->n; k++)
+		if (s->of[k])
+			rc |= corral_buf_addf(b, "%s%ld/%ld", b->len ? " " : "",
+			    k + 1, s->n);
+	return rc | corral_buf_addstr(b, "");
+}
+
 static int
 merge(struct shards *s, struct corral_merge_stats *st, size_t *missing,
     struct corral_err *err)
 {
+	struct corral_buf shards = CORRAL_BUF_INIT;
 	struct corral_merge_opts mo;
 	struct corral_merge_absent *a;
 	size_t i;
 	int rc;
 
-	if (!(a = calloc((size_t)s->n, sizeof(*a))))
+	if (held(s, &shards) < 0 || !(a = calloc((size_t)s->n, sizeof(*a)))) {
+		corral_buf_release(&shards);
 		return merge_nomem(err);
+	}
 	memset(&mo, 0, sizeof(mo));
 	mo.logdirs = (const char *const *)s->logdirs.v;
 	mo.nlogdirs = s->logdirs.n;
 	mo.outdir = s->o->outdir;
 	mo.units = s->o->units;
 	mo.run = s->o->run;
+	mo.shards = shards.data;
 	mo.sealed = 1;
 	mo.absent = a;
 	if (absent(s, a, &mo.nabsent) < 0) {
 		free(a);
+		corral_buf_release(&shards);
 		return merge_nomem(err);
 	}
 	*missing = mo.nabsent;
@@ -712,6 +731,7 @@ merge(struct shards *s, struct corral_merge_stats *st, size_t *missing,
 		if (corral_strv_add(&st->refused, s->refused_logs.v[i]) < 0)
 			rc = merge_nomem(err);
 	free(a);
+	corral_buf_release(&shards);
 	return rc;
 }
 

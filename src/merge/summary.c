@@ -57,12 +57,12 @@ merge_format_summary(struct merge *m, struct corral_buf *b)
 	rc |= corral_buf_addf(b, "{\n  \"units\": %zu,\n  \"merged\": %zu,\n"
 	    "  \"attempts\": %zu,\n"
 	    "  \"successes\": %zu,\n  \"failures\": %zu,\n"
+	    "  \"cached\": %zu,\n"
 	    "  \"missing\": %zu,\n  \"duplicates\": %zu,\n"
 	    "  \"unexpected\": %zu,\n  \"agents\": %zu,\n"
 	    "  \"unfinished\": [", st->units, st->merged, st->attempts,
-	    st->successes,
-	    st->failures, st->missing, st->duplicates, st->unexpected,
-	    st->agents);
+	    st->successes, st->failures, st->cached, st->missing,
+	    st->duplicates, st->unexpected, st->agents);
 	for (i = 0; i < st->unfinished.n; i++) {
 		rc |= corral_buf_addstr(b, i ? ", " : "");
 		rc |= corral_buf_addjson(b, st->unfinished.v[i],
@@ -74,6 +74,11 @@ merge_format_summary(struct merge *m, struct corral_buf *b)
 	if (m->o->shard) {
 		rc |= corral_buf_addstr(b, "  \"shard\": ");
 		rc |= corral_buf_addjson(b, m->o->shard, strlen(m->o->shard));
+		rc |= corral_buf_addstr(b, ",\n");
+	}
+	if (m->o->shards) {
+		rc |= corral_buf_addstr(b, "  \"shards\": ");
+		rc |= corral_buf_addjson(b, m->o->shards, strlen(m->o->shards));
 		rc |= corral_buf_addstr(b, ",\n");
 	}
 	rc |= add_by_status(m, b);
@@ -102,6 +107,7 @@ merge_count_results(struct merge *m)
 			m->st->skipped++;
 		if (not_run && m->recs[i].status == (uint32_t)*not_run)
 			m->st->not_run++;
+		m->st->cached += m->recs[i].cached;
 	}
 	m->st->units = m->o->units ? m->nexpected : m->st->merged;
 }

@@ -602,6 +602,15 @@ corral_json_record_str(const struct corral_json_record *r, const char *key)
 	return r->doc ? cj_get_str(r->doc, key) : NULL;
 }
 
+const char *
+corral_json_record_cached(const struct corral_json_record *r, const char *key)
+{
+	const cJSON *o = r->doc ? cJSON_GetObjectItemCaseSensitive(r->doc,
+	    "cached") : NULL;
+
+	return cJSON_IsObject(o) ? cj_get_str(o, key) : NULL;
+}
+
 void
 corral_json_record_release(struct corral_json_record *r)
 {

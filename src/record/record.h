@@ -271,6 +271,12 @@ int corral_json_record_checkout(const struct corral_json_record *r,
 /* The top-level string member key of r ("host"), or NULL. */
 const char *corral_json_record_str(const struct corral_json_record *r,
     const char *key);
+/*
+ * The string member key ("run", "host", "at", "key") of r's "cached"
+ * object, the stored pass a cached record reuses, or NULL.
+ */
+const char *corral_json_record_cached(const struct corral_json_record *r,
+    const char *key);
 
 /*
  * The record line[0..len) (NUL at line[len]) with "status" made "flaky" and

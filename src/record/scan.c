@@ -3,7 +3,7 @@
  * scan.c reads a log line as a record without building a tree: a strict
  * JSON scanner, one pass over the bytes, checks that the line is exactly
  * one object and copies out the members the merge reads (unit, ok, status,
- * run, at, inputs).  It knows a subset of what cJSON reads: no \u escape,
+ * run, at, inputs; whether "cached" is an object).  It knows a subset of what cJSON reads: no \u escape,
  * no escape in a key or in a member it copies, nesting to SCAN_DEPTH,
  * numbers of up to SCAN_NUMBER bytes, only JSON's four whitespace bytes.
  * A line outside that subset, or wrong in any way, goes to
@@ -20,11 +20,11 @@
 #define SCAN_DEPTH	32	/* cJSON: 1000 */
 #define SCAN_NUMBER	32	/* cJSON: 63 bytes */
 
-enum { F_UNIT, F_OK, F_STATUS, F_RUN, F_AT, F_INPUTS, NF };
-enum { T_STRING, T_TRUE, T_FALSE, T_OTHER };
+enum { F_UNIT, F_OK, F_STATUS, F_RUN, F_AT, F_INPUTS, F_CACHED, NF };
+enum { T_STRING, T_TRUE, T_FALSE, T_OBJECT, T_OTHER };
 
 static const char *const fname[NF] = {
-	"unit", "ok", "status", "run", "at", "inputs"
+	"unit", "ok", "status", "run", "at", "inputs", "cached"
 };
 
 /* What the scan found of the top-level members it reads. */
@@ -35,6 +35,7 @@ struct found {
 	int n[NF];		/* members so named */
 	int str[NF];		/* the first is a string */
 	int ok;
+	int cached;		/* the first "cached" is an object */
 };
 
 static int
@@ -177,7 +178,8 @@ field_of(const char *key, size_t len)
 		f = F_UNIT;
 		break;
 	case 6:
-		f = key[0] == 's' ? F_STATUS : key[0] == 'i' ? F_INPUTS : -1;
+		f = key[0] == 's' ? F_STATUS : key[0] == 'i' ? F_INPUTS :
+		    key[0] == 'c' ? F_CACHED : -1;
 		break;
 	default:
 		return -1;
@@ -189,7 +191,8 @@ field_of(const char *key, size_t len)
  * Note the value of top-level member f, of type t (a string at s[b..e),
  * quotes left out).  As record.c reads it: "unit" a string, not empty,
  * and "ok" a boolean, each once; of the others the first counts, a string
- * or nothing.  0, or -1 when the scanner leaves the line to record.c.
+ * or nothing ("cached": an object or nothing).  0, or -1 when the scanner
+ * leaves the line to record.c.
  */
 static int
 note(const char *s, struct found *fd, int f, int t, size_t b, size_t e,
@@ -200,6 +203,10 @@ note(const char *s, struct found *fd, int f, int t, size_t b, size_t e,
 	if (f == F_OK) {
 		fd->ok = t == T_TRUE;
 		return t == T_TRUE || t == T_FALSE ? 0 : -1;
+	}
+	if (f == F_CACHED) {
+		fd->cached = t == T_OBJECT;
+		return 0;
 	}
 	if (t != T_STRING)
 		return f == F_UNIT ? -1 : 0;
@@ -314,7 +321,8 @@ scan(const char *s, size_t n, struct found *fd)
 		while (i < n && s[i] == closer(stack[depth - 1])) {
 			if (--depth == 0)
 				return skip_ws(s, i + 1, n) == n;
-			if (depth == 1 && note(s, fd, f, T_OTHER, 0, 0, 0) < 0)
+			if (depth == 1 && note(s, fd, f, s[i] == '}' ?
+			    T_OBJECT : T_OTHER, 0, 0, 0) < 0)
 				return 0;
 			i = skip_ws(s, i + 1, n);
 		}
@@ -350,6 +358,7 @@ fill(const char *s, const struct found *fd, struct corral_json_record *r,
 		if (fd->str[f])
 			*to[f] = scratch->data + at[f];
 	r->ok = fd->ok;
+	r->cached = fd->cached;
 	r->duration_ms = r->exit_code = r->attempt = -1;
 	r->tests = r->tests_failed = r->tests_skipped = -1;
 	return 0;

@@ -4,7 +4,9 @@
  * else: inline CSS and SVG, no script, nothing fetched.  It holds the
  * counts, a timeline with one row per agent (grouped by host) and one bar
  * per attempt, coloured by status, whose SVG <title> the browser shows on
- * hover; the failures first, with their notes and the tail of their
+ * hover (a unit the cache answered is a mark of its own, a moment wide:
+ * it did not run now, and the time its stored pass once took is only
+ * said); the failures first, with their notes and the tail of their
  * output; the slowest and the flaky units; and the plan's balance, the
  * makespan against its lower bound max(total / agents, longest unit).
  * For a large run, bars narrower than a pixel that follow one another on
@@ -25,6 +27,7 @@
 #define SHOWN	50	/* rows of a table before the rest fold */
 #define TAILS	200	/* failures whose output tail is quoted */
 #define SLOWEST	20
+#define CACHED_W	4	/* px of a cached unit's mark: it took no time */
 
 static const char style[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -40,6 +43,7 @@ static const char style[] =
 	".timeline{overflow-x:auto}"
 	".meter{display:inline-block;height:.7em;background:#3a9d5d}"
 	"rect.bar,rect.bars{stroke:#fff;stroke-width:.5}"
+	"rect.cached{stroke:#3a9d5d;stroke-width:1}"
 	".pass{fill:#3a9d5d;background:#3a9d5d}"
 	".flaky{fill:#e6c229;background:#e6c229}"
 	".skip{fill:#9aa0a6;background:#9aa0a6}"
@@ -51,6 +55,7 @@ static const char style[] =
 	".other{fill:#777;background:#777}"
 	".checkout{fill:#7aa7d9;background:#7aa7d9}"
 	".merge{fill:#444;background:#444}"
+	".cached{fill:#d5ecdc;background:#d5ecdc}"
 	".key i{display:inline-block;width:.9em;height:.9em;"
 	"margin:0 .3em 0 1em;vertical-align:-.1em}"
 	".grid{stroke:#e4e4e4}.host{font-weight:bold}";
@@ -112,6 +117,7 @@ count_status(const struct corral_timeline *t, const char *status)
 	return n;
 }
 
+/* The attempts, as summary.json counts them: a cached unit's among them. */
 static size_t
 count_attempts(const struct corral_timeline *t)
 {
@@ -119,6 +125,16 @@ count_attempts(const struct corral_timeline *t)
 
 	for (i = 0; i < t->n; i++)
 		n += t->spans[i].kind == CORRAL_SPAN_ATTEMPT;
+	return n;
+}
+
+static size_t
+count_cached(const struct corral_timeline *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nunits; i++)
+		n += t->units[i].cached != 0;
 	return n;
 }
 
@@ -138,6 +154,10 @@ add_counts(const struct corral_timeline *t, struct corral_buf *b)
 			    "style=\"display:inline-block;width:.8em;"
 			    "height:.8em\"></i> %zu %s</span>", shown[i], n,
 			    shown[i]);
+	if ((n = count_cached(t)))
+		rc |= corral_buf_addf(b, "<span><i class=\"cached\" "
+		    "style=\"display:inline-block;width:.8em;height:.8em\">"
+		    "</i> %zu cached, not run again</span>", n);
 	rc |= corral_buf_addf(b, "<span>%zu attempts</span><span>%zu "
 	    "agent%s</span>", count_attempts(t), t->nlanes,
 	    t->nlanes == 1 ? "" : "s");
@@ -270,6 +290,27 @@ add_labels(const struct plot *p, struct corral_buf *b)
 	    "</text>\n", row_y(p->rows - 1) + 13);
 }
 
+/*
+ * A cached unit's title, after its name: "cached: pass (exit 0), not run
+ * again; it took 1.2s in run R".
+ */
+static int
+add_cached_title(const struct corral_span *s, struct corral_buf *b)
+{
+	int rc = corral_buf_addstr(b, "cached: ");
+
+	rc |= text(b, s->status);
+	if (s->exit_code >= 0)
+		rc |= corral_buf_addf(b, " (exit %lld)", s->exit_code);
+	rc |= corral_buf_addstr(b, ", not run again; it took ");
+	rc |= add_ms(b, s->cached_ms);
+	if (s->cached_run) {
+		rc |= corral_buf_addstr(b, " in run ");
+		rc |= text(b, s->cached_run);
+	}
+	return rc | corral_buf_addstr(b, "</title></rect>\n");
+}
+
 /* One bar: a span of its own, with its title. */
 static int
 add_bar(const struct plot *p, const struct corral_span *s,
@@ -280,11 +321,14 @@ add_bar(const struct plot *p, const struct corral_span *s,
 	    p->row[s->lane];
 	int rc;
 
+	if (s->cached)
+		w = CACHED_W;
 	rc = corral_buf_addf(b, "<rect class=\"%s %s\" x=\"%.2f\" y=\"%.0f\" "
 	    "width=\"%.2f\" height=\"%d\"", s->kind == CORRAL_SPAN_ATTEMPT ?
-	    "bar" : "span", s->kind == CORRAL_SPAN_ATTEMPT ?
-	    status_class(s->status) : s->kind == CORRAL_SPAN_CHECKOUT ?
-	    "checkout" : "merge", x, row_y(row) + 2, w < 1 ? 1 : w, BAR_H);
+	    "bar" : "span", s->cached ? "cached" : s->kind ==
+	    CORRAL_SPAN_ATTEMPT ? status_class(s->status) : s->kind ==
+	    CORRAL_SPAN_CHECKOUT ? "checkout" : "merge", x, row_y(row) + 2,
+	    w < 1 ? 1 : w, BAR_H);
 	if (s->kind == CORRAL_SPAN_ATTEMPT) {
 		rc |= corral_buf_addstr(b, " data-unit=\"");
 		rc |= text(b, s->unit);
@@ -294,6 +338,8 @@ add_bar(const struct plot *p, const struct corral_span *s,
 	rc |= text(b, s->unit ? s->unit : s->kind == CORRAL_SPAN_CHECKOUT ?
 	    "checkout" : "merge");
 	rc |= corral_buf_addstr(b, "\n");
+	if (s->cached)
+		return rc | add_cached_title(s, b);
 	rc |= add_ms(b, s->dur_ms);
 	if (s->kind == CORRAL_SPAN_ATTEMPT) {
 		rc |= corral_buf_addstr(b, ", ");
@@ -318,15 +364,23 @@ add_group(const struct plot *p, const struct group *g, struct corral_buf *b)
 {
 	static const char *const cls[] = { "pass", "flaky", "fail" };
 	double x = px(p, g->first->start_ms), w = px(p, g->end) - x;
-	int rc;
+	int cached = g->first->cached, rc;
 
 	if (g->n == 1)
 		return add_bar(p, g->first, b);
+	if (w < (cached ? CACHED_W : 1))
+		w = cached ? CACHED_W : 1;
 	rc = corral_buf_addf(b, "<rect class=\"bars %s\" x=\"%.2f\" "
-	    "y=\"%.0f\" width=\"%.2f\" height=\"%d\"><title>%zu attempts, "
-	    "%zu failed, ", cls[g->worst], x, row_y(p->row[g->first->lane]) +
-	    2, w < 1 ? 1 : w, BAR_H, g->n, g->failed);
-	rc |= add_ms(b, g->end - g->first->start_ms);
+	    "y=\"%.0f\" width=\"%.2f\" height=\"%d\"><title>", cached ?
+	    "cached" : cls[g->worst], x, row_y(p->row[g->first->lane]) + 2, w,
+	    BAR_H);
+	if (cached)
+		rc |= corral_buf_addf(b, "%zu cached, not run again", g->n);
+	else {
+		rc |= corral_buf_addf(b, "%zu attempts, %zu failed, ", g->n,
+		    g->failed);
+		rc |= add_ms(b, g->end - g->first->start_ms);
+	}
 	rc |= corral_buf_addstr(b, "\n");
 	rc |= text(b, g->first->unit);
 	rc |= corral_buf_addstr(b, " ... ");
@@ -334,11 +388,15 @@ add_group(const struct plot *p, const struct group *g, struct corral_buf *b)
 	return rc | corral_buf_addstr(b, "</title></rect>\n");
 }
 
-/* Whether s, on its lane after g, joins g: both below a pixel, and close. */
+/*
+ * Whether s, on its lane after g, joins g: both below a pixel, and close;
+ * cached units join only one another.
+ */
 static int
 joins(const struct plot *p, const struct group *g, const struct corral_span *s)
 {
-	return g->n && (double)s->dur_ms * p->scale < 1 &&
+	return g->n && s->cached == g->first->cached &&
+	    (double)s->dur_ms * p->scale < 1 &&
 	    (double)(g->last->dur_ms) * p->scale < 1 &&
 	    (double)(s->start_ms - g->end) * p->scale < 1;
 }
@@ -383,7 +441,7 @@ static int
 add_key(struct corral_buf *b)
 {
 	static const char *const keys[] = { "pass", "flaky", "skip", "fail",
-	    "crash", "timeout", "error", "checkout", "merge" };
+	    "crash", "timeout", "error", "cached", "checkout", "merge" };
 	size_t i;
 	int rc = corral_buf_addstr(b, "<p class=\"key\">");
 
@@ -552,14 +610,17 @@ static int
 add_slowest(const struct corral_timeline *t, struct corral_buf *b)
 {
 	const struct corral_timeline_unit **v;
-	size_t i, n = t->nunits < SLOWEST ? t->nunits : SLOWEST;
+	size_t i, k = 0, n;
 	int rc;
 
 	if (!(v = calloc(t->nunits ? t->nunits : 1, sizeof(*v))))
 		return -1;
+	/* a cached unit took no time now: its duration is its stored pass's */
 	for (i = 0; i < t->nunits; i++)
-		v[i] = &t->units[i];
-	qsort(v, t->nunits, sizeof(*v), by_duration);
+		if (!t->units[i].cached)
+			v[k++] = &t->units[i];
+	qsort(v, k, sizeof(*v), by_duration);
+	n = k < SLOWEST ? k : SLOWEST;
 	rc = corral_buf_addf(b, "<h2 id=\"slowest\">Slowest units</h2>\n"
 	    "<table><tr><th>unit</th><th>time</th><th></th></tr>\n");
 	for (i = 0; i < n && rc == 0; i++) {
@@ -584,20 +645,46 @@ struct balance {
 	long long total;	/* their time */
 	long long longest;	/* a unit's attempts, together */
 	size_t lanes;		/* the agents they ran in */
+	size_t n, of;		/* attempts measured, of all */
+	int by_run;		/* they are t->run's */
 };
 
+/* 1 when s is an attempt of run (NULL: any run). */
+static int
+of_run(const struct corral_span *s, const char *run)
+{
+	return s->kind == CORRAL_SPAN_ATTEMPT && (!run || (s->run &&
+	    !strcmp(s->run, run)));
+}
+
 /*
- * The attempts of the latest run alone (after the last pause left out):
- * a plan is cut for one invocation, and a re-run of a few units is no
- * measure of it.
+ * Which attempts the balance measures: a plan is cut for one invocation,
+ * and the slices a later one ran again, or a re-run of a few units, are
+ * no measure of it.  The attempts of the result's run (summary.json's)
+ * when there are any, else those after the last pause left out (a merge
+ * of shards: each host's run has an id of its own).
  */
+static void
+pick(const struct corral_timeline *t, struct balance *bal, long long *from)
+{
+	size_t i;
+
+	*from = t->ngaps ? t->gaps[t->ngaps - 1] : 0;
+	for (i = 0; i < t->n; i++) {
+		bal->of += of_run(&t->spans[i], NULL);
+		bal->by_run |= t->run && of_run(&t->spans[i], t->run);
+	}
+	if (bal->by_run)
+		*from = 0;
+}
+
 static int
 measure(const struct corral_timeline *t, struct balance *bal)
 {
 	struct corral_set *per = corral_set_new();
 	const struct corral_span *s;
-	long long from = t->ngaps ? t->gaps[t->ngaps - 1] : 0;
 	unsigned char *seen = calloc(t->nlanes + 1, 1);
+	long long from;
 	long *v;
 	size_t i;
 
@@ -608,9 +695,14 @@ measure(const struct corral_timeline *t, struct balance *bal)
 	}
 	memset(bal, 0, sizeof(*bal));
 	bal->first = -1;
+	pick(t, bal, &from);
 	for (i = 0; i < t->n; i++) {
 		s = &t->spans[i];
-		if (s->kind != CORRAL_SPAN_ATTEMPT || s->start_ms < from)
+		if (!of_run(s, bal->by_run ? t->run : NULL) || s->start_ms < from)
+			continue;
+		bal->n++;
+		/* a unit the cache answered took none of the plan's time */
+		if (s->cached)
 			continue;
 		if (s->lane < t->nlanes && !seen[s->lane]) {
 			seen[s->lane] = 1;
@@ -675,9 +767,16 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	bound = bound > bal.longest ? bound : bal.longest;
 	rc = corral_buf_addstr(b, "<h2 id=\"balance\">The plan's balance"
 	    "</h2>\n");
-	if (t->ngaps)
-		rc |= corral_buf_addstr(b, "<p>Of the latest run alone, after "
-		    "the last pause.</p>\n");
+	if (bal.n < bal.of && bal.by_run) {
+		rc |= corral_buf_addstr(b, "<p>Of run ");
+		rc |= text(b, t->run);
+		rc |= corral_buf_addf(b, " alone: %zu of the %zu attempts.</p>\n",
+		    bal.n, bal.of);
+	} else if (bal.n < bal.of) {
+		rc |= corral_buf_addf(b, "<p>Of the latest run alone, after the "
+		    "last pause: %zu of the %zu attempts.</p>\n", bal.n,
+		    bal.of);
+	}
 	rc |= corral_buf_addstr(b, "<table><tr><td>makespan (first "
 	    "attempt's start to last attempt's end)</td><td class=\"n\">");
 	rc |= add_ms(b, span);
@@ -696,7 +795,7 @@ add_balance(const struct corral_timeline *t, struct corral_buf *b)
 	return rc | add_busy(t, span, b);
 }
 
-/* "NAME: corral run RUN", each part when known. */
+/* "NAME: corral run RUN, shard K/N" (or shards), each part when known. */
 static int
 add_title(const struct corral_timeline *t, struct corral_buf *b)
 {
@@ -710,6 +809,13 @@ add_title(const struct corral_timeline *t, struct corral_buf *b)
 	if (t->run) {
 		rc |= corral_buf_addch(b, ' ');
 		rc |= text(b, t->run);
+	}
+	if (t->shard) {
+		rc |= corral_buf_addstr(b, ", shard ");
+		rc |= text(b, t->shard);
+	} else if (t->shards) {
+		rc |= corral_buf_addstr(b, ", shards ");
+		rc |= text(b, t->shards);
 	}
 	return rc;
 }

@@ -73,6 +73,11 @@ struct report_results {
  */
 int report_results_read(const struct report_results *m, const char *name,
     int success, struct corral_err *err);
+/*
+ * The string member key of dir/summary.json ("run", "shard"), malloc'd,
+ * or NULL when there is none (or no memory).
+ */
+char *report_summary_str(const char *dir, const char *key);
 
 
 #endif /* CORRAL_REPORT_PRIVATE_H */

@@ -90,7 +90,8 @@ struct corral_slowest {
 
 /*
  * The n slowest units of the run summary.json in dir names (every record,
- * when it names none), from dir's result files; a missing file has none,
+ * when it names none; a cached one never: it did not run), from dir's
+ * result files; a missing file has none,
  * lines that are not records are skipped.  0, or -1 with err set (I/O,
  * ENOMEM).  Release s with corral_slowest_release either way.
  */
@@ -177,7 +178,16 @@ struct corral_span {
 	long long dur_ms;
 	long long exit_code;	/* -1: null */
 	long long attempt;	/* from 1; 0 but for an attempt */
+	const char *run;	/* of an attempt, NULL when none is named */
 	size_t lane;		/* index in lanes (not for the merge) */
+	/*
+	 * An attempt the cache answered: the unit did not run, so the span
+	 * is a moment (dur_ms 0) at its record's "at"; cached_ms is what
+	 * the stored pass took when it ran, cached_run that run (or NULL).
+	 */
+	int cached;
+	long long cached_ms;
+	const char *cached_run;
 };
 
 /* A unit as the result files hold it: its last attempt. */
@@ -190,6 +200,7 @@ struct corral_timeline_unit {
 	long long dur_ms;	/* -1 when absent */
 	long long attempt;
 	int ok;			/* it is in successes.jsonl */
+	int cached;		/* a result the cache held, not run again */
 };
 
 /* One agent of one host: a row of the timeline. */
@@ -214,8 +225,12 @@ struct corral_timeline {
 				   pause between invocations), from t0 */
 	size_t ngaps;
 	long long idle_ms;	/* the time left out there, in all */
-	const char *run;	/* the run of the record that ended last, or
-				   NULL: none names one */
+	const char *run;	/* the run summary.json names (the latest
+				   merge's), else the one of the record that
+				   ended last; NULL: none names one */
+	const char *shard;	/* "K/N" when summary.json names one */
+	const char *shards;	/* "1/3 3/3": those a merge of shards holds,
+				   when summary.json names them */
 	const char *name;	/* the project, for the page's title; NULL:
 				   none (the caller sets it) */
 	struct corral_strv strings;	/* what the spans point into */
@@ -223,10 +238,12 @@ struct corral_timeline {
 };
 
 /*
- * Read dir's successes.jsonl and failures.jsonl (a missing one is empty)
- * and merge.json (if any) into t: a span per attempt that a record tells
- * of (its own, and the earlier ones of "tries"), per agent checkout, and
- * the merge.  A time over CORRAL_TIMELINE_IDLE_MS when nothing ran (the
+ * Read dir's successes.jsonl and failures.jsonl (a missing one is empty),
+ * replaced.jsonl, merge.json and summary.json (if any) into t: a span per
+ * attempt that a record tells of (its own, and the earlier ones of
+ * "tries"; a cached record's is a moment, the unit not run), per attempt
+ * a later layer replaced, per agent checkout, and the merge: the attempts
+ * of the result summary.json counts, no other.  A time over CORRAL_TIMELINE_IDLE_MS when nothing ran (the
  * pause between a run and a later one that re-ran some of its units) is
  * left out of the axis: every later span moves back by it, and gaps says
  * where.  Lines that are not records go to unreadable; a record
@@ -252,15 +269,17 @@ int corral_timeline_note_merge(const char *dir, long long start,
  * Append t in the Chrome Trace Event Format (Perfetto, chrome://tracing)
  * to b: one complete event per span, name the unit (or "checkout",
  * "merge"), ts and dur in microseconds from t->t0, pid the host (1 when
- * none is named; the merge one more than the hosts), tid the agent.
+ * none is named; the merge one more than the hosts), tid the agent; a
+ * cached unit's event lasts 0 and its args say cached.
  * 0, or -1 (ENOMEM).
  */
 int corral_trace_format(const struct corral_timeline *t, struct corral_buf *b);
 /*
  * Append t as one self-contained HTML page to b (inline CSS and SVG, no
- * script): the counts, a timeline with a row per lane, the failures with
+ * script): the counts, a timeline with a row per lane (a cached unit a
+ * mark of its own, not a bar of the time it once took), the failures with
  * their notes and the tail of their output, the slowest and the flaky
- * units, and the plan's balance.  0, or -1 (ENOMEM).
+ * units, and the plan's balance (of what ran).  0, or -1 (ENOMEM).
  */
 int corral_html_format(const struct corral_timeline *t, struct corral_buf *b);
 

@@ -1,9 +1,12 @@
 /* See LICENSE file for copyright and license details. */
 /*
  * results.c reads the result files record by record, for the scoreboard
- * and the reports, which count the lines that are not records alike.
+ * and the reports, which count the lines that are not records alike, and
+ * what summary.json names.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "report/report-private.h"
 
@@ -58,4 +61,24 @@ report_results_read(const struct report_results *m, const char *name,
 	corral_reader_close(&rd);
 	corral_buf_release(&path);
 	return rc < 0 ? -1 : 1;
+}
+
+char *
+report_summary_str(const char *dir, const char *key)
+{
+	struct corral_buf path = CORRAL_BUF_INIT, text = CORRAL_BUF_INIT;
+	struct corral_json_obj o;
+	const char *v;
+	char *dup = NULL;
+
+	if (corral_buf_addf(&path, "%s/summary.json", dir) == 0 &&
+	    corral_read_file(path.data, &text, NULL) == 0 && text.len &&
+	    corral_json_obj_parse(text.data, text.len, &o, NULL) == 0) {
+		if ((v = corral_json_obj_str(&o, key)))
+			dup = strdup(v);
+		corral_json_obj_release(&o);
+	}
+	corral_buf_release(&path);
+	corral_buf_release(&text);
+	return dup;
 }

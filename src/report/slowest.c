@@ -3,7 +3,8 @@
  * slowest.c finds the slowest units of a run in its merged results (as
  * pytest --durations and nextest's SLOW do): the records of both result
  * files that belong to the run summary.json names -- the units that ran
- * this time, not those a slice kept from an earlier run -- longest first.
+ * this time, not those a slice kept from an earlier run nor those the
+ * cache answered (their duration is the stored pass's) -- longest first.
  * Lines that are not records are left to the scoreboard to report.
  */
 #include <errno.h>
@@ -11,34 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base.h"
-#include "record/record.h"
-#include "report/report.h"
+#include "report/report-private.h"
 
 static const char *const result_files[] = {
 	"successes.jsonl", "failures.jsonl"
 };
-
-/* The run summary.json names, malloc'd, or NULL when there is none. */
-static char *
-last_run(const char *dir)
-{
-	struct corral_buf path = CORRAL_BUF_INIT, text = CORRAL_BUF_INIT;
-	struct corral_json_obj o;
-	const char *run;
-	char *dup = NULL;
-
-	if (corral_buf_addf(&path, "%s/summary.json", dir) == 0 &&
-	    corral_read_file(path.data, &text, NULL) == 0 && text.len &&
-	    corral_json_obj_parse(text.data, text.len, &o, NULL) == 0) {
-		if ((run = corral_json_obj_str(&o, "run")))
-			dup = strdup(run);
-		corral_json_obj_release(&o);
-	}
-	corral_buf_release(&path);
-	corral_buf_release(&text);
-	return dup;
-}
 
 /* Put (unit, ms) among the n slowest kept in s, longest first. */
 static int
@@ -80,7 +58,7 @@ read_results(const char *path, const char *run, size_t n,
 		len = (ssize_t)corral_line_chomp(line, (size_t)len);
 		if (corral_json_record_parse(line, (size_t)len, &r, NULL) < 0)
 			continue;
-		if (r.duration_ms >= 0 && (!run || (r.run &&
+		if (r.duration_ms >= 0 && !r.cached && (!run || (r.run &&
 		    !strcmp(r.run, run))))
 			rc = keep(s, n, r.unit, r.duration_ms);
 		corral_json_record_release(&r);
@@ -110,7 +88,7 @@ corral_slowest_read(const char *dir, size_t n, struct corral_slowest *s,
 	s->ms = calloc(n, sizeof(*s->ms));
 	if (!s->unit || !s->ms)
 		return corral_err_set(err, ENOMEM, "cannot read '%s'", dir);
-	run = last_run(dir);
+	run = report_summary_str(dir, "run");
 	for (i = 0; i < 2 && rc == 0; i++) {
 		corral_buf_reset(&path);
 		if (corral_buf_addf(&path, "%s/%s", dir, result_files[i]) < 0)

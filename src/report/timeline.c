@@ -6,11 +6,15 @@
  * by corral.mk.  A record ends at its "at" and took its "duration_ms";
  * its "tries" are the attempts before it (the merge keeps a unit's last
  * line only), its "checkout" the agent's clone, its "host" the machine.
+ * A "cached" record ran nothing now: its span is the moment of its "at",
+ * its duration_ms (the stored pass's) kept apart.
  * Every time is made relative to the first span's start, so that no span
- * lies outside [0, end_ms].  A result of several runs (a run and its
- * re-runs, each a layer) also shows the attempts a later layer replaced:
- * history.jsonl, which the merge keeps beside the results, holds every
- * record of those runs, from the first of them on.
+ * lies outside [0, end_ms].  A result of several layers (a run and its
+ * corral-rerun-failed) also shows the attempts a later layer replaced:
+ * the merge keeps their lines in replaced.jsonl.  Nothing else is drawn:
+ * an attempt of an earlier invocation that a slice run again since has
+ * superseded (history.jsonl holds it) is no attempt of this result, and
+ * neither is a shard the last merge left out.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,12 +27,10 @@
 struct reading {
 	struct corral_timeline *t;
 	struct corral_set *lane_ix;	/* "HOST\0AGENT" -> lane */
-	struct corral_set *runs;	/* the runs of the result's records */
-	struct corral_set *kept;	/* "UNIT\0RUN\0AT" of each of them */
 	struct corral_buf key;
 	long long last_at;		/* of the latest record, or -1 */
+	const char *last_run;		/* its run */
 	size_t cap_spans, cap_units, cap_lanes;
-	int replaced;			/* history has reached those runs */
 };
 
 static const char *
@@ -112,6 +114,7 @@ add_unit(struct reading *rd, const struct corral_json_record *r, int ok)
 	u = &t->units[t->nunits++];
 	memset(u, 0, sizeof(*u));
 	u->ok = ok;
+	u->cached = r->cached;
 	u->dur_ms = r->duration_ms;
 	u->attempt = r->attempt;
 	u->unit = strdup(r->unit);
@@ -124,9 +127,13 @@ add_unit(struct reading *rd, const struct corral_json_record *r, int ok)
 	    0 : -1;
 }
 
-/* The spans r tells of: earlier attempts, its own, the checkout. */
+/*
+ * The spans r tells of: earlier attempts (with tries), its own, the
+ * checkout.
+ */
 static int
-add_record_spans(struct reading *rd, const struct corral_json_record *r)
+add_record_spans(struct reading *rd, const struct corral_json_record *r,
+    int with_tries)
 {
 	struct corral_record_try *tries = NULL, c;
 	struct corral_span p;
@@ -134,12 +141,16 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 	long lane;
 	int rc = 0;
 
+	/* a unit that never ran (not-run) has no span, nor a lane of its own */
+	if (r->attempt <= 0 && !corral_json_record_checkout(r, &c))
+		return 0;
 	memset(&p, 0, sizeof(p));
 	p.host = keep_str(rd->t, corral_json_record_str(r, "host"));
 	p.agent = r->agent_id ? r->agent_id : "";
+	p.run = keep_str(rd->t, r->run);
 	if ((lane = lane_of(rd, p.host, p.agent)) < 0 ||
-	    !(p.agent = rd->t->lanes[lane].agent) ||
-	    corral_json_record_tries(r, &tries, &n) < 0)
+	    !(p.agent = rd->t->lanes[lane].agent) || (r->run && !p.run) ||
+	    (with_tries && corral_json_record_tries(r, &tries, &n) < 0))
 		return -1;
 	p.lane = (size_t)lane;
 	p.kind = CORRAL_SPAN_ATTEMPT;
@@ -160,27 +171,28 @@ add_record_spans(struct reading *rd, const struct corral_json_record *r)
 	    r->ok ? "pass" : "fail");
 	p.exit_code = r->exit_code;
 	p.attempt = r->attempt;
+	/* A hit did not run now: a moment, not its stored pass's time. */
+	if ((p.cached = r->cached)) {
+		p.cached_ms = r->duration_ms;
+		p.cached_run = corral_json_record_cached(r, "run");
+		if (p.cached_run && !(p.cached_run = keep_str(rd->t,
+		    p.cached_run)))
+			return -1;
+	}
 	if (r->attempt > 0 && report_iso_ms(r->at) >= 0 &&
-	    (!p.status || add_span(rd, &p, report_iso_ms(r->at), r->duration_ms) < 0))
+	    (!p.status || add_span(rd, &p, report_iso_ms(r->at), p.cached ?
+	    0 : r->duration_ms) < 0))
 		return -1;
 	if (!corral_json_record_checkout(r, &c) || report_iso_ms(c.at) < 0)
 		return 0;
+	p.cached = 0;
+	p.cached_ms = 0;
+	p.cached_run = NULL;
 	p.kind = CORRAL_SPAN_CHECKOUT;
 	p.unit = p.status = NULL;
 	p.exit_code = -1;
 	p.attempt = 0;
 	return add_span(rd, &p, report_iso_ms(c.at), c.duration_ms);
-}
-
-/* "UNIT\0RUN\0AT" of r in rd->key: which attempt of which run it is. */
-static int
-attempt_key(struct reading *rd, const struct corral_json_record *r)
-{
-	corral_buf_reset(&rd->key);
-	return corral_buf_add(&rd->key, r->unit, strlen(r->unit) + 1) < 0 ||
-	    corral_buf_addstr(&rd->key, r->run ? r->run : "") < 0 ||
-	    corral_buf_add(&rd->key, "", 1) < 0 ||
-	    corral_buf_addstr(&rd->key, r->at ? r->at : "") < 0 ? -1 : 0;
 }
 
 /* One record of a result file: its unit and its spans. */
@@ -192,57 +204,50 @@ add_record(void *ctx, const struct corral_json_record *r, int ok)
 
 	if (r->run && at > rd->last_at) {
 		rd->last_at = at;
-		if (!(rd->t->run = keep_str(rd->t, r->run)))
+		if (!(rd->last_run = keep_str(rd->t, r->run)))
 			return -1;
 	}
-	if (attempt_key(rd, r) < 0 || corral_set_putn(rd->kept, rd->key.data,
-	    rd->key.len, 1, NULL) < 0 || corral_set_put(rd->runs, r->run ?
-	    r->run : "", 1, NULL) < 0)
-		return -1;
-	return add_unit(ctx, r, ok) < 0 || add_record_spans(ctx, r) < 0 ?
+	return add_unit(ctx, r, ok) < 0 || add_record_spans(ctx, r, 1) < 0 ?
 	    -1 : 0;
 }
 
 /*
- * A record of history.jsonl: from the first one of the result's runs on,
- * an attempt the result does not hold is one a later layer replaced.
+ * A line of replaced.jsonl: an attempt a later layer replaced.  Each
+ * attempt has a line of its own there, so its "tries" are not drawn again.
  */
 static int
 add_replaced(void *ctx, const struct corral_json_record *r, int ok)
 {
-	struct reading *rd = ctx;
-
 	(void)ok;
-	if (!rd->replaced && !corral_set_get(rd->runs, r->run ? r->run : ""))
-		return 0;
-	rd->replaced = 1;
-	if (attempt_key(rd, r) < 0)
-		return -1;
-	if (corral_set_getn(rd->kept, rd->key.data, rd->key.len))
-		return 0;
-	return add_record_spans(rd, r);
+	return add_record_spans(ctx, r, 0);
 }
 
 /*
- * With records of more than one run, the attempts their layers replaced,
- * from history.jsonl; its commit lines, which are no records, are left.
+ * summary.json's run and shard (or shards), when it names them: the run
+ * is the one of the latest merge (else that of the record that ended
+ * last).
  */
 static int
-read_replaced(struct reading *rd, struct corral_err *err)
+read_summary(struct reading *rd)
 {
-	struct corral_strv skipped = CORRAL_STRV_INIT;
-	struct report_results h;
-	int rc;
+	struct corral_timeline *t = rd->t;
+	char *run = report_summary_str(t->dir, "run");
+	char *shard = report_summary_str(t->dir, "shard");
+	char *shards = report_summary_str(t->dir, "shards");
+	int rc = 0;
 
-	if (corral_set_size(rd->runs) < 2)
-		return 0;
-	h.dir = rd->t->dir;
-	h.row = add_replaced;
-	h.ctx = rd;
-	h.unreadable = &skipped;
-	rc = report_results_read(&h, "history.jsonl", 0, err);
-	corral_strv_release(&skipped);
-	return rc < 0 ? -1 : 0;
+	if (run && !(t->run = keep_str(t, run)))
+		rc = -1;
+	if (!run)
+		t->run = rd->last_run;
+	if (shard && !(t->shard = keep_str(t, shard)))
+		rc = -1;
+	if (shards && !(t->shards = keep_str(t, shards)))
+		rc = -1;
+	free(run);
+	free(shard);
+	free(shards);
+	return rc;
 }
 
 /* merge.json, when there is one: {"at": END, "duration_ms": MS}. */
@@ -429,8 +434,7 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	t->dir = dir;
 	rd.t = t;
 	rd.last_at = -1;
-	if (!(rd.lane_ix = corral_set_new()) || !(rd.runs = corral_set_new()) ||
-	    !(rd.kept = corral_set_new())) {
+	if (!(rd.lane_ix = corral_set_new())) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
 		goto out;
 	}
@@ -439,18 +443,19 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	m.ctx = &rd;
 	m.unreadable = &t->unreadable;
 	if (report_results_read(&m, "successes.jsonl", 1, err) < 0 ||
-	    report_results_read(&m, "failures.jsonl", 0, err) < 0 ||
-	    read_replaced(&rd, err) < 0)
+	    report_results_read(&m, "failures.jsonl", 0, err) < 0)
 		goto out;
-	if (read_merge(&rd) < 0 || sort_lanes(t) < 0 || settle(t) < 0) {
+	m.row = add_replaced;
+	if (report_results_read(&m, "replaced.jsonl", 0, err) < 0)
+		goto out;
+	if (read_merge(&rd) < 0 || read_summary(&rd) < 0 || sort_lanes(t) < 0 ||
+	    settle(t) < 0) {
 		corral_err_set(err, ENOMEM, "reading '%s'", dir);
 		goto out;
 	}
 	rc = 0;
 out:
 	corral_set_free(rd.lane_ix);
-	corral_set_free(rd.runs);
-	corral_set_free(rd.kept);
 	corral_buf_release(&rd.key);
 	return rc;
 }

@@ -2,7 +2,8 @@
 /*
  * trace.c writes a run's timeline in the Chrome Trace Event Format, which
  * Perfetto and chrome://tracing open: {"traceEvents": [...]}, one
- * complete event ("ph": "X") per attempt, checkout and merge, with
+ * complete event ("ph": "X") per attempt, checkout and merge (a cached
+ * unit's lasting 0, its args saying cached: it did not run now), with
  * metadata events naming each process (a host, or the run when no host
  * is named; the merge is a process of its own) and each thread (an
  * agent).  Names are any bytes; the trace is always valid UTF-8 JSON.
@@ -95,6 +96,21 @@ add_names(const struct corral_timeline *t, const long *pid, long merge_pid,
 	return rc | add_label(b, "process_name", "merge", "", merge_pid, 0);
 }
 
+/*
+ * A cached unit's args: "cached": true, the run whose pass it reuses and
+ * what that pass took then (its event lasts 0: it did not run now).
+ */
+static int
+add_cached(const struct corral_span *s, struct corral_buf *b)
+{
+	int rc = corral_buf_addstr(b, ",\"cached\":true,\"cached_run\":");
+
+	rc |= s->cached_run ? add_name(b, s->cached_run) :
+	    corral_buf_addstr(b, "null");
+	return rc | corral_buf_addf(b, ",\"cached_duration_ms\":%lld",
+	    s->cached_ms);
+}
+
 static int
 add_event(const struct corral_timeline *t, const struct corral_span *s,
     const long *pid, long merge_pid, struct corral_buf *b)
@@ -114,7 +130,10 @@ add_event(const struct corral_timeline *t, const struct corral_span *s,
 		rc |= add_name(b, s->status);
 		rc |= s->exit_code < 0 ? corral_buf_addstr(b, ",\"exit\":null") :
 		    corral_buf_addf(b, ",\"exit\":%lld", s->exit_code);
-		rc |= corral_buf_addf(b, ",\"attempt\":%lld}", s->attempt);
+		rc |= corral_buf_addf(b, ",\"attempt\":%lld", s->attempt);
+		if (s->cached)
+			rc |= add_cached(s, b);
+		rc |= corral_buf_addch(b, '}');
 	}
 	return rc | corral_buf_addch(b, '}');
 }
