@@ -247,6 +247,13 @@ ratio=$(printf '%s\n' "$line" | sed -n 's/.* no-op run: \([0-9.]*\) .*/\1/p')
 row "cached \`corral-run\` (a fresh CORRAL_OUT, every unit a hit of CORRAL_CACHE), $((10000 / q)) units over 100 slices / the no-op run (bench/cached.sh)" \
 	"${ratio:-?}" "<= 1.5" le 1.5
 
+# CORRAL_SANDBOX=bwrap against none, whole first runs of $((300 / q))
+# units of 'exit 0' at -j2 (bench/sandbox.sh, issue 28).
+line=$(sh "$root"/bench/sandbox.sh 0 "$rounds" $((300 / q)) 2>/dev/null | tail -n 1) || line=
+ratio=$(printf '%s\n' "$line" | sed -n 's/.*median of [0-9]* rounds: \([0-9.]*\) .*/\1/p')
+row "\`CORRAL_SANDBOX=bwrap\` / none, whole first runs of $((300 / q)) units of \`exit 0\`: \`make -j2 corral-run\` (bench/sandbox.sh)" \
+	"${ratio:-?}" "<= 2" le 2
+
 # ---------------------------------------------------------------------
 # 5. The merge: 16 agent logs of records shaped as corral-run-slice
 # writes them, against cJSON's own parse rate over the same bytes, and

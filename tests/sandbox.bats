@@ -280,6 +280,46 @@ sleep 0.2; exit 0'
 	no_process "$TAG"
 }
 
+# NEIGHBOURS: two units of one slice, one after the other in its one
+# sandbox.  'first' leaves all it can for 'second': files in /tmp and
+# /dev/shm, a System V shared memory segment, a process that holds a lock
+# on a file of the clone (which the slice's units share by design), and
+# pids used up.  'second' exits 1 for each that reaches it: a file, a
+# segment, the lock still held, a shell that is not its PID namespace's
+# first process but its init (namespace ids cannot tell: the kernel
+# reuses the first's once it is gone).
+NEIGHBOURS='case $CORRAL_UNIT in
+first) echo x > /tmp/left && echo x > /dev/shm/left && ipcmk -M 4096 > /dev/null &&
+	{ setsid flock left.lock sh -c "echo held > held; sleep 1000; : $TAG" > /dev/null 2>&1 & } &&
+	while [ ! -s held ]; do sleep 0.05; done ;;
+second) r=0
+	[ -e /tmp/left ] && { echo "/tmp/left"; r=1; }
+	[ -e /dev/shm/left ] && { echo "/dev/shm/left"; r=1; }
+	[ "$(ipcs -m | grep -c "^0x")" = 0 ] || { echo "a segment"; r=1; }
+	flock -n left.lock true || { echo "the lock"; r=1; }
+	[ "$$" = 2 ] || { echo "pid $$"; r=1; }
+	exit $r ;;
+esac'
+
+# neighbours WHO: the two in one slice as WHO; nothing of the first
+# reaches the second, nor outlives the slice
+neighbours() {
+	slice "$1" bwrap "$NEIGHBOURS" first second
+	assert_equal "first pass
+second pass" "$(verdicts)" || flunk "what reached the second:" "$(cat "$W/out/logs/agent-K/2.out")"
+	assert_equal 0 "$status"
+	no_process "$TAG"
+}
+
+@test "sandbox: two units of one slice share no PID or IPC namespace, /tmp, /dev/shm, segment or process (as root)" {
+	neighbours root
+}
+
+@test "sandbox: unprivileged, two units of one slice share none of it either" {
+	need_nobody
+	neighbours nobody
+}
+
 # ORDINARY: units that do what units do: build in the clone, use /tmp,
 # read their inputs, write a note, print, fail, crash, time out (with a
 # trap that cleans up in its grace period, or deaf to SIGTERM), pass on

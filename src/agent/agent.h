@@ -115,16 +115,24 @@ void corral_live_free(struct corral_agent_status *list, size_t n);
 /* ------------------------------------------------------------------ */
 /* sandbox.c: a unit inside bubblewrap (CORRAL_SANDBOX=bwrap)          */
 
+/* How many of the holder's namespaces a unit joins (sandbox.c). */
+#define CORRAL_SANDBOX_NS	6
+
 /*
  * A run's sandbox: args are the user's own bwrap options
  * (CORRAL_SANDBOX_ARGS), one argument each, added after corral's own;
  * hide, the directories a unit must not see (corral_run_start adds
- * CORRAL_OUT, or LOGDIR outside one, and STATEDIR).  _init first,
- * _release last (it frees both lists).
+ * CORRAL_OUT, or LOGDIR outside one, and STATEDIR).  Once open: ns, the
+ * holder's namespaces (-1 for a user namespace a unit is in already), the
+ * clone and the directory of notes, both absolute.  _init first,
+ * _release last (it frees and closes all of it).
  */
 struct corral_sandbox {
 	struct corral_strv args;
 	struct corral_strv hide;
+	int ns[CORRAL_SANDBOX_NS];
+	char *clone;
+	char *noteroot;
 };
 
 void corral_sandbox_init(struct corral_sandbox *sb);
@@ -145,33 +153,46 @@ int corral_sandbox_hide(struct corral_sandbox *sb, const char *dir);
 int corral_sandbox_probe(const struct corral_sandbox *sb,
     struct corral_err *err);
 /*
- * Append to argv the command line that runs SHELL -c CMD in the sandbox
- * (a SHELL without '/' looked up on the unit's PATH inside), dir (the
- * clone) writable and its working directory, note (a file made by
- * corral_sandbox_note, or NULL) writable.  0, or -1 on ENOMEM.
+ * Make the slice's sandbox: one bwrap (corral's options, the user's, the
+ * clone writable, the directory noteroot where units' notes are made
+ * bound for them), whose namespaces sb keeps once it is set up, then
+ * ended.  0, or -1 with err.
  */
-int corral_sandbox_argv(const struct corral_sandbox *sb, const char *dir,
-    const char *note, const char *shell, const char *cmd,
-    struct corral_strv *argv);
+int corral_sandbox_open(struct corral_sandbox *sb, const char *clone,
+    const char *noteroot, struct corral_err *err);
+/* What a unit's way in needs: the open sandbox, its note (or NULL). */
+struct corral_sandbox_unit {
+	const struct corral_sandbox *sb;
+	const char *note;
+};
 /*
- * Create path empty, for bwrap to bind over the hidden LOGDIR: the one
+ * corral_proc's enter for a unit (arg a struct corral_sandbox_unit):
+ * joins the holder's namespaces, makes the unit's own (mount, PID, IPC)
+ * and mounts (/tmp, /dev/shm, /proc, the hidden directories, the note
+ * bound in), drops every capability; the leader waits for the PID
+ * namespace's init, in a session of its own, which waits for the one
+ * process that returns (0) and execs.  An error number otherwise.
+ */
+int corral_sandbox_enter(const void *arg, int errfd);
+/*
+ * Create path empty, to be bound over the hidden LOGDIR: the one
  * file there a unit may write.  0, or the errno.  corral_sandbox_note_done
  * removes it again when the unit left it empty, as without the sandbox.
  */
 int corral_sandbox_note(const char *path);
 void corral_sandbox_note_done(const char *path);
 /*
- * bwrap exits 128 + N when the unit's shell is killed by signal N; the
+ * The sandbox exits 128 + N when the unit's shell is killed by signal N; the
  * wait status that says so, else wstatus.  Only for a unit the agent
  * signalled itself, where no shell's own exit 128 + N is in doubt.
  */
 int corral_sandbox_status(int wstatus);
 /*
- * Send sig to every process of group pgid but its leader, bwrap, whose
- * death takes the whole sandbox at once, and of the group bwrap's init
- * leads in the sandbox's own session (the unit's shell and what it
- * starts): a unit's grace period after SIGTERM stays its own.  0, or -1
- * when /proc cannot tell.
+ * Send sig to every process of group pgid but its leader (the process
+ * that entered the sandbox), whose death takes the whole sandbox at once,
+ * and of the group the PID namespace's init leads in its own session (the
+ * unit's shell and what it starts): a unit's grace period after SIGTERM
+ * stays its own.  0, or -1 when /proc cannot tell.
  */
 int corral_sandbox_kill(pid_t pgid, int sig);
 

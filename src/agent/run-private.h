@@ -21,6 +21,7 @@
 struct corral_run_state {
 	char *outdir;		/* LOGDIR/agent-ID, as formed from LOGDIR */
 	char *noteroot;		/* the same directory, absolute */
+	int made_outdir;	/* this run created it */
 	char *logsdir;		/* LOGDIR less its trailing slashes */
 	char *log;		/* LOGDIR/agent-ID.jsonl */
 	char *part;		/* LOGDIR/agent-ID.jsonl.part, the checkpoint */

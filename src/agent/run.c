@@ -158,8 +158,12 @@ unlink_old(const char *path, struct corral_err *err)
 static int
 prepare_logdir(struct corral_run *r, struct corral_err *err)
 {
-	if (make_paths(r, err) < 0 ||
-	    corral_mkdir_p(r->st->outdir, 0777, err) < 0 ||
+	struct stat st;
+
+	if (make_paths(r, err) < 0)
+		return -1;
+	r->st->made_outdir = stat(r->st->outdir, &st) < 0;
+	if (corral_mkdir_p(r->st->outdir, 0777, err) < 0 ||
 	    unlink_old(r->st->log, err) < 0)
 		return -1;
 	if (!(r->st->noteroot = realpath(r->st->outdir, NULL)))
@@ -436,6 +440,7 @@ make_env(struct corral_run *r, struct corral_err *err)
 	    (!r->st->unit_tmp || (add_var(&ours, "TMPDIR", r->st->unit_tmp) ==
 	    0 && add_var(&ours, "TMP", r->st->unit_tmp) == 0 &&
 	    add_var(&ours, "TEMP", r->st->unit_tmp) == 0)) &&
+	    (!r->sandbox || add_var(&ours, "TMPDIR", "/tmp") == 0) &&
 	    add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
 	    add_var(&ours, "CORRAL_RUN", r->run) == 0 &&
 	    add_var(&ours, "CORRAL_WORKDIR", r->clone) == 0 &&
@@ -479,6 +484,22 @@ prepare_limits(struct corral_run *r)
 }
 
 /*
+ * The slice's sandbox, before any unit: where it cannot work (no bwrap,
+ * namespaces refused) the run stops, the output directory gone again if
+ * it made it empty.
+ */
+static int
+open_sandbox(struct corral_run *r, struct corral_err *err)
+{
+	if (!r->sandbox ||
+	    corral_sandbox_open(r->sandbox, r->clone, r->st->noteroot, err) == 0)
+		return 0;
+	if (r->st->made_outdir)
+		(void)rmdir(r->st->outdir);
+	return -1;
+}
+
+/*
  * The parts missing from src, as the checkout would find them (a path
  * that does not exist, or runs through a file), without making a clone.
  */
@@ -517,7 +538,8 @@ ready_clone(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
 {
 	if (make_clone(r, missing, err) < 0 ||
-	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0)
+	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0 ||
+	    open_sandbox(r, err) < 0)
 		return -1;
 	/* every key stored from now on reads the tree as it was cloned */
 	if (r->cache)
@@ -536,8 +558,6 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
     struct corral_err *err)
 {
 	if (!r->st && state_new(r, err) < 0)
-		return -1;
-	if (r->sandbox && corral_sandbox_probe(r->sandbox, err) < 0)
 		return -1;
 	prepare_limits(r);
 	corral_run_guard_open(r);

@@ -324,25 +324,21 @@ direct_path(struct corral_run *r, const char *word)
 }
 
 /*
- * The unit's command line inside the sandbox, in argv, with its note
- * file made for bwrap to bind.  0, or the error number.
+ * The unit's way into the sandbox, in u, with its note file made for it
+ * to bind.  0, or the error number.
  */
 static int
-sandboxed(struct corral_run *r, const char *shell, struct corral_strv *argv)
+sandboxed(struct corral_run *r, struct corral_sandbox_unit *u)
 {
 	const char *note = strchr(r->st->env.v[r->st->envunit + 1], '=') + 1;
-	int e;
 
-	if ((e = corral_sandbox_note(note)))
-		return e;
-	if (corral_sandbox_argv(r->sandbox, r->clone, note, shell, r->cmd,
-	    argv) < 0)
-		return ENOMEM;
-	return 0;
+	u->sb = r->sandbox;
+	u->note = note;
+	return corral_sandbox_note(note);
 }
 
 /*
- * Start one unit in the clone (inside bwrap with a sandbox), in a process
+ * Start one unit in the clone (inside the sandbox with one), in a process
  * group of its own, its stdout on outfd and stderr on errfd, with the
  * unit's limits: its own words when it needs no shell (direct.c), runs
  * in no sandbox, the shell is /bin/sh and they start; else SHELL -c CMD
@@ -355,7 +351,8 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
     pid_t *pid)
 {
 	struct corral_proc p = CORRAL_PROC_INIT;
-	struct corral_strv sb = CORRAL_STRV_INIT, words = CORRAL_STRV_INIT;
+	struct corral_strv words = CORRAL_STRV_INIT;
+	struct corral_sandbox_unit u;
 	char *argv[] = { "sh", "-c", NULL, NULL };
 	const char *path;
 	int e = 0;
@@ -364,9 +361,9 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 	p.path = r->shell ? r->shell : "/bin/sh";
 	argv[0] = (char *)p.path;
 	p.argv = argv;
-	if (r->sandbox && !(e = sandboxed(r, p.path, &sb))) {
-		p.path = sb.v[0];
-		p.argv = sb.v;
+	if (r->sandbox && !(e = sandboxed(r, &u))) {
+		p.enter = corral_sandbox_enter;
+		p.enter_arg = &u;
 	}
 	p.envp = r->st->env.v;
 	p.dir = r->clone;
@@ -401,7 +398,6 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 		e = corral_proc_start(&p, pid);
 out:
 	corral_strv_release(&words);
-	corral_strv_release(&sb);
 	return e;
 }
 
@@ -448,8 +444,9 @@ drain(struct waiting *w, struct capture *c)
  * the grace period.  Returns when to look again (monotonic ms), or 0.
  */
 /*
- * SIGTERM to the unit's group; in the sandbox, to all of it but bwrap,
- * which would end the sandbox at once, the grace period with it.
+ * SIGTERM to the unit's group; in the sandbox, to all of it but its
+ * leader, whose death would end the sandbox at once, the grace period
+ * with it.
  */
 static void
 term_unit(const struct corral_run *r, pid_t pgid)

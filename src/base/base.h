@@ -825,10 +825,19 @@ struct corral_proc {
 	 * (a kernel or seccomp that refuses keyctl refuses the child too).
 	 */
 	int keyring;
+	/*
+	 * Non-NULL: the child calls enter(enter_arg, errfd) last before its
+	 * exec, having forked (not vforked).  It returns 0 in the process
+	 * that goes on to the exec, else an error number; a process of its
+	 * own that waits instead of going on closes errfd, a descriptor the
+	 * exec closes, and exits.
+	 */
+	int (*enter)(const void *arg, int errfd);
+	const void *enter_arg;
 };
 
 #define CORRAL_PROC_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-	-1, -1, 0, 0, 0, NULL, 0, -1, 0 }
+	-1, -1, 0, 0, 0, NULL, 0, -1, 0, NULL, NULL }
 
 /*
  * Start p.  0 with *pid set, or the errno that kept it from starting, a

@@ -5,7 +5,8 @@
  * says how it ended.  A child is started by posix_spawn (never fork: no
  * copy of the parent, and a failed exec is an error number, not a child
  * that exits 127), or by vfork when the child must do something first
- * that posix_spawn cannot: set limits, or tell a watchdog its pid.  Its input is /dev/null or a file, its
+ * that posix_spawn cannot: set limits, or tell a watchdog its pid; by fork
+ * only for one that must enter a sandbox before its exec.  Its input is /dev/null or a file, its
  * output goes to files or descriptors (never a pipe nobody drains), its
  * environment is ours with some NAME=VALUE replaced or added.  How a
  * child ended is said one way everywhere: "exit 3", "signal 9
@@ -211,22 +212,20 @@ child_signals(int sigdfl)
 }
 
 /*
- * The child's side of vfork: it shares the parent's memory until the
- * exec, so it makes only async-signal-safe calls and writes nothing but
- * c->err.
+ * What the child sets up before it execs: its group, the watchdog's word,
+ * the keyring, its descriptors, directory and limits.  Async-signal-safe
+ * (vfork's child runs it).  0, or -1 with errno.
  */
-static void __attribute__((noreturn))
-child_exec(struct vchild *c)
+static int
+child_setup(const struct corral_proc *p)
 {
-	const struct corral_proc *p = c->p;
 	struct rlimit rl;
-	sigset_t none;
 	int32_t self;
 	int k;
 
 	child_signals(p->sigdfl);
 	if (p->group && setpgid(0, 0) < 0)
-		goto fail;
+		return -1;
 	self = (int32_t)getpid();
 	if (p->tellfd >= 0)
 		(void)send(p->tellfd, &self, sizeof(self), MSG_NOSIGNAL);
@@ -238,20 +237,40 @@ child_exec(struct vchild *c)
 	    child_fd(2, p->err_is_out ? NULL : p->err, OUT_FLAGS,
 	    p->err_is_out ? 1 : p->errfd) < 0 ||
 	    (p->dir && chdir(p->dir) < 0))
-		goto fail;
+		return -1;
 	for (k = 0; k < p->nlimits; k++) {
 		rl.rlim_cur = (rlim_t)p->limits[k].soft;
 		rl.rlim_max = (rlim_t)p->limits[k].hard;
 		if (setrlimit(p->limits[k].res, &rl) < 0)
-			goto fail;
+			return -1;
 	}
+	return 0;
+}
+
+/* The exec itself, every signal unblocked; it returns only on failure. */
+static void
+child_execve(const struct corral_proc *p, char *const *envp)
+{
+	sigset_t none;
+
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (strchr(p->path, '/'))
-		execve(p->path, p->argv, c->envp);
+		execve(p->path, p->argv, envp);
 	else
-		execvpe(p->path, p->argv, c->envp);
-fail:
+		execvpe(p->path, p->argv, envp);
+}
+
+/*
+ * The child's side of vfork: it shares the parent's memory until the
+ * exec, so it makes only async-signal-safe calls and writes nothing but
+ * c->err.
+ */
+static void __attribute__((noreturn))
+child_exec(struct vchild *c)
+{
+	if (child_setup(c->p) == 0)
+		child_execve(c->p, c->envp);
 	c->err = errno;
 	_exit(127);
 }
@@ -294,11 +313,65 @@ start_vfork(const struct corral_proc *p, char *const *envp, pid_t *pid)
 	return 0;
 }
 
+/*
+ * The child's side of fork, for a child that runs p->enter before its
+ * exec (which may fork and wait rather than return, so no vfork): any
+ * error number that keeps it from the exec goes up errfd, which the exec
+ * closes.
+ */
+static void __attribute__((noreturn))
+child_enter(const struct corral_proc *p, char *const *envp, int errfd)
+{
+	int e;
+
+	if (child_setup(p) < 0)
+		e = errno;
+	else if (!(e = p->enter(p->enter_arg, errfd))) {
+		child_execve(p, envp);
+		e = errno;
+	}
+	(void)!write(errfd, &e, sizeof(e));
+	corral_child_exit(127);
+}
+
+/*
+ * fork, every signal blocked until the child has reset the handlers; the
+ * child's error number, if any, read from a pipe that its exec closes.
+ */
+static int
+start_fork(const struct corral_proc *p, char *const *envp, pid_t *pid)
+{
+	sigset_t all, old;
+	int fd[2], e = 0;
+	ssize_t n;
+
+	if (pipe2(fd, O_CLOEXEC) < 0)
+		return errno;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	*pid = fork();
+	if (*pid == 0) {
+		close(fd[0]);
+		child_enter(p, envp, fd[1]);
+	}
+	e = *pid < 0 ? errno : 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(fd[1]);
+	while (!e && (n = read(fd[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(fd[0]);
+	if (e && *pid > 0)
+		(void)corral_proc_reap(*pid, NULL);
+	return e;
+}
+
 int
 corral_proc_start(const struct corral_proc *p, pid_t *pid)
 {
 	char *const *envp = p->envp ? p->envp : environ;
 
+	if (p->enter)
+		return start_fork(p, envp, pid);
 	if (p->nlimits || p->tellfd >= 0 || p->keyring)
 		return start_vfork(p, envp, pid);
 	return start_spawn(p, envp, pid);
