@@ -271,7 +271,7 @@ check: test
 .PHONY: bench
 bench: all deps-test
 	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \
-		bench/dispatch.sh bench/suite.sh bench/execs.sh,\
+		bench/dispatch.sh bench/suite.sh bench/execs.sh bench/repair.sh,\
 		$(wildcard bench/*.sh)); do \
 		PATH="$(CURDIR)/$(BIN):$$PATH" CORRAL_BIN="$(CURDIR)/$(BIN)" \
 		$$b || exit; echo; done
