@@ -38,3 +38,16 @@ setup() {
 	[ -z "$long" ] || flunk "make -n corral-run prints lines longer than 200 characters:" "$long"
 	assert_no_file proj/.corral
 }
+
+@test "processes: corral-engine, started for every step of a run, and corral-fix link no libcurl; corral-run-slice, which talks to an HTTP store, does" {
+	skip_if_wrapped
+	command -v readelf > /dev/null 2>&1 || skip "no readelf"
+	local p
+	for p in corral-engine corral-fix; do
+		run -0 readelf -d "$CORRAL_TEST_BIN/$p"
+		assert_contains "$output" "(NEEDED)"
+		refute_contains "$output" "libcurl"
+	done
+	run -0 readelf -d "$CORRAL_TEST_BIN/corral-run-slice"
+	assert_contains "$output" "libcurl"
+}

@@ -20,12 +20,6 @@ enum { CONNECT_TIMEOUT_MS = 3000, REQUEST_TIMEOUT_MS = 20000 };
 static CURL *handle;
 static int global_ready;
 
-int
-corral_http_is_url(const char *s)
-{
-	return strncmp(s, "http://", 7) == 0 || strncmp(s, "https://", 8) == 0;
-}
-
 static CURL *
 http_handle(struct corral_err *err)
 {
