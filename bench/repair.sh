@@ -36,8 +36,8 @@
 # auto) and corral-find-suite's default -j (the CPUs).  Each round checks
 # the outcome (the three verified, the decoy rolled back, the combined
 # check passed) and counts the bats files each side ran (CORRAL_CMD
-# notes each unit it starts).  It prints each ratio to the serial run
-# just before it, and their medians.  Needs corral's programs on PATH
+# notes each unit it starts).  It prints each side's ratio to the mean
+# of the round's two serial runs, and their medians.  Needs corral's programs on PATH
 # (make bench puts bin/ there), bats, shellcheck, jq.
 set -eu
 
@@ -119,7 +119,7 @@ secs() { awk -v n="$1" 'BEGIN { printf "%.1f", n / 1e9 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", a / b }'; }
 
 echo "repair: $rbenv, $n bats files, 3 planted defects and a decoy, $rounds round(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %9s %9s %7s %6s %9s %9s %7s %6s\n' round 'serial s' 'before s' ratio files 'serial s' 'after s' ratio files
+printf '%-6s %9s %9s %9s %7s %6s %9s %7s %6s\n' round 'serial s' 'serial s' 'before s' ratio files 'after s' ratio files
 : > "$work/rb" && : > "$work/ra"
 i=1
 while [ "$i" -le "$rounds" ]; do
@@ -127,10 +127,13 @@ while [ "$i" -le "$rounds" ]; do
 	round before; b=$t rb=$ran
 	t0=$(now_ns); serial; t1=$(now_ns); s2=$((t1 - t0))
 	round after; a=$t ra=$ran
-	ratio "$b" "$s1" >> "$work/rb"
-	ratio "$a" "$s2" >> "$work/ra"
-	printf '%-6d %9s %9s %7s %6s %9s %9s %7s %6s\n' "$i" "$(secs "$s1")" "$(secs "$b")" \
-		"$(ratio "$b" "$s1")" "$rb" "$(secs "$s2")" "$(secs "$a")" "$(ratio "$a" "$s2")" "$ra"
+	# both sides against the mean of the round's two serial runs: one
+	# serial run can take twice another in the same minutes here
+	s=$(((s1 + s2) / 2))
+	ratio "$b" "$s" >> "$work/rb"
+	ratio "$a" "$s" >> "$work/ra"
+	printf '%-6d %9s %9s %9s %7s %6s %9s %7s %6s\n' "$i" "$(secs "$s1")" "$(secs "$s2")" \
+		"$(secs "$b")" "$(ratio "$b" "$s")" "$rb" "$(secs "$a")" "$(ratio "$a" "$s")" "$ra"
 	i=$((i + 1))
 done
 median() { sort -g | awk 'NF { v[++n] = $1 } END {
