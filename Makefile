@@ -100,6 +100,11 @@ ALL_CFLAGS := $(CPPFLAGS) -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wped
 # stays out of the flags that decide a rebuild.
 WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 ALL_LDFLAGS := $(FLAVOR) $(LDFLAGS)
+# Every program is linked with every library, and keeps only those it
+# calls: corral-engine, started for each step of a run, must not load
+# libcurl's thirty libraries (3 ms of CPU a start) for a store it never
+# talks to (tests/processes.bats), whatever the toolchain's default.
+AS_NEEDED := -Wl,--as-needed
 
 # src/AREA/*.c: every area but selftest makes libcorral.a; selftest (the
 # install lookup, the tour, the doctor, the repair demo) makes a library of
@@ -184,7 +189,7 @@ $(SELFTEST_PROGS): $(SELFTEST_LIB)
 $(BIN)/%: $(BUILD)/tools/%.o $(TOOL_LIB) $(LIB) | $(BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(filter $(SELFTEST_LIB),$^) \
-		$(TOOL_LIB) $(LIB) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
+		$(TOOL_LIB) $(LIB) $(AS_NEEDED) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 # corral-merge with every fingerprint cut to 1 bit, so that all names
 # collide: for the tests of collisions only (make test), never installed.
@@ -204,7 +209,7 @@ $(FP1_BIN)/corral-merge: $(BUILD)/tools/corral-merge.o $(FP1_OBJS) \
 		$(TOOL_LIB) $(LIB) | $(FP1_BIN)/
 	@$(if $(Q),printf '  LD      %s\n' '$@')
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FP1_OBJS) $(TOOL_LIB) $(LIB) \
-		$(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
+		$(AS_NEEDED) $(CJSON_LIBS) $(XML_LIBS) $(CRYPTO_LIBS) $(CURL_LIBS)
 
 $(SCRIPTS:tools/%.sh=$(BIN)/%): $(BIN)/%: tools/%.sh $(SCRIPT_LIBS) \
 		build-aux/mkscript src/base/base.h | $(BIN)/
@@ -271,7 +276,7 @@ check: test
 .PHONY: bench
 bench: all deps-test
 	$(Q)for b in bench/table.sh $(filter-out bench/table.sh \
-		bench/dispatch.sh bench/suite.sh bench/execs.sh,\
+		bench/dispatch.sh bench/suite.sh bench/execs.sh bench/repair.sh,\
 		$(wildcard bench/*.sh)); do \
 		PATH="$(CURDIR)/$(BIN):$$PATH" CORRAL_BIN="$(CURDIR)/$(BIN)" \
 		$$b || exit; echo; done

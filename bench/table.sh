@@ -16,6 +16,9 @@
 #                    a real suite, by bench/suite.sh (which make bench
 #                    then runs no more; its own knobs apply)
 #   BENCH_SUITE_ROUNDS=1   rounds of that pair (each is a whole suite)
+#   BENCH_RBENV=     a checkout of rbenv: the repair round's row, by
+#                    bench/repair.sh (minutes: the round with and without
+#                    the session store, each beside a serial bats test/)
 #   BENCH_QUICK=0    1: a tenth of every population, to check this script,
 #                    not to measure
 #
@@ -33,6 +36,7 @@ rounds=${BENCH_ROUNDS:-3}
 big=${BENCH_BIG:-0}
 suite=${BENCH_SUITE:-}
 suite_rounds=${BENCH_SUITE_ROUNDS:-1}
+rbenv=${BENCH_RBENV:-}
 q=1
 [ "${BENCH_QUICK:-0}" != 1 ] || q=10
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -341,6 +345,23 @@ if [ -n "$suite" ]; then
 		"$(sed -n 's/.*median of [0-9]* rounds: \([0-9.]*\).*/\1/p' "$work/suite")" "<= 0.65" le 0.65
 else
 	printf '| a real bats suite at -j2, first run / serial bats | not run (set BENCH_SUITE to a bats project) | <= 0.65 | |\n' >> "$rows"
+fi
+
+# ---------------------------------------------------------------------
+# 6b. A repair round on rbenv (BENCH_RBENV): 3 planted defects and a
+# decoy, corral-fix with shellcheck's repairs and the suite as finders,
+# against one serial bats test/ beside it (bench/repair.sh, its lines
+# shown here); the row is with the session store, the round without it
+# is said in the row's name.
+if [ -n "$rbenv" ]; then
+	sh "$root/bench/repair.sh" "$rbenv" 1 > "$work/repair"
+	cat "$work/repair"
+	echo
+	rr=$(sed -n 's/.*before (no store) \([0-9.]*\), after (the session store) \([0-9.]*\).*/\1 \2/p' "$work/repair")
+	row "rbenv's repair round (3 planted defects, a decoy; bench/repair.sh), corral-fix's session store / one serial \`bats test/\` (without the store: ${rr%% *})" \
+		"${rr##* }" "<= 5" le 5
+else
+	printf "| rbenv's repair round / one serial \`bats test/\` | not run (set BENCH_RBENV to a checkout of rbenv) | <= 5 | |\n" >> "$rows"
 fi
 
 # ---------------------------------------------------------------------

@@ -38,3 +38,14 @@ setup() {
 	[ -z "$long" ] || flunk "make -n corral-run prints lines longer than 200 characters:" "$long"
 	assert_no_file proj/.corral
 }
+
+@test "processes: no program links libcurl, not even corral-run-slice, which loads it at its first HTTP request (the cache tests prove that it does)" {
+	skip_if_wrapped
+	command -v readelf > /dev/null 2>&1 || skip "no readelf"
+	local p
+	for p in corral-engine corral-fix corral-run-slice corral-cache; do
+		run -0 readelf -d "$CORRAL_TEST_BIN/$p"
+		assert_contains "$output" "(NEEDED)"
+		refute_contains "$output" "libcurl"
+	done
+}

@@ -15,7 +15,8 @@
 /* The largest body a GET takes: an entry is a record and a tail. */
 #define CORRAL_HTTP_MAX_BODY (8u << 20)
 
-/* 1 when s names an HTTP store (http:// or https://). */
+/* 1 when s names an HTTP store (http:// or https://); in url.c, which
+ * needs no libcurl. */
 int corral_http_is_url(const char *s);
 /*
  * GET base/rel into out (replacing what it held): 1 got it (200); 0 not
