@@ -1067,7 +1067,7 @@ CORRAL_NO_RETRY|1,x|exit codes separated by commas or spaces
 CORRAL_SKIP_CODES|skip|exit codes separated by commas or spaces
 CORRAL_ERROR_CODES|hard|exit codes separated by commas or spaces
 CORRAL_VERDICT|prove|tap or exit
-CORRAL_TMP|private|dir or shared
+CORRAL_TMP|tmpfs|dir, shared or private
 CORRAL_PARTS_CHECK|yes|0 or 1
 CORRAL_FAIL_ON_FLAKY|yes|0 or 1
 CORRAL_FAIL_ON_FLAKY|true|0 or 1

@@ -31,6 +31,11 @@ struct corral_run_state {
 	struct corral_strv env;	/* the units' environment */
 	char *unit_tmp;		/* an attempt's TMPDIR, or NULL */
 	char *unit_tmp_root;	/* the agent's 0700 directory holding it */
+	struct corral_strv binds;	/* a private /tmp: pairs FROM, TO for
+				   corral_proc's binds, NULL-ended (none
+				   without one) */
+	struct corral_strv marks;	/* the mount points they need made in
+				   unit_tmp at each attempt */
 	struct corral_strv cloned;	/* the parts checked out */
 	dev_t clone_dev;	/* the clone as checked out, to tell when a */
 	ino_t clone_ino;	/* unit removed or replaced it */
@@ -189,6 +194,11 @@ const char *corral_run_refusal_of(const struct corral_run *r,
  */
 int corral_run_unit_env(struct corral_run *r, const char *unit,
     const char *note, int attempt);
+/*
+ * The attempt's own empty TMPDIR, with the mount points a private /tmp
+ * binds on, made afresh (nothing without one).  0, or -1 with err set.
+ */
+int corral_run_tmp_make(struct corral_run *r, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* supervise.c: a unit's supervision                                   */

@@ -542,31 +542,6 @@ empty_output(struct corral_run *r, const char *path)
 	return 0;
 }
 
-/*
- * The attempt's own empty TMPDIR (r->st->unit_tmp, when units do not
- * share the caller's): made afresh before it, removed with all it holds
- * after (its processes are gone by then).  0, or -1 with err set.
- */
-static int
-unit_tmp_make(struct corral_run *r, struct corral_err *err)
-{
-	const char *t = r->st->unit_tmp;
-
-	if (!t)
-		return 0;
-	/* what an earlier attempt left when its removal failed goes first */
-	if (mkdir(t, 0700) == 0)
-		return 0;
-	if (errno == EEXIST) {
-		if (corral_remove_tree(t, err) < 0)
-			return -1;
-		if (mkdir(t, 0700) == 0)
-			return 0;
-	}
-	return corral_err_set(err, errno, "cannot make the unit's TMPDIR "
-	    "'%s'", t);
-}
-
 /* err NULL: a failure to remove it is not the attempt's error. */
 static int
 unit_tmp_remove(struct corral_run *r, struct corral_err *err)
@@ -664,7 +639,8 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 		goto out;
 	}
 	c.path = o->out.data;
-	if (unit_junit(r, unit, &c, err) < 0 || unit_tmp_make(r, err) < 0)
+	if (unit_junit(r, unit, &c, err) < 0 ||
+	    corral_run_tmp_make(r, err) < 0)
 		goto out;
 	rc = execute(r, &c, note.data, o, err);
 	if (unit_tmp_remove(r, rc < 0 ? NULL : err) < 0 || rc < 0) {

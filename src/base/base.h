@@ -825,10 +825,18 @@ struct corral_proc {
 	 * (a kernel or seccomp that refuses keyctl refuses the child too).
 	 */
 	int keyring;
+	/*
+	 * Non-NULL: pairs FROM, TO, NULL-ended.  The child gets a mount
+	 * namespace of its own, every mount in it made private first (none
+	 * reaches the parent's), in which each FROM is bound on TO
+	 * (recursively, in order) before it execs: a refusal (EPERM without
+	 * CAP_SYS_ADMIN) is the error number of its start.
+	 */
+	char *const *binds;
 };
 
 #define CORRAL_PROC_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-	-1, -1, 0, 0, 0, NULL, 0, -1, 0 }
+	-1, -1, 0, 0, 0, NULL, 0, -1, 0, NULL }
 
 /*
  * Start p.  0 with *pid set, or the errno that kept it from starting, a
