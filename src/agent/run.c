@@ -520,9 +520,11 @@ tmp_probe(struct corral_run *r, struct corral_err *err)
 		e = errno;
 	(void)corral_remove_tree(r->st->unit_tmp, &rerr);
 	if (e || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus))
-		return corral_err_set(err, e, "CORRAL_TMP = private asked for, "
-		    "but the kernel gives no unit a private /tmp here (a mount "
-		    "namespace needs CAP_SYS_ADMIN); use CORRAL_TMP = dir");
+		return corral_err_set(err, 0, "CORRAL_TMP = private asked for, "
+		    "but the kernel refuses a unit a private /tmp here (%s; a "
+		    "mount namespace needs CAP_SYS_ADMIN): CORRAL_TMP = dir "
+		    "gives each unit a TMPDIR of its own", e ? strerror(e) :
+		    "the probe failed");
 	return 0;
 }
 
