@@ -274,7 +274,7 @@ EOF
 	[ "$(wc -l < "$RAN")" -eq 2 ] || flunk "$(cat "$RAN")"
 	[ "$(cut -d' ' -f2 "$RAN" | sort -u | wc -l)" -eq 2 ] || flunk "one namespace for both: $(cat "$RAN")"
 	# dir: the same namespace as ours, and the second write wins for both
-	rm -f sync/* "$RAN"
+	rm -f "$SYNC"/* "$RAN"
 	run -2 --separate-stderr make -C proj -B -j2 corral-run CORRAL_TMP=dir
 	rm -f "$FIXED"
 	assert_json '.failures == 1 and .successes == 1' proj/.corral/summary.json
