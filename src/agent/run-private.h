@@ -113,12 +113,13 @@ struct capture {
 };
 
 /*
- * After the unit: its JUnit file (c->junit) read and parsed, its tests
- * then in c->tap (in place of its TAP) and its bytes copied to
- * c->junit_copy; when it cannot be, c->junit_bad says why ("cannot open
+ * After the unit: its JUnit file (rel under clone, through no link) read
+ * and parsed, its tests then in c->tap (in place of its TAP) and its
+ * bytes copied to c->junit_copy; when it cannot be, c->junit_bad says why ("cannot open
  * 'x.xml': ...", "'x.xml': invalid XML at line 3").  0, or -1 on ENOMEM.
  */
-int corral_run_capture_junit(struct capture *c, const char *rel);
+int corral_run_capture_junit(struct capture *c, const char *clone,
+    const char *rel);
 
 /* How one attempt is waited for. */
 struct waiting {

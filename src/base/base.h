@@ -481,6 +481,21 @@ int corral_open_state_at(int dirfd, const char *path, int flags, mode_t mode,
 FILE *corral_fopen_state(const char *path, int flags, const char *how,
     struct corral_err *err);
 /*
+ * The directory that holds rel's last component, rel's components split
+ * at '/' under the directory dirfd, each opened O_NOFOLLOW | O_DIRECTORY:
+ * a link planted as a directory of rel leads nowhere outside (ELOOP or
+ * ENOTDIR).  Its descriptor (dirfd itself when rel has no '/': close it
+ * only when it is not), *last pointing at that component; or -1 with
+ * errno (EINVAL: an empty or overlong component).
+ */
+int corral_dir_beneath(int dirfd, const char *rel, const char **last);
+/*
+ * rel under dirfd as corral_dir_beneath walks it, its last component
+ * opened with flags | O_NOFOLLOW | O_CLOEXEC: a descriptor, or -1 with
+ * errno.
+ */
+int corral_open_beneath(int dirfd, const char *rel, int flags);
+/*
  * Whether path may be made or replaced as a file of corral's state:
  * 0 when nothing is there or a regular file is, -1 with err set as
  * open_state says when anything else is (a link is not followed).
