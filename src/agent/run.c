@@ -454,6 +454,9 @@ tmp_binds(struct corral_run *r, struct corral_err *err)
 	char *tmp = realpath("/tmp", NULL);
 	int rc = -1;
 
+	/* afresh each attempt: a whole-tree attempt has a clone of its own */
+	corral_strv_release(&st->binds);
+	corral_strv_release(&st->marks);
 	if (!tmp)
 		return corral_err_set(err, errno, "cannot resolve '/tmp'");
 	if (tmp_bind(r, tmp, r->clone, err) == 0 &&
@@ -485,6 +488,8 @@ corral_run_tmp_make(struct corral_run *r, struct corral_err *err)
 		if (mkdir(t, 0700) < 0)
 			goto fail;
 	}
+	if (r->tmp_private && tmp_binds(r, err) < 0)
+		return -1;
 	for (i = 0; i < r->st->marks.n; i++)
 		if (corral_mkdir_p(r->st->marks.v[i], 0700, err) < 0)
 			return -1;
@@ -547,8 +552,6 @@ make_env(struct corral_run *r, struct corral_err *err)
 	if (!r->tmp_shared && !r->sandbox && make_unit_tmp(r, err) < 0)
 		return -1;
 	tmp = r->st->unit_tmp;
-	if (tmp && r->tmp_private && tmp_binds(r, err) < 0)
-		return -1;
 	if (tmp && r->tmp_private)
 		tmp = "/tmp";
 	if ((r->clone[0] != '/' || add_var(&ours, "PWD", r->clone) == 0) &&
@@ -610,7 +613,7 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	if (prepare_logdir(r, err) < 0 || hide_ours(r, err) < 0 ||
 	    corral_run_become_reaper(r, err) < 0 || sort_parts(r, err) < 0 || make_clone(r, missing, err) < 0 ||
 	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0 ||
-	    (r->st->binds.n && tmp_probe(r, err) < 0))
+	    (r->tmp_private && r->st->unit_tmp && tmp_probe(r, err) < 0))
 		return -1;
 	r->st->rl.dir = r->st->logsdir;
 	r->st->rl.log = r->st->log;
