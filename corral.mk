@@ -191,7 +191,7 @@ __corral-path = $(call __corral-word,$(1),$(2),one path without spaces (a \
 	make limitation); units may hold spaces)
 $(call __corral-codes,CORRAL_ERROR_CODES)
 $(call __corral-enum,CORRAL_VERDICT,tap exit)
-$(call __corral-enum,CORRAL_TMP,dir shared)
+$(call __corral-enum,CORRAL_TMP,dir shared private)
 $(call __corral-path,CORRAL_SRC,1)
 $(call __corral-path,CORRAL_OUT,1)
 $(call __corral-path,CORRAL_UNITS_FILE,)

@@ -234,6 +234,68 @@ EOF
 	assert_json '.failures == 1 and .successes == 1' proj/.corral/summary.json
 }
 
+teardown() {
+	[ -z "${OUTSIDE:-}" ] || rm -rf "$OUTSIDE"
+	[ -z "${FIXED:-}" ] || rm -f "$FIXED"
+}
+
+# private_project: two units at once, each writing its own unit name into
+# one fixed absolute path /tmp/NAME (TMPDIR ignored) and reading it back
+# once both have written, with its /proc/self/ns/mnt beside it in $RAN.
+# What they share goes in OUTSIDE, out of /tmp (which a private /tmp
+# hides, bats' own directories with it).
+private_project() {
+	OUTSIDE=$(mktemp -d /var/tmp/corral-test.XXXXXX)
+	mkdir "$OUTSIDE/sync"
+	export SYNC=$OUTSIDE/sync RAN=$OUTSIDE/ran
+	export FIXED=/tmp/corral-private-probe.$$.$BATS_TEST_NUMBER
+	: > "$RAN"
+	_corral_project one two <<'EOF'
+CORRAL_CMD = printf '%s\n' "$$CORRAL_UNIT" > "$$FIXED"; \
+	touch "$$SYNC/$$CORRAL_UNIT"; i=0; \
+	while [ ! -e "$$SYNC/one" ] || [ ! -e "$$SYNC/two" ]; do \
+	i=$$((i + 1)); [ $$i -lt 200 ] || exit 3; sleep 0.05; done; \
+	printf '%s %s %s\n' "$$CORRAL_UNIT" "$$(readlink /proc/self/ns/mnt)" \
+	"$$TMPDIR" >> "$$RAN"; [ "$$(cat "$$FIXED")" = "$$CORRAL_UNIT" ]
+EOF
+}
+
+@test "conventions: CORRAL_TMP=private gives each unit a /tmp of its own in a mount namespace of its own: two units writing one fixed /tmp path at once do not meet, and the host's /tmp never sees it" {
+	private_project
+	run -0 --separate-stderr make -C proj -j2 corral-run CORRAL_TMP=private
+	[ ! -e "$FIXED" ] || { rm -f "$FIXED"; flunk "$FIXED reached the host's /tmp"; }
+	assert_json '.successes == 2' proj/.corral/summary.json
+	local mine
+	mine=$(readlink /proc/self/ns/mnt)
+	while read -r unit ns tmp; do
+		[ "$ns" != "$mine" ] || flunk "$unit ran in the test's mount namespace"
+		[ "$tmp" = /tmp ] || flunk "$unit: TMPDIR $tmp"
+	done < "$RAN"
+	[ "$(wc -l < "$RAN")" -eq 2 ] || flunk "$(cat "$RAN")"
+	[ "$(cut -d' ' -f2 "$RAN" | sort -u | wc -l)" -eq 2 ] || flunk "one namespace for both: $(cat "$RAN")"
+	# dir: the same namespace as ours, and the second write wins for both
+	rm -f "$SYNC"/* "$RAN"
+	run -2 --separate-stderr make -C proj -B -j2 corral-run CORRAL_TMP=dir
+	rm -f "$FIXED"
+	assert_json '.failures == 1 and .successes == 1' proj/.corral/summary.json
+	[ "$(cut -d' ' -f2 "$RAN" | sort -u)" = "$mine" ] || flunk "$(cat "$RAN")"
+}
+
+@test "conventions: CORRAL_TMP=private where the kernel refuses a mount namespace (no capability, no user mapping) stops the run before any unit, naming the knob" {
+	private_project
+	# only the agents in a user namespace without a mapping: no capability
+	mkdir wrapbin
+	ln -s "$CORRAL_TEST_BIN"/corral-* wrapbin/
+	rm wrapbin/corral-run-slice
+	printf '#!/bin/sh\nexec unshare --user %s "$@"\n' "$CORRAL_TEST_BIN/corral-run-slice" > wrapbin/corral-run-slice
+	chmod +x wrapbin/corral-run-slice
+	run -2 --separate-stderr make -C proj -j2 corral-run CORRAL_TMP=private CORRAL_BIN=$PWD/wrapbin
+	assert_contains "$stderr" "corral-run-slice: CORRAL_TMP = private asked for, but the kernel refuses a unit a private /tmp here (Operation not permitted;"
+	assert_json '.missing == 2 and .attempts == 0' proj/.corral/summary.json
+	[ ! -s "$RAN" ] || flunk "a unit ran: $(cat "$RAN")"
+	[ ! -e "$FIXED" ] || { rm -f "$FIXED"; flunk "$FIXED reached the host's /tmp"; }
+}
+
 @test "conventions: CORRAL_ONLY runs only the units matching its shell patterns, over the result so far, and plans nothing again" {
 	project a1 a2 b1 'c d' FAIL-x
 	run -2 --separate-stderr make --no-print-directory -C proj -j2 corral-run

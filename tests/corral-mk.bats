@@ -1056,7 +1056,7 @@ CORRAL_HALT|some|a number
 CORRAL_SLOWEST|five|a number
 CORRAL_TAIL|ten|a number
 CORRAL_SHARD_TOTAL|3x|a number
-CORRAL_CACHE_VERIFY|2%|a number
+CORRAL_CACHE_VERIFY|2%|a whole number from 0 to 100 (a percent)
 CORRAL_LIMIT_CPU|1.5|a whole number of seconds
 CORRAL_OUTPUT_MAX|1T|a number of bytes, optionally with K, M or G
 CORRAL_OUTPUT_MAX|K|a number of bytes, optionally with K, M or G
@@ -1067,7 +1067,7 @@ CORRAL_NO_RETRY|1,x|exit codes separated by commas or spaces
 CORRAL_SKIP_CODES|skip|exit codes separated by commas or spaces
 CORRAL_ERROR_CODES|hard|exit codes separated by commas or spaces
 CORRAL_VERDICT|prove|tap or exit
-CORRAL_TMP|private|dir or shared
+CORRAL_TMP|tmpfs|dir, shared or private
 CORRAL_PARTS_CHECK|yes|0 or 1
 CORRAL_FAIL_ON_FLAKY|yes|0 or 1
 CORRAL_FAIL_ON_FLAKY|true|0 or 1

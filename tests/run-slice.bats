@@ -16,7 +16,7 @@ setup() {
 	printf 'gamma\n' > src/c.txt
 }
 
-USAGE='usage: corral-run-slice [-0bFhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-Z MEMO] [-z CMD] -c CMD -l LOGDIR AGENT SLICE
+USAGE='usage: corral-run-slice [-0bFhkMQUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-Z MEMO] [-z CMD] -c CMD -l LOGDIR AGENT SLICE
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -316,6 +316,19 @@ junit_note() {
 		'FAIL: JUnit: testcase 1'
 	# a unit that fails says so by its exit, whatever its JUnit
 	junit_note '$CORRAL_UNIT.xml' 'exit 3' 'FAIL: exit 3'
+}
+
+@test "run-slice: -J: a link a unit plants as a directory of the JUnit path (out -> a directory outside the clone) is followed neither to read the file nor to remove the last one; the note names the path" {
+	units u1 u2
+	mkdir outside
+	printf '%s' '<testsuite name="t" tests="1"><testcase name="fine"/></testsuite>' > outside/u1.xml
+	cp outside/u1.xml outside/u2.xml
+	run -1 corral-run-slice -J 'out/$CORRAL_UNIT.xml' -c "ln -sfn '$PWD/outside' out" -l logs K slice
+	run -0 jq -r '.status + " " + .note' <(records logs/agent-K.jsonl)
+	assert_output "error ERROR: JUnit: cannot open 'out/u1.xml': Not a directory
+error ERROR: JUnit: cannot open 'out/u2.xml': Not a directory"
+	[ -f outside/u1.xml ] && [ -f outside/u2.xml ] || flunk "a file outside the clone was removed: $(ls outside)"
+	[ ! -e logs/agent-K/1.xml ] || flunk "the agent kept a copy of a file outside the clone"
 }
 
 @test "run-slice: -J: libxml2 prints nothing on the agent's stderr for a JUnit file whose bytes its encoding cannot convert" {

@@ -53,7 +53,7 @@ struct opts {
 };
 
 static const struct corral_usage use = {
-	"corral-run-slice [-0bFhkMUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
+	"corral-run-slice [-0bFhkMQUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d "
 	"DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L "
 	"LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w "
@@ -91,6 +91,7 @@ static const struct corral_usage use = {
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
 	"-p PART\ta path to check out (repeatable)\n"
+	"-Q\teach unit's own TMPDIR is its /tmp too (a mount namespace)\n"
 	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
 	"-r RUN\tthe run id\n"
 	"-S STATEDIR\tkeep live state there for corral-status\n"
@@ -431,7 +432,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:R:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:Z:z:")) != -1) {
+	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:QR:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:Z:z:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -470,6 +471,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'z': o->cache.key.key_cmd = optarg; break;
 		case 'F': r->exit_only = 1; break;
 		case 'U': r->tmp_shared = 1; break;
+		case 'Q': r->tmp_private = 1; break;
 		case 'f':
 			if (r->note_pattern)
 				corral_usage(&use, CORRAL_EXIT_ERR);

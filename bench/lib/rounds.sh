@@ -1,7 +1,7 @@
 # rounds.sh -- corral-run-slice timed per unit, plain against with some
 # options, in interleaved rounds (so that a change in the machine's load
-# falls on both sides alike).  Sourced by limits.sh and sandbox.sh, which
-# set units and rounds first; it gives:
+# falls on both sides alike).  Sourced by limits.sh, sandbox.sh and tmp.sh,
+# which set units and rounds first; it gives:
 #
 #   work                 a new directory, removed at exit, holding 'slice'
 #                        (units 1 to $units) and the logs; TMPDIR is it

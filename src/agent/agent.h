@@ -328,6 +328,8 @@ struct corral_run {
 				   TMPDIR, TMP and TEMP, in the caller's,
 				   removed when it ends (the sandbox has its
 				   own /tmp either way) */
+	int tmp_private;	/* and that directory is the unit's /tmp, in
+				   a mount namespace of its own (run.c) */
 	const char *unit_junit;	/* the JUnit file each unit writes, relative
 				   to the clone, $CORRAL_UNIT standing for
 				   the unit: its tests are the record's;

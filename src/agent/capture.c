@@ -263,17 +263,26 @@ corral_run_capture_detail(const struct capture *c, struct corral_buf *b)
 /* ------------------------------------------------------------------ */
 /* The unit's own JUnit                                                 */
 
-/* The file, read whole into b: 0, or -1 with err set. */
+/*
+ * The file rel of the clone, read whole into b: 0, or -1 with err set.
+ * No link is followed, not even as a directory of rel: a unit that
+ * plants one (out -> /etc) makes the agent read nothing outside.
+ */
 static int
-junit_bytes(const char *path, const char *rel, struct corral_buf *b,
+junit_bytes(const char *clone, const char *rel, struct corral_buf *b,
     struct corral_err *err)
 {
 	struct stat st;
-	int fd, rc = -1;
+	int dfd, fd, rc = -1;
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) < 0)
-		return corral_err_set(err, errno, "cannot open '%s'", rel);
+	if ((dfd = open(clone, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return corral_err_set(err, errno, "cannot open '%s'", clone);
+	fd = corral_open_beneath(dfd, rel, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		corral_err_set(err, errno, "cannot open '%s'", rel);
+	close(dfd);
+	if (fd < 0)
+		return -1;
 	if (fstat(fd, &st) < 0)
 		corral_err_set(err, errno, "cannot read '%s'", rel);
 	else if (!S_ISREG(st.st_mode))
@@ -290,7 +299,8 @@ junit_bytes(const char *path, const char *rel, struct corral_buf *b,
 }
 
 int
-corral_run_capture_junit(struct capture *c, const char *rel)
+corral_run_capture_junit(struct capture *c, const char *clone,
+    const char *rel)
 {
 	struct corral_buf b = CORRAL_BUF_INIT;
 	struct corral_err err, ignored;
@@ -299,7 +309,7 @@ corral_run_capture_junit(struct capture *c, const char *rel)
 
 	corral_tap_init(&t, 0);
 	memset(&err, 0, sizeof(err));
-	if (junit_bytes(c->junit, rel, &b, &err) < 0)
+	if (junit_bytes(clone, rel, &b, &err) < 0)
 		rc = corral_buf_addf(&c->junit_bad, "%s%s%s", err.msg,
 		    err.errnum ? ": " : "", err.errnum ?
 		    strerror(err.errnum) : "");

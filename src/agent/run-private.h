@@ -32,6 +32,11 @@ struct corral_run_state {
 	struct corral_strv env;	/* the units' environment */
 	char *unit_tmp;		/* an attempt's TMPDIR, or NULL */
 	char *unit_tmp_root;	/* the agent's 0700 directory holding it */
+	struct corral_strv binds;	/* a private /tmp: pairs FROM, TO for
+				   corral_proc's binds, NULL-ended (none
+				   without one) */
+	struct corral_strv marks;	/* the mount points they need made in
+				   unit_tmp at each attempt */
 	struct corral_strv cloned;	/* the parts checked out */
 	dev_t clone_dev;	/* the clone as checked out, to tell when a */
 	ino_t clone_ino;	/* unit removed or replaced it */
@@ -109,12 +114,13 @@ struct capture {
 };
 
 /*
- * After the unit: its JUnit file (c->junit) read and parsed, its tests
- * then in c->tap (in place of its TAP) and its bytes copied to
- * c->junit_copy; when it cannot be, c->junit_bad says why ("cannot open
+ * After the unit: its JUnit file (rel under clone, through no link) read
+ * and parsed, its tests then in c->tap (in place of its TAP) and its
+ * bytes copied to c->junit_copy; when it cannot be, c->junit_bad says why ("cannot open
  * 'x.xml': ...", "'x.xml': invalid XML at line 3").  0, or -1 on ENOMEM.
  */
-int corral_run_capture_junit(struct capture *c, const char *rel);
+int corral_run_capture_junit(struct capture *c, const char *clone,
+    const char *rel);
 
 /* How one attempt is waited for. */
 struct waiting {
@@ -196,6 +202,11 @@ const char *corral_run_refusal_of(const struct corral_run *r,
  */
 int corral_run_unit_env(struct corral_run *r, const char *unit,
     const char *note, int attempt);
+/*
+ * The attempt's own empty TMPDIR, with the mount points a private /tmp
+ * binds on, made afresh (nothing without one).  0, or -1 with err set.
+ */
+int corral_run_tmp_make(struct corral_run *r, struct corral_err *err);
 
 /* ------------------------------------------------------------------ */
 /* supervise.c: a unit's supervision                                   */

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -420,6 +421,123 @@ make_unit_tmp(struct corral_run *r, struct corral_err *err)
 }
 
 /*
+ * A private /tmp (r->tmp_private): the attempt's TMPDIR bound on /tmp in
+ * a mount namespace of the unit's own.  What the unit must still reach
+ * under the old /tmp -- its clone, the directory of its CORRAL_NOTE --
+ * is bound first on a mount point of the same path inside that TMPDIR,
+ * so that the recursive bind on /tmp brings it along.  0, or -1 with err.
+ */
+static int
+tmp_bind(struct corral_run *r, const char *tmp, const char *path,
+    struct corral_err *err)
+{
+	struct corral_run_state *st = r->st;
+	struct corral_buf to = CORRAL_BUF_INIT;
+	char *real = realpath(path, NULL);
+	size_t n = strlen(tmp);
+	int rc = 0;
+
+	if (!real)
+		return corral_err_set(err, errno, "cannot resolve '%s'", path);
+	if (!strncmp(real, tmp, n) && real[n] == '/') {
+		if (corral_buf_addf(&to, "%s%s", st->unit_tmp, real + n) < 0 ||
+		    corral_strv_add(&st->binds, real) < 0 ||
+		    corral_strv_add(&st->binds, to.data) < 0 ||
+		    corral_strv_add(&st->marks, to.data) < 0)
+			rc = corral_err_set(err, ENOMEM, "cannot start");
+	}
+	free(real);
+	corral_buf_release(&to);
+	return rc;
+}
+
+static int
+tmp_binds(struct corral_run *r, struct corral_err *err)
+{
+	struct corral_run_state *st = r->st;
+	char *tmp = realpath("/tmp", NULL);
+	int rc = -1;
+
+	/* afresh each attempt: a whole-tree attempt has a clone of its own */
+	corral_strv_release(&st->binds);
+	corral_strv_release(&st->marks);
+	if (!tmp)
+		return corral_err_set(err, errno, "cannot resolve '/tmp'");
+	if (tmp_bind(r, tmp, r->clone, err) == 0 &&
+	    tmp_bind(r, tmp, st->noteroot, err) == 0) {
+		if (corral_strv_add(&st->binds, st->unit_tmp) < 0 ||
+		    corral_strv_add(&st->binds, "/tmp") < 0)
+			corral_err_set(err, ENOMEM, "cannot start");
+		else
+			rc = 0;
+	}
+	free(tmp);
+	return rc;
+}
+
+int
+corral_run_tmp_make(struct corral_run *r, struct corral_err *err)
+{
+	const char *t = r->st->unit_tmp;
+	size_t i;
+
+	if (!t)
+		return 0;
+	/* what an earlier attempt left when its removal failed goes first */
+	if (mkdir(t, 0700) < 0) {
+		if (errno != EEXIST)
+			goto fail;
+		if (corral_remove_tree(t, err) < 0)
+			return -1;
+		if (mkdir(t, 0700) < 0)
+			goto fail;
+	}
+	if (r->tmp_private && tmp_binds(r, err) < 0)
+		return -1;
+	for (i = 0; i < r->st->marks.n; i++)
+		if (corral_mkdir_p(r->st->marks.v[i], 0700, err) < 0)
+			return -1;
+	return 0;
+fail:
+	return corral_err_set(err, errno, "cannot make the unit's TMPDIR '%s'",
+	    t);
+}
+
+/*
+ * Whether the kernel gives a unit a private /tmp here, tried once before
+ * any unit runs: a shell that does nothing, started as a unit is.  A
+ * refusal stops the agent, naming the knob: a unit that writes
+ * /tmp/NAME must never meet another in the host's /tmp unawares.
+ */
+static int
+tmp_probe(struct corral_run *r, struct corral_err *err)
+{
+	struct corral_proc p = CORRAL_PROC_INIT;
+	char *argv[] = { "sh", "-c", ":", NULL };
+	struct corral_err rerr;
+	int e, wstatus = 0;
+	pid_t pid;
+
+	if (corral_run_tmp_make(r, err) < 0)
+		return -1;
+	p.path = "/bin/sh";
+	p.argv = argv;
+	p.dir = "/";
+	p.binds = r->st->binds.v;
+	if (!(e = corral_proc_start(&p, &pid)) &&
+	    corral_proc_reap(pid, &wstatus) < 0)
+		e = errno;
+	(void)corral_remove_tree(r->st->unit_tmp, &rerr);
+	if (e || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus))
+		return corral_err_set(err, 0, "CORRAL_TMP = private asked for, "
+		    "but the kernel refuses a unit a private /tmp here (%s; a "
+		    "mount namespace needs CAP_SYS_ADMIN): CORRAL_TMP = dir "
+		    "gives each unit a TMPDIR of its own", e ? strerror(e) :
+		    "the probe failed");
+	return 0;
+}
+
+/*
  * The caller's environment without PWD, any CORRAL_* variable of ours or
  * anything of corral's (env.c), then ours; CORRAL_UNIT, CORRAL_NOTE and CORRAL_ATTEMPT come last and change
  * with each attempt.
@@ -428,6 +546,7 @@ static int
 make_env(struct corral_run *r, struct corral_err *err)
 {
 	struct corral_strv ours = CORRAL_STRV_INIT;
+	const char *tmp;
 	int rc = -1;
 
 	/*
@@ -436,11 +555,14 @@ make_env(struct corral_run *r, struct corral_err *err)
 	 */
 	if (!r->tmp_shared && !r->sandbox && make_unit_tmp(r, err) < 0)
 		return -1;
+	/* in a sandbox or a private mount, the unit's own /tmp is /tmp */
+	tmp = r->st->unit_tmp;
+	if (r->sandbox || (tmp && r->tmp_private))
+		tmp = "/tmp";
 	if ((r->clone[0] != '/' || add_var(&ours, "PWD", r->clone) == 0) &&
-	    (!r->st->unit_tmp || (add_var(&ours, "TMPDIR", r->st->unit_tmp) ==
-	    0 && add_var(&ours, "TMP", r->st->unit_tmp) == 0 &&
-	    add_var(&ours, "TEMP", r->st->unit_tmp) == 0)) &&
-	    (!r->sandbox || add_var(&ours, "TMPDIR", "/tmp") == 0) &&
+	    (!tmp || (add_var(&ours, "TMPDIR", tmp) == 0 &&
+	    add_var(&ours, "TMP", tmp) == 0 &&
+	    add_var(&ours, "TEMP", tmp) == 0)) &&
 	    add_var(&ours, "CORRAL_AGENT", r->agent) == 0 &&
 	    add_var(&ours, "CORRAL_RUN", r->run) == 0 &&
 	    add_var(&ours, "CORRAL_WORKDIR", r->clone) == 0 &&
@@ -539,7 +661,8 @@ ready_clone(struct corral_run *r, struct corral_strv *missing,
 {
 	if (make_clone(r, missing, err) < 0 ||
 	    corral_run_watchdog_start(r, err) < 0 || make_env(r, err) < 0 ||
-	    open_sandbox(r, err) < 0)
+	    open_sandbox(r, err) < 0 ||
+	    (r->tmp_private && r->st->unit_tmp && tmp_probe(r, err) < 0))
 		return -1;
 	/* every key stored from now on reads the tree as it was cloned */
 	if (r->cache)
@@ -626,6 +749,8 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		free(st->part);
 		free(st->unit_tmp);
 		free(st->unit_tmp_root);
+		corral_strv_release(&st->binds);
+		corral_strv_release(&st->marks);
 		corral_strv_release(&st->env);
 		corral_strv_release(&st->cloned);
 		corral_reaper_release(&st->reaper);

@@ -475,7 +475,8 @@ execute(struct corral_run *r, struct capture *c, const char *notepath,
 	corral_run_capture_finish(c);
 	o->ms = corral_time_ms() - t0;
 	if (c->junit && !corral_run_caught() &&
-	    corral_run_capture_junit(c, c->junit + strlen(r->clone) + 1) < 0)
+	    corral_run_capture_junit(c, r->clone, c->junit +
+	    strlen(r->clone) + 1) < 0)
 		return corral_err_set(err, ENOMEM, "cannot run a unit");
 	if (r->sandbox)
 		corral_sandbox_note_done(notepath);
@@ -542,31 +543,6 @@ empty_output(struct corral_run *r, const char *path)
 	return 0;
 }
 
-/*
- * The attempt's own empty TMPDIR (r->st->unit_tmp, when units do not
- * share the caller's): made afresh before it, removed with all it holds
- * after (its processes are gone by then).  0, or -1 with err set.
- */
-static int
-unit_tmp_make(struct corral_run *r, struct corral_err *err)
-{
-	const char *t = r->st->unit_tmp;
-
-	if (!t)
-		return 0;
-	/* what an earlier attempt left when its removal failed goes first */
-	if (mkdir(t, 0700) == 0)
-		return 0;
-	if (errno == EEXIST) {
-		if (corral_remove_tree(t, err) < 0)
-			return -1;
-		if (mkdir(t, 0700) == 0)
-			return 0;
-	}
-	return corral_err_set(err, errno, "cannot make the unit's TMPDIR "
-	    "'%s'", t);
-}
-
 /* err NULL: a failure to remove it is not the attempt's error. */
 static int
 unit_tmp_remove(struct corral_run *r, struct corral_err *err)
@@ -603,6 +579,23 @@ junit_rel(const char *tmpl, const char *unit, struct corral_buf *b)
 	return rc;
 }
 
+/* rel of the clone removed, through no link the unit planted. */
+static void
+junit_unlink(const char *clone, const char *rel)
+{
+	const char *last;
+	int dfd, fd;
+
+	if ((dfd = open(clone, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	if ((fd = corral_dir_beneath(dfd, rel, &last)) >= 0) {
+		(void)unlinkat(fd, last, 0);
+		if (fd != dfd)
+			close(fd);
+	}
+	close(dfd);
+}
+
 /*
  * Where the unit writes its own JUnit (r->unit_junit, in its clone), and
  * where the agent keeps a copy (N.xml beside N.out), in c; what an earlier
@@ -634,7 +627,7 @@ unit_junit(struct corral_run *r, const char *unit, struct capture *c,
 	if (corral_buf_addf(&b, "%.*s.xml", (int)(n - 4), c->path) < 0 ||
 	    !(c->junit_copy = strdup(b.data)))
 		goto out;
-	(void)unlink(c->junit);
+	junit_unlink(r->clone, rel.data);
 	(void)unlink(c->junit_copy);
 	rc = 0;
 out:
@@ -664,7 +657,8 @@ corral_run_attempt(struct corral_run *r, const char *unit, size_t n, int attempt
 		goto out;
 	}
 	c.path = o->out.data;
-	if (unit_junit(r, unit, &c, err) < 0 || unit_tmp_make(r, err) < 0)
+	if (unit_junit(r, unit, &c, err) < 0 ||
+	    corral_run_tmp_make(r, err) < 0)
 		goto out;
 	rc = execute(r, &c, note.data, o, err);
 	if (unit_tmp_remove(r, rc < 0 ? NULL : err) < 0 || rc < 0) {

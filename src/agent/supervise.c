@@ -371,6 +371,7 @@ corral_run_spawn_unit(struct corral_run *r, int outfd, int errfd,
 	p.errfd = errfd;
 	p.group = 1;
 	p.keyring = r->sandbox != NULL;
+	p.binds = r->tmp_private && r->st->binds.n ? r->st->binds.v : NULL;
 	p.sigdfl = xfsz_ignored_on_entry ? 0 : SIGXFSZ;
 	p.limits = r->st->limits;
 	p.nlimits = r->st->nlimits;

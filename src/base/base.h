@@ -481,6 +481,21 @@ int corral_open_state_at(int dirfd, const char *path, int flags, mode_t mode,
 FILE *corral_fopen_state(const char *path, int flags, const char *how,
     struct corral_err *err);
 /*
+ * The directory that holds rel's last component, rel's components split
+ * at '/' under the directory dirfd, each opened O_NOFOLLOW | O_DIRECTORY:
+ * a link planted as a directory of rel leads nowhere outside (ELOOP or
+ * ENOTDIR).  Its descriptor (dirfd itself when rel has no '/': close it
+ * only when it is not), *last pointing at that component; or -1 with
+ * errno (EINVAL: an empty or overlong component).
+ */
+int corral_dir_beneath(int dirfd, const char *rel, const char **last);
+/*
+ * rel under dirfd as corral_dir_beneath walks it, its last component
+ * opened with flags | O_NOFOLLOW | O_CLOEXEC: a descriptor, or -1 with
+ * errno.
+ */
+int corral_open_beneath(int dirfd, const char *rel, int flags);
+/*
  * Whether path may be made or replaced as a file of corral's state:
  * 0 when nothing is there or a regular file is, -1 with err set as
  * open_state says when anything else is (a link is not followed).
@@ -826,6 +841,14 @@ struct corral_proc {
 	 */
 	int keyring;
 	/*
+	 * Non-NULL: pairs FROM, TO, NULL-ended.  The child gets a mount
+	 * namespace of its own, every mount in it made private first (none
+	 * reaches the parent's), in which each FROM is bound on TO
+	 * (recursively, in order) before it execs: a refusal (EPERM without
+	 * CAP_SYS_ADMIN) is the error number of its start.
+	 */
+	char *const *binds;
+	/*
 	 * Non-NULL: the child calls enter(enter_arg, errfd) last before its
 	 * exec, having forked (not vforked).  It returns 0 in the process
 	 * that goes on to the exec, else an error number; a process of its
@@ -837,7 +860,7 @@ struct corral_proc {
 };
 
 #define CORRAL_PROC_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-	-1, -1, 0, 0, 0, NULL, 0, -1, 0, NULL, NULL }
+	-1, -1, 0, 0, 0, NULL, 0, -1, 0, NULL, NULL, NULL }
 
 /*
  * Start p.  0 with *pid set, or the errno that kept it from starting, a

@@ -159,6 +159,56 @@ corral_open_state(const char *path, int flags, mode_t mode,
 	return corral_open_state_at(AT_FDCWD, path, flags, mode, err);
 }
 
+int
+corral_dir_beneath(int dirfd, const char *rel, const char **last)
+{
+	const char *p = rel, *slash;
+	char comp[NAME_MAX + 1];
+	size_t n;
+	int fd = dirfd, next;
+
+	while ((slash = strchr(p, '/'))) {
+		n = (size_t)(slash - p);
+		if (!n || n >= sizeof(comp)) {
+			if (fd != dirfd)
+				close(fd);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd != dirfd) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+		}
+		if ((fd = next) < 0)
+			return -1;
+		p = slash + 1;
+	}
+	*last = p;
+	return fd;
+}
+
+int
+corral_open_beneath(int dirfd, const char *rel, int flags)
+{
+	const char *last;
+	int fd, e, next;
+
+	if ((fd = corral_dir_beneath(dirfd, rel, &last)) < 0)
+		return -1;
+	next = openat(fd, last, flags | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	if (fd != dirfd)
+		close(fd);
+	errno = e;
+	return next;
+}
+
 FILE *
 corral_fopen_state(const char *path, int flags, const char *how,
     struct corral_err *err)

@@ -5,8 +5,9 @@
  * says how it ended.  A child is started by posix_spawn (never fork: no
  * copy of the parent, and a failed exec is an error number, not a child
  * that exits 127), or by vfork when the child must do something first
- * that posix_spawn cannot: set limits, or tell a watchdog its pid; by fork
- * only for one that must enter a sandbox before its exec.  Its input is /dev/null or a file, its
+ * that posix_spawn cannot: set limits, tell a watchdog its pid, or mount
+ * in a namespace of its own; by fork only for one that must enter a
+ * sandbox before its exec.  Its input is /dev/null or a file, its
  * output goes to files or descriptors (never a pipe nobody drains), its
  * environment is ours with some NAME=VALUE replaced or added.  How a
  * child ended is said one way everywhere: "exit 3", "signal 9
@@ -19,12 +20,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -212,6 +215,23 @@ child_signals(int sigdfl)
 }
 
 /*
+ * A mount namespace of the child's own, no mount of it propagating back,
+ * with binds (pairs FROM, TO) made in it.  0, or -1 with errno.  unshare
+ * and mount are system calls: safe in a vfork child.
+ */
+static int
+child_binds(char *const *binds)
+{
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	for (; binds[0] && binds[1]; binds += 2)
+		if (mount(binds[0], binds[1], NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -1;
+	return 0;
+}
+
+/*
  * What the child sets up before it execs: its group, the watchdog's word,
  * the keyring, its descriptors, directory and limits.  Async-signal-safe
  * (vfork's child runs it).  0, or -1 with errno.
@@ -231,7 +251,7 @@ child_setup(const struct corral_proc *p)
 		(void)send(p->tellfd, &self, sizeof(self), MSG_NOSIGNAL);
 	if (p->keyring)
 		(void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
-	if (
+	if ((p->binds && child_binds(p->binds) < 0) ||
 	    child_fd(0, p->in ? p->in : "/dev/null", O_RDONLY, -1) < 0 ||
 	    child_fd(1, p->out, OUT_FLAGS, p->outfd) < 0 ||
 	    child_fd(2, p->err_is_out ? NULL : p->err, OUT_FLAGS,
@@ -372,7 +392,7 @@ corral_proc_start(const struct corral_proc *p, pid_t *pid)
 
 	if (p->enter)
 		return start_fork(p, envp, pid);
-	if (p->nlimits || p->tellfd >= 0 || p->keyring)
+	if (p->nlimits || p->tellfd >= 0 || p->keyring || p->binds)
 		return start_vfork(p, envp, pid);
 	return start_spawn(p, envp, pid);
 }

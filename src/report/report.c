@@ -379,39 +379,6 @@ report_output_where(const char *agent, const char *output, char **where)
 	return (*where = strdup(start)) ? 0 : -1;
 }
 
-/* rel (components split at '/') under the directory dirfd, no link. */
-static int
-open_beneath(int dirfd, const char *rel)
-{
-	const char *p = rel, *slash;
-	char comp[256];
-	size_t n;
-	int fd = dirfd, next;
-
-	while ((slash = strchr(p, '/'))) {
-		n = (size_t)(slash - p);
-		if (!n || n >= sizeof(comp))
-			goto fail;
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		if (fd != dirfd)
-			close(fd);
-		if ((fd = next) < 0)
-			return -1;
-		p = slash + 1;
-	}
-	next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd != dirfd)
-		close(fd);
-	return next;
-fail:
-	if (fd != dirfd)
-		close(fd);
-	return -1;
-}
-
 int
 report_open_output(const struct corral_report *rep, const char *where)
 {
@@ -421,12 +388,14 @@ report_open_output(const struct corral_report *rep, const char *where)
 	if (!where || !rep->dir ||
 	    (dirfd = open(rep->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
-	if ((fd = open_beneath(dirfd, where)) < 0) {
+	if ((fd = corral_open_beneath(dirfd, where, O_RDONLY |
+	    O_NONBLOCK)) < 0) {
 		int sh = openat(dirfd, "shards", O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
 
 		if (sh >= 0) {
-			fd = open_beneath(sh, where);
+			fd = corral_open_beneath(sh, where, O_RDONLY |
+			    O_NONBLOCK);
 			close(sh);
 		}
 	}
