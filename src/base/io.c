@@ -326,6 +326,23 @@ corral_read_state(const char *path, struct corral_buf *b,
 	return rc;
 }
 
+/* Whether path is a directory now, made by us or by another. */
+static int
+mkdir_made(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) == 0)
+		return 1;
+	return errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * From the leaf up: a fan-out directory under a store or CORRAL_OUT is
+ * made where its parents stand, and a walk from / would cost two system
+ * calls a component, every time.  Any other failure walks from the top,
+ * so that the message names the component that stopped it.
+ */
 int
 corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
 {
@@ -334,6 +351,10 @@ corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
 
 	if (!*path)
 		return corral_err_set(err, ENOENT, "cannot create ''");
+	if (mkdir_made(path, mode) || (errno == ENOENT &&
+	    corral_mkdir_parent(path, mode, err) == 0 &&
+	    mkdir_made(path, mode)))
+		return 0;
 	if (!(p = strdup(path)))
 		return corral_err_set(err, errno, "cannot create '%s'", path);
 	for (s = p + 1; ; s++) {
