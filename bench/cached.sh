@@ -7,7 +7,7 @@
 # pair is measured by that build too, in the same rounds, and printed on
 # a second line with the cached run's speed-up (before / this build).
 #
-#   usage: bench/cached.sh [UNITS [SLICES [ROUNDS]]]   (10000 100 3)
+#   usage: bench/cached.sh [UNITS [AGENTS [ROUNDS]]]   (10000 100 3)
 # Needs corral's programs on PATH (make bench puts bin/ there).
 set -eu
 n=${1:-10000} slices=${2:-100} rounds=${3:-3}
@@ -61,8 +61,11 @@ median() { sort -g | awk '{ v[NR] = $1 } END {
 	print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ms() { median < "$1" | awk '{ printf "%.0f", $1 / 1e6 }'; }
 hits=$(jq -s 'map(select(.cached)) | length' "$work/after/cached/.corral/successes.jsonl")
-printf 'cached run of %s units over %s slices (%s hits) / no-op run: %s (medians %s ms / %s ms)\n' \
-	"$n" "$slices" "$hits" "$(median < "$work/after/r")" \
+# SLICES is CORRAL_AGENTS, how many run at once; without a history the
+# plan cuts finer (corral-split -F), so the count is read off the plan
+cut=$(ls "$work/after/cached/.corral/slices" | grep -c '\.units$')
+printf 'cached run of %s units over %s slices (CORRAL_AGENTS = %s; %s hits) / no-op run: %s (medians %s ms / %s ms)\n' \
+	"$n" "$cut" "$slices" "$hits" "$(median < "$work/after/r")" \
 	"$(ms "$work/after/a")" "$(ms "$work/after/b")"
 [ -n "$before" ] || exit 0
 printf 'before (%s): %s (medians %s ms / %s ms); the cached run %sx faster\n' \

@@ -248,7 +248,7 @@ grow "no-op \`corral-run\`, ms, $((1000 / q)) units at 10 / 100 / 1,000 slices" 
 # job) against the no-op run of the same project (bench/cached.sh).
 line=$("$root"/bench/cached.sh $((10000 / q)) 100 "$rounds" 2>/dev/null) || line=
 ratio=$(printf '%s\n' "$line" | sed -n 's/.* no-op run: \([0-9.]*\) .*/\1/p')
-row "cached \`corral-run\` (a fresh CORRAL_OUT, every unit a hit of CORRAL_CACHE), $((10000 / q)) units over 100 slices / the no-op run (bench/cached.sh)" \
+row "cached \`corral-run\` (a fresh CORRAL_OUT, every unit a hit of CORRAL_CACHE), $((10000 / q)) units, CORRAL_AGENTS = 100, / the no-op run (bench/cached.sh)" \
 	"${ratio:-?}" "<= 1.5" le 1.5
 
 # CORRAL_SANDBOX=bwrap against none, whole first runs of $((300 / q))
