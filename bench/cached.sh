@@ -10,7 +10,7 @@
 #   usage: bench/cached.sh [UNITS [AGENTS [ROUNDS]]]   (10000 100 3)
 # Needs corral's programs on PATH (make bench puts bin/ there).
 set -eu
-n=${1:-10000} slices=${2:-100} rounds=${3:-3}
+n=${1:-10000} agents=${2:-100} rounds=${3:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 after=${CORRAL_BIN:-$root/bin}
 before=${BENCH_BEFORE:-}
@@ -26,7 +26,7 @@ for s in $sides; do
 CORRAL_UNITS_FILE = units.txt
 CORRAL_CMD = true
 CORRAL_QUIET = 1
-CORRAL_AGENTS = $slices
+CORRAL_AGENTS = $agents
 CORRAL_CACHE = $work/$s/store
 CORRAL_CACHE_VERIFY = 0
 include $root/corral.mk
@@ -61,11 +61,11 @@ median() { sort -g | awk '{ v[NR] = $1 } END {
 	print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ms() { median < "$1" | awk '{ printf "%.0f", $1 / 1e6 }'; }
 hits=$(jq -s 'map(select(.cached)) | length' "$work/after/cached/.corral/successes.jsonl")
-# SLICES is CORRAL_AGENTS, how many run at once; without a history the
-# plan cuts finer (corral-split -F), so the count is read off the plan
+# AGENTS is how many run at once; without a history the plan cuts finer
+# (corral-split -F), so the count of slices is read off the plan
 cut=$(ls "$work/after/cached/.corral/slices" | grep -c '\.units$')
 printf 'cached run of %s units over %s slices (CORRAL_AGENTS = %s; %s hits) / no-op run: %s (medians %s ms / %s ms)\n' \
-	"$n" "$cut" "$slices" "$hits" "$(median < "$work/after/r")" \
+	"$n" "$cut" "$agents" "$hits" "$(median < "$work/after/r")" \
 	"$(ms "$work/after/a")" "$(ms "$work/after/b")"
 [ -n "$before" ] || exit 0
 printf 'before (%s): %s (medians %s ms / %s ms); the cached run %sx faster\n' \

@@ -351,10 +351,15 @@ corral_mkdir_p(const char *path, mode_t mode, struct corral_err *err)
 
 	if (!*path)
 		return corral_err_set(err, ENOENT, "cannot create ''");
-	if (mkdir_made(path, mode) || (errno == ENOENT &&
-	    corral_mkdir_parent(path, mode, err) == 0 &&
-	    mkdir_made(path, mode)))
+	if (mkdir_made(path, mode))
 		return 0;
+	if (errno == ENOENT) {
+		/* a parent that fails has named its component already */
+		if (corral_mkdir_parent(path, mode, err) < 0)
+			return -1;
+		if (mkdir_made(path, mode))
+			return 0;
+	}
 	if (!(p = strdup(path)))
 		return corral_err_set(err, errno, "cannot create '%s'", path);
 	for (s = p + 1; ; s++) {
