@@ -50,6 +50,8 @@
 #   slices/K.manifest       the manifest of those parts (content digests)
 #   digests                 the memo of the files' digests, by their stat
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
+#   cached.mk               the slices the stores answered before the
+#                           graph was read, and the run that asked
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of slice-config and every manifest
 #   merged                  stamp of the last merge of a whole run that found
@@ -111,9 +113,12 @@ __corral-plan: units agents
 parts: plan.mk parts-config $(__corral_history)
 	$(__corral_step) parts
 
-# Every slice's manifest and the digest of them all.
-inputs: FORCE slice-config
-	$(__corral_step) inputs
+# Every slice's manifest and the digest of them all, once a run; in a
+# run, then the slices the stores answer (cached.mk, below).
+__corral_ask := $(if $(and $(__corral_force),$(filter \
+	__corral-run,$(MAKECMDGOALS))), -c)
+inputs: $(__corral_force) slice-config
+	$(__corral_step) inputs$(__corral_ask)
 
 # The run's progress starts afresh, its total counted as make will find
 # the stamps.
@@ -126,11 +131,24 @@ __corral-live: inputs
 	$(__corral_step) slice $*
 
 # The slice list comes from plan.mk, which make remakes first when the
-# population or the agent count changed.
+# population or the agent count changed.  A run reads it from cached.mk,
+# its one included makefile (two made in one pass under -j can leave
+# make's notice of the first one's change behind): cached.mk is made in
+# the first pass by the step that makes the manifests (inputs -c), after
+# plan.mk and the parts, which then asks the stores first, before make
+# reads the graph, and answers every slice out of date whose every unit a
+# store holds (its log and stamp written, no agent started).  It holds
+# plan.mk's slice list and the slices answered, and changes only when
+# they did: make then starts over to read the new plan, and to find the
+# stamps of those slices up to date.
 __corral_slices :=
-ifneq ($(filter __corral-run __corral-list,$(MAKECMDGOALS)),)
+ifneq ($(filter __corral-list,$(MAKECMDGOALS)),)
 include plan.mk
 endif
+ifneq ($(filter __corral-run,$(MAKECMDGOALS)),)
+include cached.mk
+endif
+cached.mk: inputs ;
 __corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
 
 # The manifests are made with the digest, and looked at again by make
@@ -138,7 +156,7 @@ __corral_stamps := $(foreach k,$(__corral_slices),slices/$(k).pass)
 # manifest changed.
 $(__corral_stamps): | __corral-live
 $(__corral_stamps:.pass=.manifest): inputs ;
-inputs: $(if $(__corral_stamps),parts)
+inputs: $(if $(or $(__corral_stamps),$(filter __corral-run __corral-list,$(MAKECMDGOALS))),parts)
 
 # The merge of a whole run, skipped when no slice ran and nothing it
 # reads changed: every stamp is older than the last merge that found

@@ -126,7 +126,7 @@ project() {
 	assert_json '.successes == 30' a/.corral/summary.json
 }
 
-@test "cache: a slice whose every unit the store answers makes no clone (its work directory a path through a regular file, a fresh CORRAL_OUT still passes) and no new file in the local store (each entry a link); explain and verify still see the hits" {
+@test "cache: a slice whose every unit the store answers makes no clone (its work directory a path through a regular file, a fresh CORRAL_OUT still passes) and no new file in the local store (a hit's why is a link of the store's manifest; a directory store's entries are not copied); explain and verify still see the hits" {
 	project a 20 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 4'
 	run -0 make -C a -j2 corral-run
 	assert_equal 20 "$(ran_count)"
@@ -141,8 +141,9 @@ project() {
 	assert_json '.successes == 20 and .failures == 0 and .missing == 0 and .duplicates == 0' b/.corral/summary.json
 	run -0 jq -rs 'map(select(.cached and .run != null)) | length' b/.corral/successes.jsonl
 	assert_output 20
-	# result, manifest and why of each hit: links of the store's files
-	assert_equal 60 "$(find b/.corral/cache -type f | wc -l)"
+	# the why of each hit, a link of the store's manifest, and nothing else
+	assert_equal 20 "$(find b/.corral/cache -type f | wc -l)"
+	assert_equal 20 "$(find b/.corral/cache/why -type f | wc -l)"
 	assert_equal 0 "$(find b/.corral/cache -type f -links 1 | wc -l)"
 	run -0 corral-cache -d b/.corral/cache explain tests/u2.sh
 	assert_output "tests/u2.sh: a hit, key $(cut -c1-16 <<< "$(jq -r 'select(.unit == "tests/u2.sh") | .cached.key' b/.corral/successes.jsonl)")"
@@ -154,6 +155,66 @@ project() {
 	run -2 make -C b -j2 corral-run
 	assert_equal 0 "$(ran_count)"
 	assert_contains "$output" "blocker/corral-w"
+}
+
+# agentbin: logbin/ (test_helper's _corral_logbin), where the pass that
+# answers slices before the graph is read logs "corral-run-slice -q";
+# agents: the agents that calls holds, answerers: the passes.
+agentbin() { _corral_logbin; }
+agents() { grep -c '^corral-run-slice$' calls || true; }
+answerers() { grep -c '^corral-run-slice -q$' calls || true; }
+
+@test "cache: a fresh CORRAL_OUT whose every unit the store answers starts no agent (one corral-run-slice -q answers every slice before make reads the graph); a changed unit starts its own slice's agent alone; a no-op run asks no store" {
+	project a 40 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 4'
+	run -0 make -C a -j2 corral-run
+	agentbin
+	rm -rf a/.corral
+	: > "$RAN"
+	CORRAL_BIN=$PWD/logbin run -0 make -C a -j2 corral-run
+	assert_equal 0 "$(ran_count)"
+	assert_equal 1 "$(answerers)"
+	assert_equal 0 "$(agents)"
+	assert_json '.successes == 40 and .cached == 40 and .missing == 0 and .duplicates == 0' a/.corral/summary.json
+	run -0 sh -c "jq -r .unit a/.corral/successes.jsonl | sort | uniq -d"
+	assert_output ""
+	: > calls
+	CORRAL_BIN=$PWD/logbin run -0 make -C a -j2 corral-run
+	assert_equal 0 "$(answerers)"
+	assert_equal 0 "$(agents)"
+	echo 'exit 0 # changed' > a/tests/u5.sh
+	rm -rf a/.corral
+	: > calls
+	CORRAL_BIN=$PWD/logbin run -0 make -C a -j2 corral-run
+	run -0 cat "$RAN"
+	assert_output tests/u5.sh
+	assert_equal 1 "$(answerers)"
+	assert_equal 1 "$(agents)"
+	assert_json '.successes == 40 and .cached == 39 and .missing == 0 and .duplicates == 0' a/.corral/summary.json
+	# make -B asks no store, and a fresh CORRAL_OUT's new plan is read
+	rm -rf a/.corral
+	: > calls
+	: > "$RAN"
+	CORRAL_BIN=$PWD/logbin run -0 make -C a -j2 -B corral-run
+	assert_equal 40 "$(ran_count)"
+	assert_equal 0 "$(answerers)"
+}
+
+@test "cache: the hits sampled to verify are the same ones whether the pass before the graph or the slice's own agent looks them up: each agent started verifies a hit" {
+	local round
+	project a 100 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 10'
+	run -0 make -C a -j2 corral-run
+	# a plan from history holds to CORRAL_AGENTS: 10 slices of about 10
+	# units, each of which samples none or one at 5 percent
+	run -0 make -C a corral-plan
+	agentbin
+	for round in 1 2 3; do
+		rm -f a/.corral/slices/*.pass
+		: > calls
+		: > "$RAN"
+		CORRAL_BIN=$PWD/logbin run -0 make -C a -j2 corral-run CORRAL_CACHE_VERIFY=5
+		assert_equal "$(agents)" "$(ran_count)"
+		assert_json '.successes == 100 and .missing == 0 and .duplicates == 0' a/.corral/summary.json
+	done
 }
 
 @test "cache: in a slice the store answers but for one unit, the keys are looked up before any clone is made, and that unit runs in a clone, not in the tree" {
@@ -187,15 +248,18 @@ project() {
 	assert_output 1
 }
 
+# entry UNIT: the result of tests/UNIT in store/
+entry() { grep -l "\"tests/$1\"" store/r/*/*.json; }
+
 @test "cache: a truncated, a foreign and a mis-keyed entry are misses, each with a warning, never a pass" {
 	project proj 6 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 1'
 	run -0 make -C proj corral-run
 	run -0 make -C proj corral-clean
 	local e1 e2 e3 e4
-	e1=$(grep -l '"tests/u4.sh"' store/r/*/*.json)
-	e2=$(grep -l '"tests/u5.sh"' store/r/*/*.json)
-	e3=$(grep -l '"tests/u6.sh"' store/r/*/*.json)
-	e4=$(grep -l '"tests/u1.sh"' store/r/*/*.json)
+	e1=$(entry u4.sh)
+	e2=$(entry u5.sh)
+	e3=$(entry u6.sh)
+	e4=$(entry u1.sh)
 	head -c 40 "$e1" > t && mv t "$e1"
 	cp "$e4" "$e2"
 	sed 's/"key":"\([0-9a-f]*\)"/"key":"0\1"/' "$e3" > t && mv t "$e3"
@@ -206,6 +270,33 @@ project() {
 	assert_contains "$stderr" "is unreadable"
 	assert_equal 2 "$(grep -c 'records another key, unit or result; not trusted' <<<"$stderr")"
 	assert_json '.successes == 6' proj/.corral/summary.json
+}
+
+@test "cache: a FIFO, a directory or a link to another unit's entry planted at an entry's name is a miss with a warning, never a pass, and no read waits" {
+	project proj 4 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 1'
+	run -0 make -C proj corral-run
+	run -0 make -C proj corral-clean
+	local e1 e2 e3 e4
+	e2=$(entry u2.sh)
+	e3=$(entry u3.sh)
+	e4=$(entry u4.sh)
+	e1=$(entry u1.sh)
+	rm "$e2" "$e3" "$e4"
+	ln -s "$PWD/$e1" "$e2"
+	mkfifo "$e3"
+	mkdir "$e4"
+	: > "$RAN"
+	run -0 --separate-stderr timeout 120 make -C proj corral-run
+	run -0 sort "$RAN"
+	assert_output "$(printf 'tests/u%s.sh\n' 2 3 4)"
+	assert_contains "$stderr" "is a directory, not a regular file"
+	assert_contains "$stderr" "is a FIFO, not a regular file"
+	assert_contains "$stderr" "records another key, unit or result; not trusted"
+	# u2's result is not written through the link: the store is said
+	# and left
+	assert_contains "$stderr" "cannot be used (cannot write in it: '$PWD/$e2' is a symbolic link, not a regular file)"
+	[ -L "$e2" ] && [ "$(cat "$e1")" = "$(cat "$e2")" ] || flunk "the link was followed"
+	assert_json '.successes == 4 and .cached == 1' proj/.corral/summary.json
 }
 
 @test "cache: a store through a regular file leaves the run uncached, said once" {
@@ -445,13 +536,14 @@ EOF
 	echo 'sleep 0.3' > proj/tests/u4.sh
 	run -0 make -C proj corral-run
 	assert_json '.cached == 0' proj/.corral/summary.json
-	# every slice runs again; only the units that read lib/shared miss
+	# one slice runs again (a plan from history holds to CORRAL_AGENTS);
+	# only the units that read lib/shared miss
 	echo v2 > proj/lib/shared
 	rm proj/.corral/slices/*.pass
 	: > "$RAN"
-	run -0 --separate-stderr make -C proj corral-run
+	run -0 --separate-stderr make -C proj corral-run CORRAL_AGENTS=1
 	assert_equal 3 "$(ran_count)"
-	assert_contains "$output" "merged 6 units from 6 agents: 6 passed, 0 failed; 3 cached"
+	assert_contains "$output" "merged 6 units from 1 agent: 6 passed, 0 failed; 3 cached"
 	assert_contains "$output" "3 cached: passed before on the same inputs, not run again"
 	assert_json '.cached == 3 and .successes == 6 and .attempts == 6' proj/.corral/summary.json
 	# u4 took 0.3 s once; now its line gives no time but cached

@@ -17,6 +17,7 @@ setup() {
 }
 
 USAGE='usage: corral-run-slice [-0bFhkMQUvW] [-A HISTORY] [-a ARG] [-B CODES] [-C SRC] [-D STAMP] [-d DEADLINE] [-E NAMES] [-e ESTIMATES] [-f PATTERN] [-G PID] [-g GRACE] [-H COUNT] [-I PATTERN] [-i INPUTS] [-J JUNIT] [-j WORK] [-K CODES] [-L LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-Z MEMO] [-z CMD] -c CMD -l LOGDIR AGENT SLICE
+       corral-run-slice -q [options but -D, -e, -P] -c CMD -l LOGDIR AGENT SLICE [AGENT SLICE]...
        corral-run-slice -n -X SANDBOX [-a ARG]'
 KEYS='["agent_id","unit","ok","note","at","status","exit","signal","duration_ms","attempt","run","output","inputs","host"]'
 
@@ -101,6 +102,60 @@ ms_since() {
 	assert_usage_error "$USAGE" corral-run-slice -c true -l logs
 	assert_usage_error "$USAGE" corral-run-slice -c true -l logs K slice x
 	assert_no_file logs
+}
+
+@test "run-slice: -q takes AGENT SLICE pairs, and neither -D, -e nor -P (each slice's own files are beside it)" {
+	units a
+	assert_usage_error "$USAGE" corral-run-slice -q -O cache -c true -l logs K
+	assert_usage_error "$USAGE" corral-run-slice -q -O cache -c true -l logs K slice L
+	assert_usage_error "$USAGE" corral-run-slice -q -O cache -D stamp -c true -l logs K slice
+	assert_usage_error "$USAGE" corral-run-slice -q -O cache -e est -c true -l logs K slice
+	assert_usage_error "$USAGE" corral-run-slice -q -O cache -P parts -c true -l logs K slice
+	assert_no_file logs
+}
+
+# answerable: s/0.units (a b) and s/1.units (a c); a and b are in the
+# local store 'cache' (agent 0 ran them with $RUN_CMD), c is not.
+RUN_CMD='echo "$CORRAL_UNIT" >> "$OUT/ran"'
+answerable() {
+	mkdir s
+	printf '%s\n' a b > s/0.units
+	printf '%s\n' a c > s/1.units
+	run -0 corral-run-slice -O cache -C src -c "$RUN_CMD" -l logs 0 s/0.units
+	rm logs/agent-0.jsonl ran
+}
+
+@test "run-slice: -q writes each slice whose every unit a store answers, log and stamp, as its agent would (no clone, no unit run), prints it, and leaves a slice with a miss without log, stamp or checkpoint" {
+	answerable
+	echo file > blocker
+	run -0 --separate-stderr corral-run-slice -q -O cache -C src -w blocker \
+		-r R2 -c "$RUN_CMD" -l logs 0 s/0.units 1 s/1.units
+	assert_output "s/0.units"
+	assert_stderr ""
+	assert_no_file ran
+	assert_file_exists s/0.pass
+	assert_no_file s/1.pass
+	assert_no_file logs/agent-1.jsonl
+	assert_no_file logs/agent-1.jsonl.part
+	run -0 tail -n 1 logs/agent-0.jsonl
+	assert_contains "$output" '{"corral_seal":{"records":2,'
+	run -0 jq -sc 'map([.agent_id, .unit, .run, (.cached != null)])' <(records logs/agent-0.jsonl)
+	assert_output '[["0","a","R2",true],["0","b","R2",true]]'
+	# its own agent runs the slice left, c alone (a is a hit)
+	run -0 corral-run-slice -O cache -C src -c "$RUN_CMD" -l logs 1 s/1.units
+	run -0 cat ran
+	assert_output c
+}
+
+@test "run-slice: -q leaves a slice that has a checkpoint to its agent, which resumes it, and the checkpoint as it was" {
+	answerable
+	echo '{"partial":1}' > logs/agent-0.jsonl.part
+	run -0 corral-run-slice -q -O cache -C src -c "$RUN_CMD" -l logs 0 s/0.units
+	assert_output ""
+	assert_no_file s/0.pass
+	assert_no_file logs/agent-0.jsonl
+	run -0 cat logs/agent-0.jsonl.part
+	assert_output '{"partial":1}'
 }
 
 @test "run-slice: an unknown option prints usage and exits 2" {

@@ -61,13 +61,15 @@ ran_count() { wc -l < "$RAN" | tr -d ' '; }
 
 # _corral_logbin: logbin/, the programs under test each wrapped to log
 # its name to $CALLS (calls, emptied) and run; CORRAL_BIN=$PWD/logbin
-# makes a run use them.
+# makes a run use them.  corral-run-slice -q, the pass that answers
+# slices from the stores before make reads the graph (no agent), is
+# logged as "corral-run-slice -q".
 _corral_logbin() {
 	local p
 	mkdir logbin
 	for p in "$CORRAL_TEST_BIN"/corral-*; do
-		printf '#!/bin/sh\necho %s >> "$CALLS"\nexec %s "$@"\n' \
-			"${p##*/}" "$p" > "logbin/${p##*/}"
+		printf '#!/bin/sh\nif [ "$1" = -q ]; then echo "%s -q"; else echo %s; fi >> "$CALLS"\nexec %s "$@"\n' \
+			"${p##*/}" "${p##*/}" "$p" > "logbin/${p##*/}"
 		chmod +x "logbin/${p##*/}"
 	done
 	export CALLS=$PWD/calls

@@ -45,7 +45,7 @@ static void
 more(FILE *fp)
 {
 	fputs("\nSteps (run in CORRAL_OUT by mk/engine.mk): units, plan, "
-	    "parts, inputs,\nlive N, slice STEM, merge [-w], answer, layer "
+	    "parts, inputs [-c],\nlive N, slice STEM, merge [-w], answer, layer "
 	    "failed|only, merge-shards.\n'settings' lists every setting "
 	    "with its default.\n", fp);
 }
@@ -694,8 +694,10 @@ keep_learned(struct old_manifest *old, size_t n)
  * pass on the same inputs reads as flaky; and, once for the run, each
  * part a parts command printed that does not exist.
  */
+static int step_cached(void);
+
 static int
-step_inputs(void)
+step_inputs(int ask)
 {
 	struct corral_strv missing = CORRAL_STRV_INIT;
 	struct corral_buf cfg = CORRAL_BUF_INIT;
@@ -727,7 +729,7 @@ step_inputs(void)
 		    missing.v[i], set(CS_SRC));
 	corral_strv_release(&missing);
 	corral_buf_release(&cfg);
-	return CORRAL_EXIT_OK;
+	return ask ? step_cached() : CORRAL_EXIT_OK;
 }
 
 /* Whether make runs with -B (its flags are MAKEFLAGS' first word). */
@@ -862,37 +864,26 @@ work_argv(struct corral_strv *argv)
 	corral_buf_release(&b);
 }
 
-/* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
+/*
+ * The options every agent of the layer of the slice stem (slices/K,
+ * rerun/N/slices/K) is given, but those of its own slice's files.
+ */
 static void
-slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
+agent_argv(struct corral_strv *argv, const char *stem)
 {
 	struct corral_buf f = CORRAL_BUF_INIT;
 	char inputs[32];
 	int layer = !strncmp(stem, "rerun/", 6);
 
-	if (corral_words(set(CS_LAUNCH), argv) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	xprog(argv, "corral-run-slice");
 	xsettings_argv(CP_SLICE, argv);
 	if (!corral_setting_on(&S, CS_SILENT) && strcmp(set(CS_QUIET), "1"))
 		xadd(argv, "-v");
-	if (corral_buf_addf(&f, "%s.est", stem) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	if (exists(f.data)) {
-		xadd(argv, "-e");
-		xout(argv, f.data);
-	}
 	xadd(argv, "-E");
 	xadd(argv, set(CS_KEEP_ENV));
 	xadd(argv, "-S");
 	xout(argv, "live");
 	xadd(argv, "-C");
 	xadd(argv, set(CS_SRC));
-	xadd(argv, "-P");
-	corral_buf_reset(&f);
-	if (corral_buf_addf(&f, "%s.parts", stem) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	xout(argv, f.data);
 	excludes(argv, 1);
 	if (auto_parts()) {
 		xadd(argv, "-A");
@@ -901,25 +892,51 @@ slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
 	if (!layer)
 		xadd(argv, "-M");
 	cache_argv(argv);
-	work_argv(argv);
-	xadd(argv, "-D");
-	corral_buf_reset(&f);
-	if (corral_buf_addf(&f, "%s.pass", stem) < 0)
-		corral_die(CORRAL_EXIT_ERR, "out of memory:");
-	xout(argv, f.data);
 	read_inputs(inputs);
 	xadd(argv, "-i");
 	xadd(argv, inputs);
 	xadd(argv, "-l");
-	corral_buf_reset(&f);
 	slice_logs(&f, stem);
 	xout(argv, f.data);
-	xadd(argv, agent);
-	corral_buf_reset(&f);
-	if (corral_buf_addf(&f, "%s.units", stem) < 0)
+	corral_buf_release(&f);
+}
+
+/* xout of stem with ext. */
+static void
+xstem(struct corral_strv *argv, const char *stem, const char *ext)
+{
+	struct corral_buf f = CORRAL_BUF_INIT;
+
+	if (corral_buf_addf(&f, "%s%s", stem, ext) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	xout(argv, f.data);
 	corral_buf_release(&f);
+}
+
+/* corral-run-slice's command for the slice stem (slices/K, rerun/N/slices/K). */
+static void
+slice_argv(struct corral_strv *argv, const char *stem, const char *agent)
+{
+	struct corral_buf f = CORRAL_BUF_INIT;
+
+	if (corral_words(set(CS_LAUNCH), argv) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	xprog(argv, "corral-run-slice");
+	agent_argv(argv, stem);
+	if (corral_buf_addf(&f, "%s.est", stem) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (exists(f.data)) {
+		xadd(argv, "-e");
+		xout(argv, f.data);
+	}
+	corral_buf_release(&f);
+	xadd(argv, "-P");
+	xstem(argv, stem, ".parts");
+	work_argv(argv);
+	xadd(argv, "-D");
+	xstem(argv, stem, ".pass");
+	xadd(argv, agent);
+	xstem(argv, stem, ".units");
 }
 
 /* make's own variables as corral.mk's recipe had them, for the units. */
@@ -1158,6 +1175,134 @@ step_slice(const char *stem)
 	corral_strv_release(&env);
 	corral_buf_release(&agent);
 	corral_buf_release(&logs);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* cached: the slices the stores answer, before make reads the graph    */
+
+/* The K of a line ".../slices/K.units" that corral-run-slice -q printed. */
+static long
+answered_slice(const char *line)
+{
+	const char *p = strrchr(line, '/');
+	char *end;
+	long k;
+
+	if (!p || p[1] < '0' || p[1] > '9')
+		return -1;
+	k = strtol(p + 1, &end, 10);
+	return strcmp(end, ".units") ? -1 : k;
+}
+
+/*
+ * inputs -c, in a run's first pass (cached.mk, included by the engine's
+ * make, is made by it, before make reads the graph): every slice it would
+ * find out of date is first asked of the stores, all at once, by one
+ * corral-run-slice -q (no agent's start, no clone a slice); each slice
+ * whose every unit hits (none of them sampled to verify) gets its log and
+ * stamp as its agent would have written them.  cached.mk, a run's one
+ * included makefile, holds the plan (plan.mk's slice list) and names the
+ * slices answered and the run; it is rewritten only when that changed:
+ * make then starts over, finds the stamps of the slices answered up to
+ * date, and starts agents for the others alone.  -q says nothing: what a slice it left has to say,
+ * its agent says.  Nothing is asked under make -B, which takes no hit.
+ * A -q that fails leaves its slices to their agents, which say why.
+ */
+static int
+step_cached(void)
+{
+	struct corral_strv argv = CORRAL_STRV_INIT, env = CORRAL_STRV_INIT;
+	struct corral_buf agent = CORRAL_BUF_INIT, stem = CORRAL_BUF_INIT;
+	struct corral_buf logs = CORRAL_BUF_INIT, got = CORRAL_BUF_INIT;
+	struct corral_buf mk = CORRAL_BUF_INIT, answered = CORRAL_BUF_INIT;
+	struct spawn how = { "cached.tmp", 0, 0, NULL, NULL };
+	struct corral_err err;
+	size_t k, n = count_slices("slices"), stale = 0;
+	char *line, *next;
+	long a;
+	int st;
+
+	if (make_always())
+		goto out;
+	xprog(&argv, "corral-run-slice");
+	xadd(&argv, "-q");
+	agent_argv(&argv, "slices/0");
+	slice_logs(&logs, "slices/0");
+	for (k = 0; k < n; k++) {
+		if (corral_slice_current(k, "slice-config"))
+			continue;
+		corral_buf_reset(&stem);
+		corral_buf_reset(&agent);
+		if (corral_buf_addf(&stem, "slices/%zu", k) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		agent_name(&agent, stem.data);
+		slice_clear(logs.data, agent.data);
+		xadd(&argv, agent.data);
+		xstem(&argv, stem.data, ".units");
+		stale++;
+	}
+	if (stale == 0)
+		goto out;
+	if (corral_setting_on(&S, CS_SHARD) && unlink("shard.json") < 0 &&
+	    errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove 'shard.json':");
+	slice_env(&env);
+	how.envp = env.v;
+	st = spawn(&argv, &how);
+	if (st > 1 && guard_gone()) {
+		corral_warn("make (pid %s) is gone; the cached slices stopped",
+		    set(CS_GUARD));
+		unlink("cached.tmp");
+		st = CORRAL_EXIT_ERR;
+		goto done;
+	}
+	if (corral_read_file("cached.tmp", &got, &err) < 0)
+		corral_warn_err(&err);
+	unlink("cached.tmp");
+	if (corral_buf_addf(&answered, "# the slices the stores answered "
+	    "before run %s read the graph\n__corral_answered :=",
+	    set(CS_RUN)) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	stale = 0;
+	for (line = got.data; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if ((a = answered_slice(line)) < 0)
+			continue;
+		if (tell())
+			printf("  %-7s slices/%ld\n", "CACHED", a);
+		if (corral_buf_addf(&answered, " %ld", a) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		stale++;
+	}
+	if (corral_buf_addch(&answered, '\n') < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (!stale)
+		corral_buf_reset(&answered);
+out:
+	/*
+	 * The run's one included makefile: the plan, and what was answered.
+	 * make starts over when it changed (a new plan, a slice answered);
+	 * two makefiles made in one pass under -j can leave make's notice
+	 * of the first one's change behind.
+	 */
+	if (corral_read_state("plan.mk", &mk, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (answered.len && corral_buf_add(&mk, answered.data,
+	    answered.len) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	put("cached.mk", mk.data, mk.len);
+	st = CORRAL_EXIT_OK;
+done:
+	corral_buf_release(&answered);
+	corral_strv_release(&argv);
+	corral_strv_release(&env);
+	corral_buf_release(&agent);
+	corral_buf_release(&stem);
+	corral_buf_release(&logs);
+	corral_buf_release(&got);
+	corral_buf_release(&mk);
 	return st;
 }
 
@@ -2047,8 +2192,9 @@ main(int argc, char *argv[])
 			st = step_plan();
 		else if (!strcmp(cmd, "parts") && argc == 2)
 			st = step_parts();
-		else if (!strcmp(cmd, "inputs") && argc == 2)
-			st = step_inputs();
+		else if (!strcmp(cmd, "inputs") && (argc == 2 || (argc == 3 &&
+		    !strcmp(argv[2], "-c"))))
+			st = step_inputs(argc == 3);
 		else if (!strcmp(cmd, "live") && argc == 3)
 			st = step_live(argv[2]);
 		else if (!strcmp(cmd, "slice") && argc == 3)

@@ -15,6 +15,10 @@
  * signal.  With -G PID the end of process PID (the run's make) counts as
  * a SIGTERM.  With -D STAMP, STAMP is removed first and made again only
  * when every unit passed: the make target that says the slice is done.
+ * With -q it only answers from the stores: each slice, of the AGENT
+ * SLICE pairs given, whose every unit they answer is written as it
+ * would have been, log and stamp, with no clone; the others are left
+ * for an agent of their own; the ones answered are printed, a line each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +34,7 @@
 
 /* What the options say beyond struct corral_run. */
 struct opts {
-	struct corral_strv units, parts, exclude, files, learn;
+	struct corral_strv parts, exclude, files;
 	struct corral_strv patterns;	/* -I */
 	struct corral_strv keep_env;	/* -E, its words */
 	int keep_given;			/* -E was given */
@@ -46,6 +50,7 @@ struct opts {
 	int sandbox;		/* -X bwrap */
 	int check;		/* -n: check the sandbox, run nothing */
 	int quiet_missing;	/* -M */
+	int answer;		/* -q */
 	struct corral_run_cache cache;	/* -O, -u, -J, -j, -V, -b, -Y */
 	int cache_on;
 	struct corral_learned learned;	/* -A: every unit's, for the keys */
@@ -58,6 +63,7 @@ static const struct corral_usage use = {
 	"LIMIT] [-m HOST] [-N CODES] [-O STORE] [-o MAX] [-p PART] [-P PARTSFILE] [-R "
 	"RETRIES] [-r RUN] [-S STATEDIR] [-s SHELL] [-T SECS] [-t SECS] [-u STORE] [-V PERCENT] [-w "
 	"WORKROOT] [-X SANDBOX] [-x EXCLUDE] [-Y SETTINGS] [-y NAMES] [-Z MEMO] [-z CMD] -c CMD -l LOGDIR AGENT SLICE\n"
+	"corral-run-slice -q [options but -D, -e, -P] -c CMD -l LOGDIR AGENT SLICE [AGENT SLICE]...\n"
 	"corral-run-slice -n -X SANDBOX [-a ARG]",
 	"-0\tSLICE is NUL-separated\n"
 	"-A HISTORY\tlearn what units read: those HISTORY knows nothing of\n"
@@ -91,6 +97,9 @@ static const struct corral_usage use = {
 	"-o MAX\tkeep at most MAX bytes of a unit's output\n"
 	"-P PARTSFILE\ta file of paths to check out (repeatable)\n"
 	"-p PART\ta path to check out (repeatable)\n"
+	"-q\tanswer from the stores only: a slice S.units whose every unit they\n"
+	"\tanswer is written (S.parts cloned, S.est its estimates, S.pass its\n"
+	"\tstamp), and printed; the others are left as they were\n"
 	"-Q\teach unit's own TMPDIR is its /tmp too (a mount namespace)\n"
 	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
 	"-r RUN\tthe run id\n"
@@ -153,19 +162,13 @@ read_estimates(const char *file, size_t nunits)
 	return ms;
 }
 
-/*
- * The units of the slice that history has learned nothing of; l keeps
- * what it learned of the others (their keys' inputs).
- */
+/* The units of the slice that history (l) has learned nothing of. */
 static void
-read_unlearned(const char *history, const struct corral_strv *units,
-    struct corral_strv *learn, struct corral_learned *l)
+unlearned(const struct corral_learned *l, const struct corral_strv *units,
+    struct corral_strv *learn)
 {
-	struct corral_err err;
 	size_t i;
 
-	if (corral_learned_read(l, history, &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (i = 0; i < units->n; i++)
 		if (!corral_learned_of(l, units->v[i]))
 			xadd(learn, units->v[i]);
@@ -264,6 +267,9 @@ make_stamp(const char *path)
 		corral_die(CORRAL_EXIT_ERR, "cannot write '%s':", path);
 }
 
+/* run_slice's status for a slice -q left unanswered. */
+#define UNANSWERED	3
+
 static int
 run_slice(struct corral_run *r, const struct corral_strv *units,
     int quiet_missing)
@@ -276,17 +282,21 @@ run_slice(struct corral_run *r, const struct corral_strv *units,
 	if (corral_run_signals(&err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	rc = corral_run_start(r, &missing, &err);
-	for (i = 0; !quiet_missing && i < missing.n; i++)
+	/* what a slice left unanswered says, its own agent will */
+	for (i = 0; !quiet_missing && !r->answer_only && i < missing.n; i++)
 		corral_warn("part '%s' not found in '%s'", missing.v[i],
 		    r->src);
-	for (i = 0; rc == 0 && i < r->refused.n; i++)
+	for (i = 0; rc == 0 && !r->answer_only && i < r->refused.n; i++)
 		corral_warn("unit '%s' not run: %s", r->refused.v[i],
 		    r->refusal.v[i]);
 	if (rc == 0)
 		rc = corral_run_units(r, units, &err);
-	if (r->resume_note)
+	if (r->resume_note && !r->answer_only)
 		corral_warn("%s", r->resume_note);
-	if (rc == 0 && corral_run_commit(r, &err) == 0)
+	if (rc == 0 && r->unanswered) {
+		if ((rc = corral_run_abandon(r, &err)) == 0)
+			status = UNANSWERED;
+	} else if (rc == 0 && corral_run_commit(r, &err) == 0)
 		status = r->failed ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	else if (!corral_run_caught())
 		corral_warn_err(&err);
@@ -432,7 +442,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	int c;
 
 	while ((c = getopt(argc, argv,
-	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:QR:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:Z:z:")) != -1) {
+	    "0A:a:B:bC:c:D:d:E:e:Ff:G:g:H:hI:i:J:j:K:kL:l:m:MN:nO:o:p:P:QqR:r:S:s:T:t:Uu:V:vWw:X:x:Y:y:Z:z:")) != -1) {
 		switch (c) {
 		case '0': o->sep = '\0'; break;
 		case 'A': o->history = optarg; break;
@@ -472,6 +482,7 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 		case 'F': r->exit_only = 1; break;
 		case 'U': r->tmp_shared = 1; break;
 		case 'Q': r->tmp_private = 1; break;
+		case 'q': o->answer = 1; break;
 		case 'f':
 			if (r->note_pattern)
 				corral_usage(&use, CORRAL_EXIT_ERR);
@@ -506,6 +517,157 @@ parse_options(int argc, char *argv[], struct corral_run *r, struct opts *o)
 	}
 }
 
+/* What one slice is: its agent and its files. */
+struct slice {
+	const char *agent, *units, *estimates, *stamp;
+	const char *parts;	/* a file of parts beside -P's, or NULL */
+};
+
+/* p with ext for its ".units" (SLICE S.units gives S.ext), malloc'd. */
+static char *
+beside(const char *p, const char *ext)
+{
+	size_t n = strlen(p);
+	char *s;
+
+	if (n > 6 && !strcmp(p + n - 6, ".units"))
+		n -= 6;
+	if (!(s = malloc(n + strlen(ext) + 1)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	memcpy(s, p, n);
+	strcpy(s + n, ext);
+	return s;
+}
+
+static int
+exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Whether agent has a checkpoint in logdir: its slice is left to an
+ * agent of its own, which resumes it (-q never throws one away).
+ */
+static int
+has_checkpoint(const char *logdir, const char *agent)
+{
+	char *p;
+	int has;
+
+	if (!(p = malloc(strlen(logdir) + strlen(agent) + 20)))
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	sprintf(p, "%s/agent-%s.jsonl.part", logdir, agent);
+	has = exists(p);
+	free(p);
+	return has;
+}
+
+/*
+ * One slice, by an agent with the settings of tmpl: run_slice's status
+ * (UNANSWERED under -q for one the stores did not answer whole).
+ */
+static int
+one_slice(const struct corral_run *tmpl, struct opts *o,
+    const struct slice *sl)
+{
+	struct corral_strv units = CORRAL_STRV_INIT, parts = CORRAL_STRV_INIT;
+	struct corral_strv learn = CORRAL_STRV_INIT;
+	struct corral_run r = *tmpl;
+	struct corral_err err;
+	long long *expect = NULL;
+	int status;
+	size_t i;
+
+	if (corral_agent_check(sl->agent, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	if (o->answer && (!r.cache || has_checkpoint(r.logdir, sl->agent)))
+		return UNANSWERED;
+	/* "lib/" is the whole of lib; with -A, corral-plan's "DIR/" lists. */
+	for (i = 0; i < o->parts.n; i++)
+		xadd(&parts, o->parts.v[i]);
+	for (i = 0; i < o->files.n; i++)
+		xunits_load(o->files.v[i], '\n', &parts, 0);
+	if (sl->parts)
+		xunits_load(sl->parts, '\n', &parts, 0);
+	for (i = 0; !o->history && i < parts.n; i++)
+		corral_path_trim_slashes(parts.v[i]);
+	xunits_load(sl->units, o->sep, &units, 1);
+	if (sl->estimates)
+		expect = read_estimates(sl->estimates, units.n);
+	if (o->have_learned)
+		unlearned(&o->learned, &units, &learn);
+	r.agent = sl->agent;
+	r.parts = &parts;
+	r.units = &units;
+	r.expect = expect;
+	r.learn = o->history ? &learn : NULL;
+	if (sl->stamp && unlink(sl->stamp) < 0 && errno != ENOENT)
+		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':", sl->stamp);
+	status = run_slice(&r, &units, o->quiet_missing);
+	/* -q's stamps wait for the logs' directory to be synced */
+	if (sl->stamp && status == CORRAL_EXIT_OK && !o->answer)
+		make_stamp(sl->stamp);
+	free(expect);
+	corral_strv_release(&units);
+	corral_strv_release(&parts);
+	corral_strv_release(&learn);
+	return status;
+}
+
+/*
+ * -q: each AGENT SLICE pair of argv answered from the stores, or left;
+ * the logs' directory is synced once, and then the answered slices get
+ * their stamps and are printed.  Each slice's status is said by its log,
+ * as an agent's is: 0, or 2 when one could not be written.
+ */
+static int
+answer_slices(const struct corral_run *tmpl, struct opts *o, int argc,
+    char *argv[])
+{
+	struct corral_strv stamps = CORRAL_STRV_INIT, done = CORRAL_STRV_INIT;
+	struct corral_buf log = CORRAL_BUF_INIT;
+	struct corral_err err;
+	struct slice sl;
+	char *parts, *est, *stamp;
+	int i, st, status = CORRAL_EXIT_OK;
+	size_t j;
+
+	for (i = 0; i + 1 < argc; i += 2) {
+		parts = beside(argv[i + 1], ".parts");
+		est = beside(argv[i + 1], ".est");
+		stamp = beside(argv[i + 1], ".pass");
+		sl = (struct slice){ argv[i], argv[i + 1],
+		    exists(est) ? est : NULL, stamp,
+		    exists(parts) ? parts : NULL };
+		st = one_slice(tmpl, o, &sl);
+		if (st == CORRAL_EXIT_OK) {
+			xadd(&stamps, stamp);
+			xadd(&done, argv[i + 1]);
+			corral_buf_reset(&log);
+			if (corral_buf_addf(&log, "%s/agent-%s.jsonl",
+			    tmpl->logdir, argv[i]) < 0)
+				corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		} else if (st != UNANSWERED && st != CORRAL_EXIT_NO)
+			status = CORRAL_EXIT_ERR;
+		free(parts);
+		free(est);
+		free(stamp);
+	}
+	if (done.n && corral_fsync_parent(log.data, &err) < 0)
+		corral_die_err(CORRAL_EXIT_ERR, &err);
+	for (j = 0; j < done.n; j++) {
+		make_stamp(stamps.v[j]);
+		printf("%s\n", done.v[j]);
+	}
+	if (fflush(stdout) == EOF || ferror(stdout))
+		corral_die(CORRAL_EXIT_ERR, "cannot write the slices answered:");
+	corral_strv_release(&stamps);
+	corral_strv_release(&done);
+	corral_buf_release(&log);
+	return status;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -514,10 +676,10 @@ main(int argc, char *argv[])
 	struct corral_run r;
 	struct corral_sandbox sandbox;
 	struct corral_lock lock;
+	struct slice sl;
 	const char *keep;
-	long long *expect = NULL;
 	char runid[32], host[HOST_NAME_MAX + 1] = "";
-	int status;
+	int status, n;
 	size_t i;
 
 	corral_setprogname(argv[0]);
@@ -532,49 +694,50 @@ main(int argc, char *argv[])
 	parse_options(argc, argv, &r, &o);
 	if (o.check)
 		return check_sandbox(&sandbox, o.sandbox);
-	if (!o.sandbox)
+	/* a unit that runs needs the sandbox; -q runs none */
+	if (!o.sandbox || o.answer)
 		r.sandbox = NULL;
-	if (!r.cmd || !r.logdir || argc - optind != 2)
+	n = argc - optind;
+	if (!r.cmd || !r.logdir || (o.answer ? n < 2 || n % 2 || o.files.n ||
+	    o.stamp || o.estimates : n != 2))
 		corral_usage(&use, CORRAL_EXIT_ERR);
-	if (corral_agent_check(argv[optind], &err) < 0)
-		corral_die_err(CORRAL_EXIT_ERR, &err);
-	/* "lib/" is the whole of lib; with -A, corral-plan's "DIR/" lists. */
 	for (i = 0; i < o.parts.n; i++)
 		corral_path_trim_slashes(o.parts.v[i]);
-	for (i = 0; i < o.files.n; i++)
-		xunits_load(o.files.v[i], '\n', &o.parts, 0);
-	for (i = 0; !o.history && i < o.parts.n; i++)
-		corral_path_trim_slashes(o.parts.v[i]);
-	xunits_load(argv[optind + 1], o.sep, &o.units, 1);
-	if (o.estimates)
-		expect = read_estimates(o.estimates, o.units.n);
 	if (o.history) {
-		read_unlearned(o.history, &o.units, &o.learn, &o.learned);
+		if (corral_learned_read(&o.learned, o.history, &err) < 0)
+			corral_die_err(CORRAL_EXIT_ERR, &err);
 		o.have_learned = 1;
 	}
 	corral_run_id(runid);
 	keep = getenv("CORRAL_KEEP");
 
-	r.agent = argv[optind];
 	r.run = r.run ? r.run : env_or("CORRAL_RUN", runid);
 	if (!r.host)
 		r.host = default_host(host, sizeof(host));
-	r.parts = &o.parts;
-	r.units = &o.units;
 	r.exclude = &o.exclude;
 	r.patterns = &o.patterns;
 	if (o.work && r.workroot)
 		corral_usage(&use, CORRAL_EXIT_ERR);
 	r.workroot = o.work ? node_work(o.work, r.run, &o.workroot) :
 	    r.workroot ? r.workroot : env_or("TMPDIR", "/tmp");
-	r.keep |= keep && !strcmp(keep, "1");
+	/* -q makes no clone, and so keeps none */
+	r.keep |= !o.answer && keep && !strcmp(keep, "1");
+	r.answer_only = o.answer;
 	r.no_retry = o.no_retry;
-	r.expect = expect;
-	r.learn = o.history ? &o.learn : NULL;
 	r.keep_env = o.keep_given ? &o.keep_env : NULL;
 	r.progress_tty = r.progress && isatty(2);
 	if (o.cache_on)
 		cache_setup(&r, &o);
+	/*
+	 * -q says nothing and shows nothing: a slice it answers shows in its
+	 * results, and what one it leaves has to say (an entry not trusted,
+	 * a store that cannot be used), that slice's agent says.
+	 */
+	if (o.answer) {
+		r.progress = NULL;
+		r.statedir = NULL;
+		o.cache.warn = NULL;
+	}
 	/*
 	 * An agent writing into a CORRAL_OUT holds its lock for as long as
 	 * it lives (agents started by hand share it), and no unit gets it.
@@ -589,20 +752,21 @@ main(int argc, char *argv[])
 	if (!launched())
 		xlock_under(&lock, r.logdir, CORRAL_LOCK_SHARED);
 	corral_lock_keep(&lock);
-	if (o.stamp && unlink(o.stamp) < 0 && errno != ENOENT)
-		corral_die(CORRAL_EXIT_ERR, "cannot remove '%s':", o.stamp);
-	status = run_slice(&r, &o.units, o.quiet_missing);
-	if (o.stamp && status == CORRAL_EXIT_OK)
-		make_stamp(o.stamp);
+	if (o.answer)
+		status = answer_slices(&r, &o, n, argv + optind);
+	else {
+		sl = (struct slice){ argv[optind], argv[optind + 1],
+		    o.estimates, o.stamp, NULL };
+		status = one_slice(&r, &o, &sl);
+	}
 	corral_lock_release(&lock);
 
-	free(expect);
-	corral_strv_release(&o.units);
+	if (o.cache_on)
+		corral_cached_release(&o.cache);
 	corral_strv_release(&o.parts);
 	corral_strv_release(&o.exclude);
 	corral_strv_release(&o.patterns);
 	corral_strv_release(&o.files);
-	corral_strv_release(&o.learn);
 	if (o.have_learned)
 		corral_learned_release(&o.learned);
 	free(cache_warned);

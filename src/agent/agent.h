@@ -270,10 +270,18 @@ struct corral_run_cache {
 	int off;		/* keys cannot be made: uncached */
 
 	int ready;		/* key.base computed */
+	/* Each slice's own, from corral_run_start: */
+	double phase;		/* of the sampling: from the run and agent */
 	struct corral_strv deferred;	/* hits to verify, after the misses */
 	struct corral_strv deferred_key;	/* their keys */
 	size_t hits, stored;
 };
+
+/*
+ * Free what c made (the caller's, which may use one c for the slices it
+ * runs one after another: the key's shared parts are made once).
+ */
+void corral_cached_release(struct corral_run_cache *c);
 
 /*
  * One agent's run of one slice.  The caller fills the first blocks, calls
@@ -347,6 +355,12 @@ struct corral_run {
 	int progress_tty;	/* they go to a terminal: redraw one line */
 	struct corral_sandbox *sandbox;	/* each unit inside it, or NULL */
 	struct corral_run_cache *cache;	/* the result cache, or NULL */
+	int answer_only;	/* the slice is written only when the stores
+				   answer every unit with a hit none of which
+				   is sampled: the first unit they do not
+				   answer stops it unwritten (unanswered);
+				   its log's directory is not fsynced: the
+				   caller does, once for many slices */
 	const struct corral_strv *keep_env;	/* the CORRAL_* names of the
 				   user's own environment: units get no
 				   other (corral_env_unit); NULL: every
@@ -359,6 +373,7 @@ struct corral_run {
 	struct corral_strv refusal;	/* why, for each of them */
 	const char *resume_note;	/* what resuming a checkpoint found,
 					   or NULL (until release) */
+	int unanswered;		/* answer_only, and a unit was not answered */
 
 	struct corral_run_state *st;	/* run.c's own, from corral_run_start */
 };
@@ -412,6 +427,12 @@ int corral_run_units(struct corral_run *r, const struct corral_strv *units,
  * err set.
  */
 int corral_run_commit(struct corral_run *r, struct corral_err *err);
+/*
+ * An answer_only slice left unanswered: its checkpoint goes (it holds
+ * only what this process wrote; a slice with an earlier one is never
+ * started so), and nothing else of it is written.  0, or -1 with err set.
+ */
+int corral_run_abandon(struct corral_run *r, struct corral_err *err);
 
 /*
  * Remove the clone (unless keep), stop the watchdog, close and free

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "cache/cache.h"
+#include "cache/http.h"
 #include "plan/plan.h"
 #include "record/record.h"
 #include "agent/agent.h"
@@ -117,24 +117,52 @@ after_write(struct corral_run_cache *c, struct corral_cache_store *s, int rc)
 
 /*
  * Whether the next hit is verified: of h hits, floor(h * P / 100 + u)
- * less floor(u) are, u fixed at random per agent, so exactly P percent
- * in the long run, and one in 50 hits at the default 2 whatever the phase.
+ * less floor(u) are, u the slice's phase, so exactly P percent in the
+ * long run, and one in 50 hits at the default 2 whatever the phase.
  */
 static int
 sample(struct corral_run_cache *c)
 {
-	static double phase = -1;
 	double a, b;
 
 	if (c->verify <= 0)
 		return 0;
-	if (phase < 0) {
-		srand((unsigned)time(NULL) ^ (unsigned)getpid() << 8);
-		phase = (double)rand() / ((double)RAND_MAX + 1);
-	}
-	a = (double)c->hits * c->verify / 100 + phase;
-	b = (double)(c->hits + 1) * c->verify / 100 + phase;
+	a = (double)c->hits * c->verify / 100 + c->phase;
+	b = (double)(c->hits + 1) * c->verify / 100 + c->phase;
 	return (long long)b > (long long)a;
+}
+
+/* FNV-1a over s and its NUL, from h. */
+static unsigned long long
+fnv(unsigned long long h, const char *s)
+{
+	do {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	} while (*s++);
+	return h;
+}
+
+void
+corral_cached_begin(struct corral_run *r)
+{
+	struct corral_run_cache *c = r->cache;
+	unsigned long long h;
+
+	if (!c)
+		return;
+	c->hits = c->stored = 0;
+	corral_strv_release(&c->deferred);
+	corral_strv_release(&c->deferred_key);
+	/* the run id is random: so is the phase, from one run to the next */
+	h = fnv(fnv(0xcbf29ce484222325ULL, r->run ? r->run : ""), r->agent ?
+	    r->agent : "");
+	h ^= h >> 33;	/* fmix64: every bit of h to the top ones */
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	c->phase = (double)(h >> 11) / 9007199254740992.0;	/* 2^53 */
 }
 
 /* The stored output tail at the unit's N.out, its path into out. */
@@ -262,35 +290,38 @@ same_parts(const struct corral_cache_key *a, const struct corral_cache_key *b)
 }
 
 /*
- * A hit from CORRAL_CACHE alone is kept locally too: its files linked
- * when they can be, the manifest only when the one CORRAL_CACHE holds is
- * the one the key was made from (read from the store mfrom, with the
- * same parts as k; a manifest replaced since makes a later local lookup
- * a miss, never a pass).
+ * A hit that an HTTP CORRAL_CACHE alone held is kept locally too (the
+ * next lookup then asks no server), the manifest only when the one the
+ * store holds is the one the key was made from (read from the store
+ * mfrom, with the same parts as k; a manifest replaced since makes a
+ * later local lookup a miss, never a pass).  A directory store answers
+ * the next lookup as fast as the local one: nothing of its hit is copied.
+ * 1 when it was kept.
  */
-static void
+static int
 keep_local(struct corral_run_cache *c, size_t from, size_t mfrom,
     const struct corral_cache_entry *e, const struct corral_strv *inputs,
     const struct corral_cache_key *k, const struct corral_cache_key *old)
 {
 	struct corral_cache_store *to = &c->store[0], *at = &c->store[from];
 
-	if (from == 0 || !usable(to))
-		return;
+	if (from == 0 || !usable(to) || !corral_http_is_url(at->dir))
+		return 0;
 	corral_cache_supersede(to, e->unit, k->hex);
 	after_write(c, to, corral_cache_put_from(to, at, e));
 	after_write(c, to, corral_cache_manifest_put_from(to, mfrom &&
 	    same_parts(old, k) ? &c->store[mfrom] : NULL, e->unit, inputs,
 	    k));
+	return 1;
 }
 
 /*
- * Why unit hit, in the local store: its local manifest, linked, when that
- * holds the key hit (read there with k's parts, or just kept there from
- * CORRAL_CACHE), else written.
+ * Why unit hit, in the local store: a link of a manifest that holds the
+ * key hit -- the local one just kept, or the one read (from the store
+ * mfrom) when it has k's parts -- else written.
  */
 static void
-why_hit(struct corral_run_cache *c, const char *unit, size_t from,
+why_hit(struct corral_run_cache *c, const char *unit, int kept,
     size_t mfrom, const struct corral_cache_key *k,
     const struct corral_cache_key *old)
 {
@@ -298,8 +329,10 @@ why_hit(struct corral_run_cache *c, const char *unit, size_t from,
 
 	if (!usable(s))
 		return;
-	if (same_parts(old, k) && (mfrom == 0 || from != 0) &&
-	    corral_cache_why_link(s, unit) == 0)
+	if (kept && corral_cache_why_link(s, s, unit) == 0)
+		return;
+	if (!kept && same_parts(old, k) &&
+	    corral_cache_why_link(s, &c->store[mfrom], unit) == 0)
 		return;
 	corral_cache_why_put(s, unit, 1, k, old);
 }
@@ -336,8 +369,8 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 			corral_cache_why_put(&c->store[0], unit, 0, &k, &old);
 		goto out;
 	}
-	keep_local(c, from, mfrom, &e, &inputs, &k, &old);
-	why_hit(c, unit, from, mfrom, &k, &old);
+	why_hit(c, unit, keep_local(c, from, mfrom, &e, &inputs, &k, &old),
+	    mfrom, &k, &old);
 	if (sample(c)) {
 		rc = corral_strv_add(&c->deferred, unit) |
 		    corral_strv_add(&c->deferred_key, k.hex);

@@ -161,6 +161,13 @@ struct outcome {
 int corral_run_write_record(struct corral_run *r,
     const struct corral_record *rec, int final, struct corral_err *err);
 /*
+ * A slice starts: the hits it counts and the hits it keeps to verify
+ * begin afresh, and so does the phase of its sampling (from the run id
+ * and the agent, so that every process that looks the slice up in the
+ * same run samples the same hits).
+ */
+void corral_cached_begin(struct corral_run *r);
+/*
  * Look unit (number i from 0, of expected work weight) up in the cache:
  * 0 not found (run it), 1 a hit recorded, 2 a hit kept to verify after
  * the misses (r->cache->deferred), -1 with err set.
@@ -176,7 +183,6 @@ int corral_cached_store(struct corral_run *r, const char *unit,
  */
 int corral_cached_verdict(struct corral_run *r, const char *key,
     struct outcome *o);
-void corral_cached_release(struct corral_run_cache *c);
 
 /* ------------------------------------------------------------------ */
 /* run.c: getting ready                                                */

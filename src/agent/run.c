@@ -682,6 +682,7 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 {
 	if (!r->st && state_new(r, err) < 0)
 		return -1;
+	corral_cached_begin(r);
 	prepare_limits(r);
 	corral_run_guard_open(r);
 	if (prepare_logdir(r, err) < 0 || hide_ours(r, err) < 0 ||
@@ -699,6 +700,7 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	r->st->rl.log = r->st->log;
 	r->st->rl.part = r->st->part;
 	r->st->rl.agent = r->agent;
+	r->st->rl.defer_dir_sync = r->answer_only;
 	return corral_runlog_open(&r->st->rl, err);
 }
 
@@ -716,6 +718,16 @@ corral_run_commit(struct corral_run *r, struct corral_err *err)
 	if (corral_runlog_commit(&r->st->rl, err) < 0)
 		return -1;
 	corral_live_close(&r->st->live, 1);
+	return 0;
+}
+
+int
+corral_run_abandon(struct corral_run *r, struct corral_err *err)
+{
+	if (r->st && r->st->part && unlink(r->st->part) < 0 &&
+	    errno != ENOENT)
+		return corral_err_set(err, errno, "cannot remove '%s'",
+		    r->st->part);
 	return 0;
 }
 
@@ -757,7 +769,6 @@ corral_run_release(struct corral_run *r, struct corral_err *err)
 		corral_buf_release(&st->line);
 		free(st);
 	}
-	corral_cached_release(r->cache);
 	free(r->clone);
 	corral_strv_release(&r->refused);
 	corral_strv_release(&r->refusal);

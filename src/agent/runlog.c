@@ -406,7 +406,7 @@ corral_runlog_commit(struct corral_runlog *l, struct corral_err *err)
 	if (unlink(l->part) < 0 && errno != ENOENT)
 		return corral_err_set(err, errno, "cannot remove '%s'",
 		    l->part);
-	return corral_fsync_parent(l->log, err);
+	return l->defer_dir_sync ? 0 : corral_fsync_parent(l->log, err);
 }
 
 void

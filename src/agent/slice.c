@@ -913,9 +913,18 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 	    !corral_run_guard_check(r) && !corral_run_caught() && rc == 0;
 	    i++) {
 		why = time_up(r) ? NULL : corral_run_refusal_of(r, units->v[i]);
+		if (r->answer_only && (time_up(r) || why || !r->cache)) {
+			r->unanswered = 1;
+			break;
+		}
 		if (!time_up(r) && !why) {
 			rc = corral_cached_lookup(r, units->v[i], i,
 			    weight_of(r, i), err);
+			if (r->answer_only && rc != 1) {
+				r->unanswered = rc >= 0;
+				rc = rc < 0 ? -1 : 0;
+				break;
+			}
 			if (rc == 0)
 				rc = run_unit(r, units->v[i], i, NULL, err);
 			rc = rc < 0 ? -1 : 0;
@@ -925,7 +934,7 @@ corral_run_units(struct corral_run *r, const struct corral_strv *units,
 			corral_live_end(&r->st->live, units->v[i], why ? "error" :
 			    "not-run", 0, why ? 1 : 0, 1, weight_of(r, i));
 	}
-	if (rc == 0)
+	if (rc == 0 && !r->unanswered)
 		rc = run_deferred(r, units, err);
 	if (rc < 0)
 		return -1;

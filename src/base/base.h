@@ -510,6 +510,15 @@ int corral_state_check(const char *path, struct corral_err *err);
 int corral_fd_chunks(int fd, int (*eat)(void *ctx, const char *p, size_t n),
     void *ctx);
 int corral_buf_eat(void *b, const char *p, size_t n);
+/*
+ * Read the regular file at path into b (appending) in as few system calls
+ * as its size allows: open, fstat, and one read when the file is no
+ * larger than fstat said (a read short of it reads on, to the end).  For
+ * what is read by the thousand, the result cache's entries.  Refuses
+ * what corral_open_input refuses.  0, or -1 with err set.
+ */
+int corral_read_regular(const char *path, struct corral_buf *b,
+    struct corral_err *err);
 /* Read a whole file into b (appending), by open_input.  0, or -1/err. */
 int corral_read_file(const char *path, struct corral_buf *b,
     struct corral_err *err);

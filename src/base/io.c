@@ -313,6 +313,64 @@ corral_read_file(const char *path, struct corral_buf *b,
 }
 
 int
+corral_read_regular(const char *path, struct corral_buf *b,
+    struct corral_err *err)
+{
+	struct stat st;
+	size_t want, got = 0;
+	ssize_t n;
+	char *p = NULL;
+	int fd, rc = -1;
+
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it changes
+	   nothing for the read(2) of a regular file */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENXIO && stat(path, &st) == 0)
+			return not_regular(path, st.st_mode, err);
+		return corral_err_set(err, errno, "cannot open '%s'", path);
+	}
+	if (fstat(fd, &st) < 0) {
+		corral_err_set(err, errno, "cannot read '%s'", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return not_regular(path, st.st_mode, err);
+	}
+	/* one byte more than fstat said: a read that gets the size is at
+	   the end, with no read of 0 to tell it */
+	want = st.st_size > 0 && st.st_size < (1 << 20) ?
+	    (size_t)st.st_size + 1 : 65536;
+	if (!(p = malloc(want))) {
+		corral_err_set(err, ENOMEM, "cannot read '%s'", path);
+		goto out;
+	}
+	for (;;) {
+		if ((n = read(fd, p, want)) < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			corral_err_set(err, errno, "cannot read '%s'", path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (corral_buf_add(b, p, (size_t)n) < 0) {
+			corral_err_set(err, ENOMEM, "cannot read '%s'", path);
+			goto out;
+		}
+		got += (size_t)n;
+		if ((size_t)n < want && got == (size_t)st.st_size)
+			break;
+	}
+	rc = 0;
+out:
+	free(p);
+	close(fd);
+	return rc;
+}
+
+int
 corral_read_state(const char *path, struct corral_buf *b,
     struct corral_err *err)
 {

@@ -174,12 +174,14 @@ void corral_cache_why_put(struct corral_cache_store *s, const char *unit,
     int hit, const struct corral_cache_key *k,
     const struct corral_cache_key *old);
 /*
- * Why unit hit, when the local manifest of unit holds the very key it hit
- * (its parts the key's): the why file is that manifest, hard-linked, for
- * a hit of a fully cached run would otherwise cost a new inode a unit.
- * 0, or -1: write it with corral_cache_why_put.
+ * Why unit hit, in s, when the manifest of unit in from (s itself, or a
+ * directory store the hit came from) holds the very key it hit (its parts
+ * the key's): the why file is that manifest, hard-linked, for a hit of a
+ * fully cached run would otherwise cost a new inode a unit.  0, or -1:
+ * write it with corral_cache_why_put.
  */
-int corral_cache_why_link(struct corral_cache_store *s, const char *unit);
+int corral_cache_why_link(struct corral_cache_store *s,
+    const struct corral_cache_store *from, const char *unit);
 /* Whether a why document says a hit: "hit" true, or a manifest linked. */
 struct cJSON;
 int corral_cache_why_is_hit(const struct cJSON *doc);

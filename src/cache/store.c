@@ -144,8 +144,10 @@ put_text(struct corral_cache_store *s, const char *kind, const char *name,
 	if (corral_mkdir_parent(path, 0777, &err) < 0 ||
 	    corral_atomic_file(path, text->data, text->len,
 	    CORRAL_ATOMIC_NO_SYNC, &err) < 0) {
-		set_broken(s, "cannot write in it", err.errnum ? err.errnum :
-		    EIO);
+		if (!s->broken)
+			snprintf(s->why, sizeof(s->why), "cannot write in it: "
+			    "%.*s", (int)sizeof(s->why) - 21, err.msg);
+		s->broken = 1;
 		rc = -1;
 	}
 	free(path);
@@ -174,16 +176,21 @@ get_doc(struct corral_cache_store *s, const char *kind, const char *name,
 		}
 	} else if (!(path = corral_path_join(s->dir, rel.data))) {
 		goto out;
-	} else if (corral_read_file(path, &text, err) < 0) {
+	} else if (corral_read_regular(path, &text, err) < 0) {
 		*bad = err->errnum != ENOENT;
 		goto out;
 	}
 	if (!(doc = cj_object_text(text.data ? text.data : "", text.len, err)))
 		*bad = 1;
 out:
-	if (*bad)
+	if (*bad) {
+		/* err->msg is read into err->msg: a copy first */
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
 		corral_err_set(err, 0, "cache entry '%s/%s' is unreadable: %s",
-		    s->dir, rel.data ? rel.data : "", err->msg);
+		    s->dir, rel.data ? rel.data : "", why);
+	}
 	free(path);
 	corral_buf_release(&rel);
 	corral_buf_release(&text);
@@ -480,25 +487,35 @@ corral_cache_why_put(struct corral_cache_store *s, const char *unit,
 }
 
 int
-corral_cache_why_link(struct corral_cache_store *s, const char *unit)
+corral_cache_why_link(struct corral_cache_store *s,
+    const struct corral_cache_store *from, const char *unit)
 {
 	struct corral_buf tmp = CORRAL_BUF_INIT;
 	struct corral_err err;
-	char *man = corral_cache_unit_path(s->dir, "m", unit);
+	char *man = corral_cache_unit_path(from->dir, "m", unit);
 	char *why = corral_cache_unit_path(s->dir, "why", unit);
 	int rc = -1;
 
+	if (s->broken || from->broken || corral_http_is_url(s->dir) ||
+	    corral_http_is_url(from->dir) || !man || !why)
+		goto out;
+	/* none there yet (a fresh CORRAL_OUT): the link is the why */
+	if (link_made(man, why, &err) == 0) {
+		rc = 0;
+		goto out;
+	}
 	/* a temporary link renamed over: the last lookup's why replaces
 	   the one before, and no reader sees none between */
-	if (!s->broken && !corral_http_is_url(s->dir) && man && why &&
-	    corral_buf_addf(&tmp, "%s.link.%ld", why, (long)getpid()) == 0) {
+	if (errno == EEXIST && corral_buf_addf(&tmp, "%s.link.%ld", why,
+	    (long)getpid()) == 0) {
 		(void)unlink(tmp.data);
-		if (link_made(man, tmp.data, &err) == 0) {
+		if (link(man, tmp.data) == 0) {
 			rc = rename(tmp.data, why) == 0 ? 0 : -1;
 			if (rc < 0)
 				(void)unlink(tmp.data);
 		}
 	}
+out:
 	free(man);
 	free(why);
 	corral_buf_release(&tmp);

@@ -202,6 +202,12 @@ int corral_units_filter(const char *in, size_t n, const char *outrel,
  * or config (as make compares mtimes), or every slice's with all.
  */
 long long corral_live_total(size_t nslices, const char *config, int all);
+/*
+ * Whether slice K's stamp (slices/K.pass, in the current directory) is
+ * up to date, as make will judge it: there, and newer than slices/K.units,
+ * slices/K.manifest and config.
+ */
+int corral_slice_current(size_t k, const char *config);
 
 /* ------------------------------------------------------------------ */
 /* inputs.c: what the slices depend on                                 */

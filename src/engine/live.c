@@ -29,9 +29,8 @@ newer(const struct timespec *a, const struct timespec *b)
 	    (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
-/* Whether slice k's stamp is up to date, as make will judge it. */
-static int
-up_to_date(size_t k, const char *config)
+int
+corral_slice_current(size_t k, const char *config)
 {
 	struct timespec pass, t;
 	char path[64];
@@ -73,7 +72,7 @@ corral_live_total(size_t nslices, const char *config, int all)
 	size_t k;
 
 	for (k = 0; k < nslices; k++) {
-		if (!all && up_to_date(k, config))
+		if (!all && corral_slice_current(k, config))
 			continue;
 		snprintf(path, sizeof(path), "slices/%zu.units", k);
 		n += lines_of(path);
