@@ -5,7 +5,8 @@
 # 1.5x.  Interleaved rounds; prints the median ratio and both medians.
 # With BENCH_BEFORE=DIR (the bin/ of another build, e.g. main's) the same
 # pair is measured by that build too, in the same rounds, and printed on
-# a second line with the cached run's speed-up (before / this build).
+# a second line with the cached run's speed-up (before / this build);
+# each side includes the corral.mk beside its bin/.
 #
 #   usage: bench/cached.sh [UNITS [AGENTS [ROUNDS]]]   (10000 100 3)
 # Needs corral's programs on PATH (make bench puts bin/ there).
@@ -18,7 +19,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/corral-cached.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 sides=after
 [ -z "$before" ] || sides="after before"
+# each side's own corral.mk, the one its programs go with
 for s in $sides; do
+	mk=$root/corral.mk
+	[ "$s" = after ] || mk=$(cd "$before/.." && pwd)/corral.mk
 	for d in cached noop; do
 		mkdir -p "$work/$s/$d"
 		seq -f 'unit-%06g' 1 "$n" > "$work/$s/$d/units.txt"
@@ -29,7 +33,7 @@ CORRAL_QUIET = 1
 CORRAL_AGENTS = $agents
 CORRAL_CACHE = $work/$s/store
 CORRAL_CACHE_VERIFY = 0
-include $root/corral.mk
+include $mk
 ZZMK
 	done
 done

@@ -160,7 +160,7 @@ stub() {
 }
 
 @test "corral: scoreboard is corral-scoreboard, COULD NOT TELL and usage errors included" {
-	assert_usage_error "usage: corral-scoreboard [-fhju] [-s N] [-t N] DIR" corral scoreboard
+	assert_usage_error "usage: corral-scoreboard [-fhju] [-s N] [-t N] [-U FILE] DIR" corral scoreboard
 	mkdir empty
 	run -2 --separate-stderr corral scoreboard empty
 	assert_contains "$output" "COULD NOT TELL: empty holds neither successes.jsonl nor failures.jsonl"

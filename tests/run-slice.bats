@@ -122,7 +122,7 @@ answerable() {
 	printf '%s\n' a b > s/0.units
 	printf '%s\n' a c > s/1.units
 	run -0 corral-run-slice -O cache -C src -c "$RUN_CMD" -l logs 0 s/0.units
-	rm logs/agent-0.jsonl ran
+	rm -r logs ran
 }
 
 @test "run-slice: -q writes each slice whose every unit a store answers, log and stamp, as its agent would (no clone, no unit run), prints it, and leaves a slice with a miss without log, stamp or checkpoint" {
@@ -137,6 +137,11 @@ answerable() {
 	assert_no_file s/1.pass
 	assert_no_file logs/agent-1.jsonl
 	assert_no_file logs/agent-1.jsonl.part
+	# hits with no output need no outputs directory, and no checkpoint
+	# was kept on the way
+	assert_no_file logs/agent-0
+	assert_no_file logs/agent-1
+	assert_no_file logs/agent-0.jsonl.part
 	run -0 tail -n 1 logs/agent-0.jsonl
 	assert_contains "$output" '{"corral_seal":{"records":2,'
 	run -0 jq -sc 'map([.agent_id, .unit, .run, (.cached != null)])' <(records logs/agent-0.jsonl)
@@ -149,6 +154,7 @@ answerable() {
 
 @test "run-slice: -q leaves a slice that has a checkpoint to its agent, which resumes it, and the checkpoint as it was" {
 	answerable
+	mkdir logs
 	echo '{"partial":1}' > logs/agent-0.jsonl.part
 	run -0 corral-run-slice -q -O cache -C src -c "$RUN_CMD" -l logs 0 s/0.units
 	assert_output ""

@@ -9,7 +9,7 @@ setup() {
 	mkdir run
 }
 
-USAGE='usage: corral-scoreboard [-fhju] [-s N] [-t N] DIR'
+USAGE='usage: corral-scoreboard [-fhju] [-s N] [-t N] [-U FILE] DIR'
 
 # row FILE UNIT NOTE: append one record to run/FILE
 row() {
@@ -188,6 +188,25 @@ row() {
 	run -0 --separate-stderr corral-scoreboard -u run
 	assert_output "$(printf 'b c\nd')"
 	assert_stderr ""
+}
+
+@test "scoreboard: -U FILE writes what -u prints to FILE beside the board, empty when the run cannot be told, and a FILE that cannot be written exits 2" {
+	row successes.jsonl a "PASS: x"
+	row failures.jsonl 'b c' "FAIL: x"
+	row failures.jsonl d "NOT-RUN: x"
+	run -0 corral-scoreboard -u run
+	local units=$output
+	run -0 corral-scoreboard -f -U failed run
+	assert_contains "$output" "failed units:"
+	assert_equal "$units" "$(cat failed)"
+	run -2 --separate-stderr corral-scoreboard -U failed nowhere
+	assert_equal 0 "$(wc -c < failed)"
+	# a path through a regular file: refused for root too
+	echo file > plain
+	run -2 --separate-stderr corral-scoreboard -U plain/failed run
+	assert_contains "$output" "by verdict:"
+	assert_contains "$stderr" "corral-scoreboard: cannot create 'plain/"
+	assert_contains "$stderr" "Not a directory"
 }
 
 @test "scoreboard: a write error on standard output exits 2" {

@@ -1396,28 +1396,32 @@ summary(int st)
 	struct spawn how = { "failed.units.tmp", 1, 0, NULL, NULL };
 	FILE *fp;
 
-	xprog(&argv, "corral-scoreboard");
-	xadd(&argv, "-u");
-	xadd(&argv, set(CS_OUT));
-	spawn(&argv, &how);
-	if (rename("failed.units.tmp", "failed.units") < 0)
-		corral_warn("cannot rename 'failed.units.tmp':");
-	corral_strv_release(&argv);
+	/* one reading of the results: the board, and the failed units */
 	if (nonempty("units")) {
 		how.out = "board.tmp";
 		how.null_err = 0;
 		xprog(&argv, "corral-scoreboard");
 		xadd(&argv, "-f");
 		xsettings_argv(CP_SCORE, &argv);
+		xadd(&argv, "-U");
+		xadd(&argv, "failed.units.tmp");
 		xadd(&argv, set(CS_OUT));
 		spawn(&argv, &how);
-		corral_strv_release(&argv);
-	} else if ((fp = fopen("board.tmp", "w"))) {
-		fprintf(fp, "corral: shard %s holds none of the %lld units: "
-		    "there are more shards than units\n", set(CS_SHARD),
-		    lines_in("population"));
-		fclose(fp);
+	} else {
+		xprog(&argv, "corral-scoreboard");
+		xadd(&argv, "-u");
+		xadd(&argv, set(CS_OUT));
+		spawn(&argv, &how);
+		if ((fp = fopen("board.tmp", "w"))) {
+			fprintf(fp, "corral: shard %s holds none of the %lld "
+			    "units: there are more shards than units\n",
+			    set(CS_SHARD), lines_in("population"));
+			fclose(fp);
+		}
 	}
+	corral_strv_release(&argv);
+	if (rename("failed.units.tmp", "failed.units") < 0)
+		corral_warn("cannot rename 'failed.units.tmp':");
 	if (rename("board.tmp", "board") < 0)
 		corral_warn("cannot rename 'board.tmp':");
 	if (corral_setting_on(&S, CS_JUNIT) || corral_setting_on(&S,

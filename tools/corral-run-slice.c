@@ -617,7 +617,7 @@ one_slice(const struct corral_run *tmpl, struct opts *o,
 
 /*
  * -q: each AGENT SLICE pair of argv answered from the stores, or left;
- * the logs' directory is synced once, and then the answered slices get
+ * the logs are synced at once (syncfs), and then the answered slices get
  * their stamps and are printed.  Each slice's status is said by its log,
  * as an agent's is: 0, or 2 when one could not be written.
  */
@@ -626,7 +626,6 @@ answer_slices(const struct corral_run *tmpl, struct opts *o, int argc,
     char *argv[])
 {
 	struct corral_strv stamps = CORRAL_STRV_INIT, done = CORRAL_STRV_INIT;
-	struct corral_buf log = CORRAL_BUF_INIT;
 	struct corral_err err;
 	struct slice sl;
 	char *parts, *est, *stamp;
@@ -644,17 +643,13 @@ answer_slices(const struct corral_run *tmpl, struct opts *o, int argc,
 		if (st == CORRAL_EXIT_OK) {
 			xadd(&stamps, stamp);
 			xadd(&done, argv[i + 1]);
-			corral_buf_reset(&log);
-			if (corral_buf_addf(&log, "%s/agent-%s.jsonl",
-			    tmpl->logdir, argv[i]) < 0)
-				corral_die(CORRAL_EXIT_ERR, "out of memory:");
 		} else if (st != UNANSWERED && st != CORRAL_EXIT_NO)
 			status = CORRAL_EXIT_ERR;
 		free(parts);
 		free(est);
 		free(stamp);
 	}
-	if (done.n && corral_fsync_parent(log.data, &err) < 0)
+	if (done.n && corral_sync_fs(tmpl->logdir, &err) < 0)
 		corral_die_err(CORRAL_EXIT_ERR, &err);
 	for (j = 0; j < done.n; j++) {
 		make_stamp(stamps.v[j]);
@@ -664,7 +659,6 @@ answer_slices(const struct corral_run *tmpl, struct opts *o, int argc,
 		corral_die(CORRAL_EXIT_ERR, "cannot write the slices answered:");
 	corral_strv_release(&stamps);
 	corral_strv_release(&done);
-	corral_buf_release(&log);
 	return status;
 }
 

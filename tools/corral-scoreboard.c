@@ -9,7 +9,9 @@
  * the failed units with their notes and outputs, -u prints just their
  * names, one per line (what a re-run of the failures needs), and -j the
  * tally as JSON; -s N ends the text with the N slowest units of the run,
- * and -t N shows, under -f, the last N lines of a failed unit's output.
+ * and -t N shows, under -f, the last N lines of a failed unit's output;
+ * -U FILE writes what -u would print to FILE (written whole) beside any
+ * other output, so that one reading of the results gives both.
  * Units that printed TAP add a line counting their tests.
  */
 #include <getopt.h>
@@ -21,12 +23,13 @@
 #include "tool/tool.h"
 
 static const struct corral_usage use = {
-	"corral-scoreboard [-fhju] [-s N] [-t N] DIR",
+	"corral-scoreboard [-fhju] [-s N] [-t N] [-U FILE] DIR",
 	"-f\tadd the failed units, with notes and outputs\n"
 	"-j, --json\tprint the tally as JSON\n"
 	"-s N\tadd the N slowest units of the last run\n"
 	"-t N\twith -f, show the last N lines of each failed unit's output\n"
-	"-u\tprint only the names of the failed units",
+	"-u\tprint only the names of the failed units\n"
+	"-U FILE\twrite the names of the failed units to FILE too",
 	NULL
 };
 
@@ -263,8 +266,31 @@ why_empty(const char *dir, const struct corral_score *s,
 	return rc;
 }
 
+/* -U: the failed units to path, one a line, none when nothing was told. */
 static int
-run_scoreboard(const char *dir, int mode, int failed, size_t slowest)
+write_units(const char *path, const struct corral_score *s, int told)
+{
+	struct corral_buf b = CORRAL_BUF_INIT;
+	struct corral_err err;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; told && i < s->failed_unit.n; i++)
+		rc |= corral_buf_addf(&b, "%s\n", s->failed_unit.v[i]);
+	if (rc < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	if (corral_atomic_file(path, b.data ? b.data : "", b.len,
+	    CORRAL_ATOMIC_NO_SYNC, &err) < 0) {
+		corral_warn_err(&err);
+		rc = -1;
+	}
+	corral_buf_release(&b);
+	return rc;
+}
+
+static int
+run_scoreboard(const char *dir, int mode, int failed, size_t slowest,
+    const char *units_file)
 {
 	struct corral_score s = { 0 };
 	struct corral_buf why = CORRAL_BUF_INIT;
@@ -286,6 +312,8 @@ run_scoreboard(const char *dir, int mode, int failed, size_t slowest)
 	if (!mode && !why.len && slowest)
 		print_slowest(dir, slowest);
 	status = why.len || s.unreadable.n ? CORRAL_EXIT_ERR : CORRAL_EXIT_OK;
+	if (units_file && write_units(units_file, &s, !why.len) < 0)
+		status = CORRAL_EXIT_ERR;
 	corral_score_release(&s);
 	corral_buf_release(&why);
 	return status;
@@ -300,13 +328,15 @@ main(int argc, char *argv[])
 	};
 	struct corral_err err;
 	long long slowest = 0;
+	const char *units_file = NULL;
 	int c, mode = 0, failed = 0, status;
 
 	corral_setprogname(argv[0]);
 	corral_usage_check(&use, argc, argv);
-	while ((c = getopt_long(argc, argv, "fhjs:t:u", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fhjs:t:uU:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': failed = 1; break;
+		case 'U': units_file = optarg; break;
 		case 'h': corral_usage(&use, CORRAL_EXIT_OK); break;
 		case 's':
 			if (corral_strtonum(optarg, 0, 1000000, &slowest, "-s",
@@ -330,7 +360,8 @@ main(int argc, char *argv[])
 	}
 	if (argc - optind != 1)
 		corral_usage(&use, CORRAL_EXIT_ERR);
-	status = run_scoreboard(argv[optind], mode, failed, (size_t)slowest);
+	status = run_scoreboard(argv[optind], mode, failed, (size_t)slowest,
+	    units_file);
 	xflush_stdout();
 	return status;
 }

@@ -21,9 +21,14 @@ struct corral_runlog {
 	const char *log;	/* DIR/agent-ID.jsonl: the finished log */
 	const char *part;	/* DIR/agent-ID.jsonl.part: the checkpoint */
 	const char *agent;
-	int defer_dir_sync;	/* commit does not fsync dir: the caller
-				   does, once for many logs, before it
-				   makes anything that vouches for them */
+	int no_checkpoint;	/* none is read or written (a process
+				   that only copies hits has nothing to
+				   resume) */
+	int defer_sync;		/* commit fsyncs neither the log nor dir:
+				   the caller syncs the file system once
+				   for many logs (corral_sync_fs), before
+				   it makes anything that vouches for
+				   them */
 	size_t resumed;		/* units whose records the checkpoint held */
 	char *note;		/* one line on what resuming found, or NULL */
 

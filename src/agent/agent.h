@@ -359,8 +359,8 @@ struct corral_run {
 				   answer every unit with a hit none of which
 				   is sampled: the first unit they do not
 				   answer stops it unwritten (unanswered);
-				   its log's directory is not fsynced: the
-				   caller does, once for many slices */
+				   its log is not fsynced: the caller syncs
+				   the file system once for many slices */
 	const struct corral_strv *keep_env;	/* the CORRAL_* names of the
 				   user's own environment: units get no
 				   other (corral_env_unit); NULL: every

@@ -176,7 +176,9 @@ write_tail(struct corral_run *r, size_t n, const char *tail,
 		corral_buf_release(out);
 		return 0;
 	}
-	return corral_atomic_file(out->data, tail, strlen(tail),
+	/* made when a tail needs it (corral-run-slice -q makes none first) */
+	return corral_mkdir_p(r->st->outdir, 0777, err) < 0 ||
+	    corral_atomic_file(out->data, tail, strlen(tail),
 	    CORRAL_ATOMIC_NO_SYNC, err) < 0 ? -1 : 0;
 }
 

@@ -163,6 +163,10 @@ prepare_logdir(struct corral_run *r, struct corral_err *err)
 
 	if (make_paths(r, err) < 0)
 		return -1;
+	/* a slice answered from the stores needs one only for a tail */
+	if (r->answer_only)
+		return corral_mkdir_p(r->st->logsdir, 0777, err) < 0 ? -1 :
+		    unlink_old(r->st->log, err);
 	r->st->made_outdir = stat(r->st->outdir, &st) < 0;
 	if (corral_mkdir_p(r->st->outdir, 0777, err) < 0 ||
 	    unlink_old(r->st->log, err) < 0)
@@ -700,7 +704,8 @@ corral_run_start(struct corral_run *r, struct corral_strv *missing,
 	r->st->rl.log = r->st->log;
 	r->st->rl.part = r->st->part;
 	r->st->rl.agent = r->agent;
-	r->st->rl.defer_dir_sync = r->answer_only;
+	r->st->rl.defer_sync = r->answer_only;
+	r->st->rl.no_checkpoint = r->answer_only;
 	return corral_runlog_open(&r->st->rl, err);
 }
 

@@ -271,6 +271,8 @@ corral_runlog_resume(struct corral_runlog *l, const struct corral_strv *units,
 	long done = 0;
 	int rc = -1;
 
+	if (l->no_checkpoint)
+		return 0;
 	if (read_part(l, &taken, &c, err) < 0)
 		goto out;
 	/* Checked whole before cb hears of any unit. */
@@ -307,6 +309,8 @@ corral_runlog_write(struct corral_runlog *l, const struct corral_buf *line,
 		return corral_err_set(err, errno, "cannot write '%s'", l->log);
 	if (corral_seal_add(&l->seal, line->data, line->len, err) < 0)
 		return -1;
+	if (l->no_checkpoint)
+		return 0;
 	corral_buf_reset(&l->ck);
 	if (corral_buf_add(&l->ck, line->data, line->len) < 0 ||
 	    (final && corral_seal_format(&l->seal, &l->ck, err) < 0))
@@ -398,7 +402,7 @@ corral_runlog_commit(struct corral_runlog *l, struct corral_err *err)
 	if (corral_seal_format(&l->seal, &l->ck, err) < 0)
 		return -1;
 	if (corral_write_all(l->fd, l->ck.data, l->ck.len) < 0 ||
-	    fsync(l->fd) < 0)
+	    (!l->defer_sync && fsync(l->fd) < 0))
 		return corral_err_set(err, errno, "cannot write '%s'", l->log);
 	if ((l->unlinked ? copy_log(l, err) : link_log(l, err)) < 0)
 		return -1;
@@ -406,7 +410,7 @@ corral_runlog_commit(struct corral_runlog *l, struct corral_err *err)
 	if (unlink(l->part) < 0 && errno != ENOENT)
 		return corral_err_set(err, errno, "cannot remove '%s'",
 		    l->part);
-	return l->defer_dir_sync ? 0 : corral_fsync_parent(l->log, err);
+	return l->defer_sync ? 0 : corral_fsync_parent(l->log, err);
 }
 
 void

@@ -60,7 +60,8 @@ clear_outputs(const char *dir, size_t keep, struct corral_err *err)
 	int rc = 0;
 
 	if (!(d = opendir(dir)))
-		return corral_err_set(err, errno, "cannot open '%s'", dir);
+		return errno == ENOENT ? 0 : corral_err_set(err, errno,
+		    "cannot open '%s'", dir);
 	while (rc == 0 && (de = readdir(d)))
 		if (is_output(de->d_name, keep) &&
 		    unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)

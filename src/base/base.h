@@ -540,6 +540,12 @@ int corral_mkdir_top(const char *path, mode_t mode, struct corral_err *err);
 mode_t corral_umask(void);
 /* fsync the directory that holds path.  0, or -1 with err set. */
 int corral_fsync_parent(const char *path, struct corral_err *err);
+/*
+ * Every file written on the file system that holds path made durable, by
+ * one syncfs(2): what stands for the fsyncs of many files and their
+ * directory.  0, or -1 with err set.
+ */
+int corral_sync_fs(const char *path, struct corral_err *err);
 
 /*
  * Atomic replacement of one file (RELIABILITY 4.2): data goes to a
