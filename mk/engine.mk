@@ -50,8 +50,9 @@
 #   slices/K.manifest       the manifest of those parts (content digests)
 #   digests                 the memo of the files' digests, by their stat
 #   slices/K.pass           stamp: slice K ran with these inputs, all passed
-#   cached.mk               the slices the stores answered before the
-#                           graph was read, and the run that asked
+#   cached.mk               a run's one included makefile: plan.mk's
+#                           slice list, and the slices the stores answered
+#                           before the graph was read, and the run
 #   logs/agent-K.jsonl      slice K's records, from corral-run-slice
 #   inputs                  digest of slice-config and every manifest
 #   merged                  stamp of the last merge of a whole run that found

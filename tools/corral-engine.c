@@ -1205,9 +1205,10 @@ answered_slice(const char *line)
  * included makefile, holds the plan (plan.mk's slice list) and names the
  * slices answered and the run; it is rewritten only when that changed:
  * make then starts over, finds the stamps of the slices answered up to
- * date, and starts agents for the others alone.  -q says nothing: what a slice it left has to say,
- * its agent says.  Nothing is asked under make -B, which takes no hit.
- * A -q that fails leaves its slices to their agents, which say why.
+ * date, and starts agents for the others alone.  -q says nothing: what
+ * a slice it left has to say, its agent says.  Nothing is asked under
+ * make -B, which takes no hit.  A -q that fails leaves its slices to
+ * their agents, which say why.
  */
 static int
 step_cached(void)

@@ -99,7 +99,7 @@ static const struct corral_usage use = {
 	"-p PART\ta path to check out (repeatable)\n"
 	"-q\tanswer from the stores only: a slice S.units whose every unit they\n"
 	"\tanswer is written (S.parts cloned, S.est its estimates, S.pass its\n"
-	"\tstamp), and printed; the others are left as they were\n"
+	"\tstamp), and printed; the others are left for their agents\n"
 	"-Q\teach unit's own TMPDIR is its /tmp too (a mount namespace)\n"
 	"-R RETRIES\ttry a failed unit again up to RETRIES times\n"
 	"-r RUN\tthe run id\n"
@@ -293,10 +293,9 @@ run_slice(struct corral_run *r, const struct corral_strv *units,
 		rc = corral_run_units(r, units, &err);
 	if (r->resume_note && !r->answer_only)
 		corral_warn("%s", r->resume_note);
-	if (rc == 0 && r->unanswered) {
-		if ((rc = corral_run_abandon(r, &err)) == 0)
-			status = UNANSWERED;
-	} else if (rc == 0 && corral_run_commit(r, &err) == 0)
+	if (rc == 0 && r->unanswered)
+		status = UNANSWERED;	/* nothing of it was written */
+	else if (rc == 0 && corral_run_commit(r, &err) == 0)
 		status = r->failed ? CORRAL_EXIT_NO : CORRAL_EXIT_OK;
 	else if (!corral_run_caught())
 		corral_warn_err(&err);

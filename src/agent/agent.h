@@ -358,9 +358,10 @@ struct corral_run {
 	int answer_only;	/* the slice is written only when the stores
 				   answer every unit with a hit none of which
 				   is sampled: the first unit they do not
-				   answer stops it unwritten (unanswered);
-				   its log is not fsynced: the caller syncs
-				   the file system once for many slices */
+				   answer stops it unwritten (unanswered:
+				   no log, no checkpoint, no outputs); a
+				   log is not fsynced: the caller syncs the
+				   file system once for many slices */
 	const struct corral_strv *keep_env;	/* the CORRAL_* names of the
 				   user's own environment: units get no
 				   other (corral_env_unit); NULL: every
@@ -427,12 +428,6 @@ int corral_run_units(struct corral_run *r, const struct corral_strv *units,
  * err set.
  */
 int corral_run_commit(struct corral_run *r, struct corral_err *err);
-/*
- * An answer_only slice left unanswered: its checkpoint goes (it holds
- * only what this process wrote; a slice with an earlier one is never
- * started so), and nothing else of it is written.  0, or -1 with err set.
- */
-int corral_run_abandon(struct corral_run *r, struct corral_err *err);
 
 /*
  * Remove the clone (unless keep), stop the watchdog, close and free

@@ -727,16 +727,6 @@ corral_run_commit(struct corral_run *r, struct corral_err *err)
 }
 
 int
-corral_run_abandon(struct corral_run *r, struct corral_err *err)
-{
-	if (r->st && r->st->part && unlink(r->st->part) < 0 &&
-	    errno != ENOENT)
-		return corral_err_set(err, errno, "cannot remove '%s'",
-		    r->st->part);
-	return 0;
-}
-
-int
 corral_run_release(struct corral_run *r, struct corral_err *err)
 {
 	struct corral_run_state *st = r->st;

@@ -47,15 +47,20 @@ set_broken(struct corral_cache_store *s, const char *what, int errnum)
 	snprintf(s->why, sizeof(s->why), "%s: %s", what, strerror(errnum));
 }
 
-/* Broken, with the message an HTTP request left. */
+/* Broken, with the message a request or a write left, after what. */
 static void
-set_broken_by(struct corral_cache_store *s, const struct corral_err *err)
+set_broken_by(struct corral_cache_store *s, const char *what,
+    const struct corral_err *err)
 {
 	if (s->broken)
 		return;
 	s->broken = 1;
-	snprintf(s->why, sizeof(s->why), "%.*s", (int)sizeof(s->why) - 1,
-	    err->msg);
+	if (what)
+		snprintf(s->why, sizeof(s->why), "%s: %.*s", what,
+		    (int)(sizeof(s->why) - strlen(what) - 3), err->msg);
+	else
+		snprintf(s->why, sizeof(s->why), "%.*s",
+		    (int)sizeof(s->why) - 1, err->msg);
 }
 
 int
@@ -128,7 +133,7 @@ put_text(struct corral_cache_store *s, const char *kind, const char *name,
 		if ((rc = entry_rel(&rel, kind, name)) == 0 &&
 		    (rc = corral_http_put(s->dir, rel.data, text->data,
 		    text->len, &err)) < 0)
-			set_broken_by(s, &err);
+			set_broken_by(s, NULL, &err);
 		corral_buf_release(&rel);
 		return rc;
 	}
@@ -144,10 +149,7 @@ put_text(struct corral_cache_store *s, const char *kind, const char *name,
 	if (corral_mkdir_parent(path, 0777, &err) < 0 ||
 	    corral_atomic_file(path, text->data, text->len,
 	    CORRAL_ATOMIC_NO_SYNC, &err) < 0) {
-		if (!s->broken)
-			snprintf(s->why, sizeof(s->why), "cannot write in it: "
-			    "%.*s", (int)sizeof(s->why) - 21, err.msg);
-		s->broken = 1;
+		set_broken_by(s, "cannot write in it", &err);
 		rc = -1;
 	}
 	free(path);
@@ -172,7 +174,7 @@ get_doc(struct corral_cache_store *s, const char *kind, const char *name,
 		switch (corral_http_get(s->dir, rel.data, &text, err)) {
 		case 1: break;
 		case 0: goto out;
-		default: set_broken_by(s, err); goto out;
+		default: set_broken_by(s, NULL, err); goto out;
 		}
 	} else if (!(path = corral_path_join(s->dir, rel.data))) {
 		goto out;
@@ -296,7 +298,7 @@ corral_cache_drop(struct corral_cache_store *s, const char *key)
 
 		if (entry_rel(&rel, "r", key) == 0 &&
 		    corral_http_delete(s->dir, rel.data, &err) < 0)
-			set_broken_by(s, &err);
+			set_broken_by(s, NULL, &err);
 	} else if (entry_rel(&rel, "r", key) == 0 &&
 	    (path = corral_path_join(s->dir, rel.data))) {
 		(void)unlink(path);
