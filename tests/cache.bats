@@ -126,7 +126,7 @@ project() {
 	assert_json '.successes == 30' a/.corral/summary.json
 }
 
-@test "cache: a slice whose every unit the store answers makes no clone (its work directory a path through a regular file, a fresh CORRAL_OUT still passes) and no new file in the local store (a hit's why is a link of the store's manifest; a directory store's entries are not copied); explain and verify still see the hits" {
+@test "cache: a slice whose every unit the store answers makes no clone (its work directory a path through a regular file, a fresh CORRAL_OUT still passes) and no new file or directory in the local store (a hit's why is a link of the store's manifest; a directory store's entries are not copied); explain and verify still see the hits" {
 	project a 20 "CORRAL_CACHE = $PWD/store" 'CORRAL_AGENTS = 4'
 	run -0 make -C a -j2 corral-run
 	assert_equal 20 "$(ran_count)"
@@ -145,6 +145,10 @@ project() {
 	assert_equal 20 "$(find b/.corral/cache -type f | wc -l)"
 	assert_equal 20 "$(find b/.corral/cache/why -type f | wc -l)"
 	assert_equal 0 "$(find b/.corral/cache -type f -links 1 | wc -l)"
+	# and no directory but why/ itself: the why files are not fanned out
+	# (a new directory is the dearest inode of a fully cached run)
+	assert_equal "b/.corral/cache b/.corral/cache/why" \
+		"$(find b/.corral/cache -type d | sort | xargs)"
 	run -0 corral-cache -d b/.corral/cache explain tests/u2.sh
 	assert_output "tests/u2.sh: a hit, key $(cut -c1-16 <<< "$(jq -r 'select(.unit == "tests/u2.sh") | .cached.key' b/.corral/successes.jsonl)")"
 	run -0 corral-cache -d b/.corral/cache verify

@@ -98,6 +98,8 @@ ready(struct corral_run *r, struct corral_err *err)
 	for (i = 0; i < 2; i++)
 		if (c->store[i].dir && corral_cache_store_open(&c->store[i]) < 0)
 			say_broken(c, &c->store[i]);
+	if (c->store[0].dir)
+		corral_cache_store_note_empty(&c->store[0]);
 	return corral_cache_ctx_prepare(&c->key, err);
 }
 

@@ -21,20 +21,58 @@
 typedef int walk_fn(void *ctx, const char *path, const char *name,
     const struct stat *st);
 
-/* Each KIND/AB/NAME.json under dir (none when KIND is missing). */
+/* Each NAME.json file in the directory path; none when it is missing,
+   or, in a fan-out directory (fanned), when it cannot be read. */
+static int
+walk_files(const char *path, int fanned, walk_fn *fn, void *ctx,
+    struct corral_err *err)
+{
+	struct corral_buf f = CORRAL_BUF_INIT;
+	struct dirent *b;
+	struct stat st;
+	DIR *d;
+	size_t len;
+	int rc = 0;
+
+	if (!(d = opendir(path)))
+		return fanned || errno == ENOENT ? 0 : corral_err_set(err,
+		    errno, "cannot open '%s'", path);
+	while (rc == 0 && (b = readdir(d))) {
+		len = strlen(b->d_name);
+		if (b->d_name[0] == '.' || len < 6 ||
+		    strcmp(b->d_name + len - 5, ".json"))
+			continue;
+		corral_buf_reset(&f);
+		if (corral_buf_addf(&f, "%s/%s", path, b->d_name) < 0)
+			rc = corral_err_set(err, ENOMEM, "'%s'", path);
+		else if (lstat(f.data, &st) == 0 && S_ISREG(st.st_mode)) {
+			b->d_name[len - 5] = '\0';
+			rc = fn(ctx, f.data, b->d_name, &st);
+		}
+	}
+	closedir(d);
+	corral_buf_release(&f);
+	return rc;
+}
+
+/* Each KIND/AB/NAME.json under dir, or KIND/NAME.json for a kind not
+   fanned out (none when KIND is missing). */
 static int
 walk(const char *dir, const char *kind, walk_fn *fn, void *ctx,
     struct corral_err *err)
 {
 	struct corral_buf p = CORRAL_BUF_INIT, f = CORRAL_BUF_INIT;
-	struct dirent *a, *b;
-	struct stat st;
-	DIR *top, *sub;
-	size_t n;
+	struct dirent *a;
+	DIR *top;
 	int rc = 0;
 
 	if (corral_buf_addf(&p, "%s/%s", dir, kind) < 0)
 		return corral_err_set(err, ENOMEM, "'%s'", dir);
+	if (!corral_cache_kind_fanned(kind)) {
+		rc = walk_files(p.data, 0, fn, ctx, err);
+		corral_buf_release(&p);
+		return rc;
+	}
 	if (!(top = opendir(p.data))) {
 		rc = errno == ENOENT ? 0 : corral_err_set(err, errno,
 		    "cannot open '%s'", p.data);
@@ -45,26 +83,10 @@ walk(const char *dir, const char *kind, walk_fn *fn, void *ctx,
 		if (a->d_name[0] == '.')
 			continue;
 		corral_buf_reset(&f);
-		if (corral_buf_addf(&f, "%s/%s", p.data, a->d_name) < 0 ||
-		    !(sub = opendir(f.data)))
-			continue;
-		n = f.len;
-		while (rc == 0 && (b = readdir(sub))) {
-			size_t len = strlen(b->d_name);
-
-			if (b->d_name[0] == '.' || len < 6 ||
-			    strcmp(b->d_name + len - 5, ".json"))
-				continue;
-			f.len = n;
-			if (corral_buf_addf(&f, "/%s", b->d_name) < 0)
-				rc = corral_err_set(err, ENOMEM, "'%s'", dir);
-			else if (lstat(f.data, &st) == 0 && S_ISREG(st.st_mode))
-			{
-				b->d_name[len - 5] = '\0';
-				rc = fn(ctx, f.data, b->d_name, &st);
-			}
-		}
-		closedir(sub);
+		if (corral_buf_addf(&f, "%s/%s", p.data, a->d_name) < 0)
+			rc = corral_err_set(err, ENOMEM, "'%s'", dir);
+		else
+			rc = walk_files(f.data, 1, fn, ctx, err);
 	}
 	closedir(top);
 	corral_buf_release(&p);

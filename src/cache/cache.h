@@ -104,8 +104,19 @@ int corral_cache_key_make(struct corral_cache_ctx *c, const char *unit,
 struct corral_cache_store {
 	const char *dir;
 	int broken;
+	int empty;	/* held no entry at corral_cache_store_note_empty */
 	char why[256];
 };
+
+/*
+ * Note whether the directory store s holds no entry (neither r/ nor m/
+ * is there).  Until this process puts one, a lookup in it is then a miss
+ * without a file system call: a fresh CORRAL_OUT's local store would
+ * otherwise cost two failed opens a unit of a fully cached run.  Only for
+ * a store that no other process writes meanwhile (the local one: a run
+ * holds its CORRAL_OUT, and its agents look up disjoint units).
+ */
+void corral_cache_store_note_empty(struct corral_cache_store *s);
 
 /* What a result entry holds. */
 struct corral_cache_entry {
@@ -185,6 +196,16 @@ int corral_cache_why_link(struct corral_cache_store *s,
 /* Whether a why document says a hit: "hit" true, or a manifest linked. */
 struct cJSON;
 int corral_cache_why_is_hit(const struct cJSON *doc);
+
+/*
+ * Whether entries of kind ("r", "m", "why") are fanned out in 256
+ * directories by their name's first two digits.  A store's are, so that
+ * no directory of a shared store grows without end; the local store's
+ * why files are not: a fresh CORRAL_OUT's fully cached run would make
+ * 256 directories for them, each a new inode (the dearest file system
+ * call of such a run), and they are one a unit of one project.
+ */
+int corral_cache_kind_fanned(const char *kind);
 
 /* The file of unit's kind ("m", "why") under dir, malloc'd; NULL: ENOMEM. */
 char *corral_cache_unit_path(const char *dir, const char *kind,

@@ -89,10 +89,35 @@ corral_cache_store_open(struct corral_cache_store *s)
 	return 0;
 }
 
-/* KIND/AB/NAME.json under the store, into b. */
+int
+corral_cache_kind_fanned(const char *kind)
+{
+	return strcmp(kind, "why") != 0;
+}
+
+void
+corral_cache_store_note_empty(struct corral_cache_store *s)
+{
+	char *r, *m;
+	struct stat st;
+
+	if (s->broken || corral_http_is_url(s->dir))
+		return;
+	r = corral_path_join(s->dir, "r");
+	m = corral_path_join(s->dir, "m");
+	s->empty = r && m && stat(r, &st) < 0 && errno == ENOENT &&
+	    stat(m, &st) < 0 && errno == ENOENT;
+	free(r);
+	free(m);
+}
+
+/* KIND/AB/NAME.json under the store (KIND/NAME.json when not fanned
+   out), into b. */
 static int
 entry_rel(struct corral_buf *b, const char *kind, const char *name)
 {
+	if (!corral_cache_kind_fanned(kind))
+		return corral_buf_addf(b, "%s/%s.json", kind, name);
 	return corral_buf_addf(b, "%s/%.2s/%s.json", kind, name, name);
 }
 
@@ -129,6 +154,8 @@ put_text(struct corral_cache_store *s, const char *kind, const char *name,
 
 	if (s->broken)
 		return -1;
+	if (corral_cache_kind_fanned(kind))
+		s->empty = 0;
 	if (corral_http_is_url(s->dir)) {
 		if ((rc = entry_rel(&rel, kind, name)) == 0 &&
 		    (rc = corral_http_put(s->dir, rel.data, text->data,
@@ -168,7 +195,8 @@ get_doc(struct corral_cache_store *s, const char *kind, const char *name,
 	cJSON *doc = NULL;
 
 	*bad = 0;
-	if (s->broken || entry_rel(&rel, kind, name) < 0)
+	if (s->broken || (s->empty && corral_cache_kind_fanned(kind)) ||
+	    entry_rel(&rel, kind, name) < 0)
 		goto out;
 	if (corral_http_is_url(s->dir)) {
 		switch (corral_http_get(s->dir, rel.data, &text, err)) {
@@ -268,6 +296,7 @@ link_entry(struct corral_cache_store *to, const struct corral_cache_store *from,
 	if (!from || to->broken || from->broken ||
 	    corral_http_is_url(to->dir) || corral_http_is_url(from->dir))
 		return -1;
+	to->empty = 0;
 	if (entry_rel(&rel, kind, name) == 0 &&
 	    (src = corral_path_join(from->dir, rel.data)) &&
 	    (dst = corral_path_join(to->dir, rel.data)) &&
