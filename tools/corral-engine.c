@@ -1210,19 +1210,91 @@ answered_slice(const char *line)
  * make -B, which takes no hit.  A -q that fails leaves its slices to
  * their agents, which say why.
  */
+/*
+ * The job slots make was given: N of -jN in MAKEFLAGS, 1 without -j, the
+ * online CPUs with a -j that sets no limit.
+ */
+static long
+make_jobs(void)
+{
+	struct corral_strv w = CORRAL_STRV_INIT;
+	long n = 1, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t i;
+
+	if (corral_words(set(CS_MAKEFLAGS), &w) < 0)
+		corral_die(CORRAL_EXIT_ERR, "out of memory:");
+	for (i = 0; i < w.n && strcmp(w.v[i], "--"); i++)
+		if (!strncmp(w.v[i], "-j", 2))
+			n = w.v[i][2] ? atol(w.v[i] + 2) :
+			    cpus > 0 ? cpus : 1;
+	corral_strv_release(&w);
+	return n < 1 ? 1 : n;
+}
+
+/* Slices a -q process is given at the least: fewer are not worth one. */
+#define CACHED_SLICES_A_PROCESS 16
+
+/*
+ * How many corral-run-slice -q share stale slices: one a job slot of
+ * make's and a CPU, each with CACHED_SLICES_A_PROCESS at the least.  The
+ * pass runs alone in the run's first pass (nothing else of the graph is
+ * read yet), and a lookup is file system calls, which the CPUs serve
+ * side by side.
+ */
+static size_t
+cached_processes(size_t stale)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), n = make_jobs();
+
+	if (cpus > 0 && n > cpus)
+		n = cpus;
+	if ((size_t)n > stale / CACHED_SLICES_A_PROCESS)
+		n = (long)(stale / CACHED_SLICES_A_PROCESS);
+	return n < 1 ? 1 : (size_t)n;
+}
+
+/* The answered slices one -q printed into out, appended to answered. */
+static size_t
+read_answered(const char *out, struct corral_buf *answered)
+{
+	struct corral_buf got = CORRAL_BUF_INIT;
+	struct corral_err err;
+	char *line, *next;
+	size_t n = 0;
+	long a;
+
+	if (corral_read_file(out, &got, &err) < 0)
+		corral_warn_err(&err);
+	unlink(out);
+	for (line = got.data; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if ((a = answered_slice(line)) < 0)
+			continue;
+		if (tell())
+			printf("  %-7s slices/%ld\n", "CACHED", a);
+		if (corral_buf_addf(answered, " %ld", a) < 0)
+			corral_die(CORRAL_EXIT_ERR, "out of memory:");
+		n++;
+	}
+	corral_buf_release(&got);
+	return n;
+}
+
 static int
 step_cached(void)
 {
 	struct corral_strv argv = CORRAL_STRV_INIT, env = CORRAL_STRV_INIT;
+	struct corral_strv pick = CORRAL_STRV_INIT, one = CORRAL_STRV_INIT;
 	struct corral_buf agent = CORRAL_BUF_INIT, stem = CORRAL_BUF_INIT;
-	struct corral_buf logs = CORRAL_BUF_INIT, got = CORRAL_BUF_INIT;
-	struct corral_buf mk = CORRAL_BUF_INIT, answered = CORRAL_BUF_INIT;
-	struct spawn how = { "cached.tmp", 0, 0, NULL, NULL };
+	struct corral_buf logs = CORRAL_BUF_INIT, mk = CORRAL_BUF_INIT;
+	struct corral_buf answered = CORRAL_BUF_INIT;
+	struct spawn how = { NULL, 0, 0, NULL, NULL };
+	char out[8][32];
+	pid_t pid[8];
 	struct corral_err err;
-	size_t k, n = count_slices("slices"), stale = 0;
-	char *line, *next;
-	long a;
-	int st;
+	size_t k, n = count_slices("slices"), stale = 0, procs, p, i;
+	int st = 0, s;
 
 	if (make_always())
 		goto out;
@@ -1239,8 +1311,8 @@ step_cached(void)
 			corral_die(CORRAL_EXIT_ERR, "out of memory:");
 		agent_name(&agent, stem.data);
 		slice_clear(logs.data, agent.data);
-		xadd(&argv, agent.data);
-		xstem(&argv, stem.data, ".units");
+		xadd(&pick, agent.data);
+		xstem(&pick, stem.data, ".units");
 		stale++;
 	}
 	if (stale == 0)
@@ -1250,33 +1322,43 @@ step_cached(void)
 		corral_die(CORRAL_EXIT_ERR, "cannot remove 'shard.json':");
 	slice_env(&env);
 	how.envp = env.v;
-	st = spawn(&argv, &how);
+	procs = cached_processes(stale);
+	if (procs > sizeof(pid) / sizeof(pid[0]))
+		procs = sizeof(pid) / sizeof(pid[0]);
+	/* slice i to process i mod procs; each prints what it answered */
+	for (p = 0; p < procs; p++) {
+		corral_strv_release(&one);
+		for (i = 0; i < argv.n; i++)
+			xadd(&one, argv.v[i]);
+		for (i = 2 * p; i + 1 < pick.n; i += 2 * procs) {
+			xadd(&one, pick.v[i]);
+			xadd(&one, pick.v[i + 1]);
+		}
+		snprintf(out[p], sizeof(out[p]), "cached.%zu.tmp", p);
+		how.out = out[p];
+		if ((s = start(&one, &how, -1, &pid[p])) != 0) {
+			pid[p] = -1;
+			st = st > s ? st : s;
+		}
+	}
+	for (p = 0; p < procs; p++)
+		if (pid[p] > 0 && (s = reap(pid[p])) > st)
+			st = s;
 	if (st > 1 && guard_gone()) {
 		corral_warn("make (pid %s) is gone; the cached slices stopped",
 		    set(CS_GUARD));
-		unlink("cached.tmp");
+		for (p = 0; p < procs; p++)
+			unlink(out[p]);
 		st = CORRAL_EXIT_ERR;
 		goto done;
 	}
-	if (corral_read_file("cached.tmp", &got, &err) < 0)
-		corral_warn_err(&err);
-	unlink("cached.tmp");
 	if (corral_buf_addf(&answered, "# the slices the stores answered "
 	    "before run %s read the graph\n__corral_answered :=",
 	    set(CS_RUN)) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	stale = 0;
-	for (line = got.data; line && *line; line = next) {
-		if ((next = strchr(line, '\n')))
-			*next++ = '\0';
-		if ((a = answered_slice(line)) < 0)
-			continue;
-		if (tell())
-			printf("  %-7s slices/%ld\n", "CACHED", a);
-		if (corral_buf_addf(&answered, " %ld", a) < 0)
-			corral_die(CORRAL_EXIT_ERR, "out of memory:");
-		stale++;
-	}
+	for (p = 0; p < procs; p++)
+		stale += read_answered(out[p], &answered);
 	if (corral_buf_addch(&answered, '\n') < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	if (!stale)
@@ -1298,11 +1380,12 @@ out:
 done:
 	corral_buf_release(&answered);
 	corral_strv_release(&argv);
+	corral_strv_release(&pick);
+	corral_strv_release(&one);
 	corral_strv_release(&env);
 	corral_buf_release(&agent);
 	corral_buf_release(&stem);
 	corral_buf_release(&logs);
-	corral_buf_release(&got);
 	corral_buf_release(&mk);
 	return st;
 }

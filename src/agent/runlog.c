@@ -301,16 +301,39 @@ out:
 /* ------------------------------------------------------------------ */
 /* Writing                                                              */
 
+/* The lines held back for the unnamed log (no_checkpoint), written. */
+static int
+flush_held(struct corral_runlog *l, struct corral_err *err)
+{
+	if (!l->no_checkpoint || !l->ck.len)
+		return 0;
+	if (corral_write_all(l->fd, l->ck.data, l->ck.len) < 0)
+		return corral_err_set(err, errno, "cannot write '%s'", l->log);
+	corral_buf_reset(&l->ck);
+	return 0;
+}
+
 int
 corral_runlog_write(struct corral_runlog *l, const struct corral_buf *line,
     int final, struct corral_err *err)
 {
+	/*
+	 * Without a checkpoint, nothing reads the unnamed log before its
+	 * commit, and a kill loses it whole: its lines are held and written
+	 * 64 KiB at a time, not one write(2) a unit.
+	 */
+	if (l->no_checkpoint) {
+		if (corral_buf_add(&l->ck, line->data, line->len) < 0)
+			return corral_err_set(err, ENOMEM, "cannot write "
+			    "'%s'", l->log);
+		if (corral_seal_add(&l->seal, line->data, line->len, err) < 0)
+			return -1;
+		return l->ck.len >= 65536 ? flush_held(l, err) : 0;
+	}
 	if (corral_write_all(l->fd, line->data, line->len) < 0)
 		return corral_err_set(err, errno, "cannot write '%s'", l->log);
 	if (corral_seal_add(&l->seal, line->data, line->len, err) < 0)
 		return -1;
-	if (l->no_checkpoint)
-		return 0;
 	corral_buf_reset(&l->ck);
 	if (corral_buf_add(&l->ck, line->data, line->len) < 0 ||
 	    (final && corral_seal_format(&l->seal, &l->ck, err) < 0))
@@ -398,6 +421,8 @@ copy_log(struct corral_runlog *l, struct corral_err *err)
 int
 corral_runlog_commit(struct corral_runlog *l, struct corral_err *err)
 {
+	if (flush_held(l, err) < 0)
+		return -1;
 	corral_buf_reset(&l->ck);
 	if (corral_seal_format(&l->seal, &l->ck, err) < 0)
 		return -1;
