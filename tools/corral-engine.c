@@ -1196,47 +1196,34 @@ answered_slice(const char *line)
 }
 
 /*
- * inputs -c, in a run's first pass (cached.mk, included by the engine's
- * make, is made by it, before make reads the graph): every slice it would
- * find out of date is first asked of the stores, all at once, by one
- * corral-run-slice -q (no agent's start, no clone a slice); each slice
- * whose every unit hits (none of them sampled to verify) gets its log and
- * stamp as its agent would have written them.  cached.mk, a run's one
- * included makefile, holds the plan (plan.mk's slice list) and names the
- * slices answered and the run; it is rewritten only when that changed:
- * make then starts over, finds the stamps of the slices answered up to
- * date, and starts agents for the others alone.  -q says nothing: what
- * a slice it left has to say, its agent says.  Nothing is asked under
- * make -B, which takes no hit.  A -q that fails leaves its slices to
- * their agents, which say why.
- */
-/*
- * The job slots make was given: N of -jN in MAKEFLAGS, 1 without -j, the
- * online CPUs with a -j that sets no limit.
+ * The job slots make was given: N of -jN in MAKEFLAGS (its words before
+ * "--", the variables), 1 without -j, LONG_MAX for a -j with no limit.
  */
 static long
 make_jobs(void)
 {
 	struct corral_strv w = CORRAL_STRV_INIT;
-	long n = 1, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = 1;
 	size_t i;
 
 	if (corral_words(set(CS_MAKEFLAGS), &w) < 0)
 		corral_die(CORRAL_EXIT_ERR, "out of memory:");
 	for (i = 0; i < w.n && strcmp(w.v[i], "--"); i++)
 		if (!strncmp(w.v[i], "-j", 2))
-			n = w.v[i][2] ? atol(w.v[i] + 2) :
-			    cpus > 0 ? cpus : 1;
+			n = w.v[i][2] ? atol(w.v[i] + 2) : LONG_MAX;
 	corral_strv_release(&w);
 	return n < 1 ? 1 : n;
 }
 
 /* Slices a -q process is given at the least: fewer are not worth one. */
 #define CACHED_SLICES_A_PROCESS 16
+/* The most -q processes a pass starts. */
+#define CACHED_PROCESSES_MAX 8
 
 /*
  * How many corral-run-slice -q share stale slices: one a job slot of
- * make's and a CPU, each with CACHED_SLICES_A_PROCESS at the least.  The
+ * make's and a CPU, each with CACHED_SLICES_A_PROCESS at the least, and
+ * CACHED_PROCESSES_MAX at the most.  The
  * pass runs alone in the run's first pass (nothing else of the graph is
  * read yet), and a lookup is file system calls, which the CPUs serve
  * side by side.
@@ -1246,8 +1233,10 @@ cached_processes(size_t stale)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), n = make_jobs();
 
-	if (cpus > 0 && n > cpus)
-		n = cpus;
+	if (n > (cpus > 0 ? cpus : 1))
+		n = cpus > 0 ? cpus : 1;
+	if (n > CACHED_PROCESSES_MAX)
+		n = CACHED_PROCESSES_MAX;
 	if ((size_t)n > stale / CACHED_SLICES_A_PROCESS)
 		n = (long)(stale / CACHED_SLICES_A_PROCESS);
 	return n < 1 ? 1 : (size_t)n;
@@ -1281,6 +1270,22 @@ read_answered(const char *out, struct corral_buf *answered)
 	return n;
 }
 
+/*
+ * inputs -c, in a run's first pass (cached.mk, included by the engine's
+ * make, is made by it, before make reads the graph): every slice it would
+ * find out of date is first asked of the stores, all at once, by
+ * corral-run-slice -q, one a job slot (cached_processes; no agent's
+ * start, no clone a slice); each slice
+ * whose every unit hits (none of them sampled to verify) gets its log and
+ * stamp as its agent would have written them.  cached.mk, a run's one
+ * included makefile, holds the plan (plan.mk's slice list) and names the
+ * slices answered and the run; it is rewritten only when that changed:
+ * make then starts over, finds the stamps of the slices answered up to
+ * date, and starts agents for the others alone.  -q says nothing: what
+ * a slice it left has to say, its agent says.  Nothing is asked under
+ * make -B, which takes no hit.  A -q that fails leaves its slices to
+ * their agents, which say why.
+ */
 static int
 step_cached(void)
 {
@@ -1290,8 +1295,8 @@ step_cached(void)
 	struct corral_buf logs = CORRAL_BUF_INIT, mk = CORRAL_BUF_INIT;
 	struct corral_buf answered = CORRAL_BUF_INIT;
 	struct spawn how = { NULL, 0, 0, NULL, NULL };
-	char out[8][32];
-	pid_t pid[8];
+	char out[CACHED_PROCESSES_MAX][32];
+	pid_t pid[CACHED_PROCESSES_MAX];
 	struct corral_err err;
 	size_t k, n = count_slices("slices"), stale = 0, procs, p, i;
 	int st = 0, s;
@@ -1323,8 +1328,6 @@ step_cached(void)
 	slice_env(&env);
 	how.envp = env.v;
 	procs = cached_processes(stale);
-	if (procs > sizeof(pid) / sizeof(pid[0]))
-		procs = sizeof(pid) / sizeof(pid[0]);
 	/* slice i to process i mod procs; each prints what it answered */
 	for (p = 0; p < procs; p++) {
 		corral_strv_release(&one);
