@@ -320,9 +320,14 @@ keep_local(struct corral_run_cache *c, size_t from, size_t mfrom,
 }
 
 /*
- * Why unit hit, in the local store: a link of a manifest that holds the
- * key hit -- the local one just kept, or the one read (from the store
- * mfrom) when it has k's parts -- else written.
+ * Why unit hit, in the local store, for a hit sampled to run again (its
+ * record is then the run's, not marked cached): a link of a manifest
+ * that holds the key hit -- the local one just kept, or the one read
+ * (from the store mfrom) when it has k's parts -- else written.  A hit
+ * taken writes no why: its record, marked cached with the key, says it
+ * (corral-cache reads it there), and a fully cached run makes no entry
+ * in the local store's one why directory, whose lock every -q process
+ * would take a unit.
  */
 static void
 why_hit(struct corral_run_cache *c, const char *unit, int kept,
@@ -352,7 +357,7 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 	struct ask man = { NULL, unit, NULL, &inputs, &old }, res;
 	struct corral_err why;
 	size_t from = 0, mfrom = 0;
-	int rc = 0, hit = 0;
+	int rc = 0, hit = 0, kept;
 
 	if (!c || c->off)
 		return 0;
@@ -373,9 +378,9 @@ corral_cached_lookup(struct corral_run *r, const char *unit, size_t i,
 			corral_cache_why_put(&c->store[0], unit, 0, &k, &old);
 		goto out;
 	}
-	why_hit(c, unit, keep_local(c, from, mfrom, &e, &inputs, &k, &old),
-	    mfrom, &k, &old);
+	kept = keep_local(c, from, mfrom, &e, &inputs, &k, &old);
 	if (sample(c)) {
+		why_hit(c, unit, kept, mfrom, &k, &old);
 		rc = corral_strv_add(&c->deferred, unit) |
 		    corral_strv_add(&c->deferred_key, k.hex);
 		rc = rc < 0 ? corral_err_set(err, ENOMEM, "cannot run a unit") :

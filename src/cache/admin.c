@@ -16,6 +16,7 @@
 #include "base/base.h"
 #include "base/json.h"
 #include "cache/cache.h"
+#include "record/record.h"
 
 /* One file of a walk: its path, its name less ".json", its stat. */
 typedef int walk_fn(void *ctx, const char *path, const char *name,
@@ -253,6 +254,70 @@ hit_of(void *ctx, const char *path, const char *name, const struct stat *st)
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* the hits of the last run                                             */
+
+typedef int hit_fn(void *ctx, const char *unit, const char *key);
+
+/*
+ * A hit taken writes nothing to the local store (OUT/cache): its record
+ * in OUT/successes.jsonl, marked cached, names the key it hit.  fn gets
+ * the unit and key of each such record of the CORRAL_OUT that dir is the
+ * local store of; none when dir's last component is not "cache" or no
+ * results are beside it.  A line that is not a record is the merge's to
+ * judge, and passed over here.
+ */
+static int
+each_recorded_hit(const char *dir, hit_fn *fn, void *ctx,
+    struct corral_err *err)
+{
+	struct corral_json_record r;
+	struct corral_reader rd;
+	struct corral_err lerr;
+	char *d = strdup(dir), *out = NULL, *path = NULL;
+	const char *key;
+	int rc = 0, more;
+
+	if (!d)
+		return corral_err_set(err, ENOMEM, "'%s'", dir);
+	corral_path_trim_slashes(d);
+	if (strcmp(corral_path_base(d), "cache"))
+		goto done;
+	if (!(out = corral_path_dir(d)) ||
+	    !(path = corral_path_join(out, "successes.jsonl"))) {
+		rc = corral_err_set(err, ENOMEM, "'%s'", dir);
+		goto done;
+	}
+	if (corral_reader_open(&rd, path, &lerr) < 0) {
+		if (lerr.errnum != ENOENT)
+			rc = corral_err_set(err, lerr.errnum, "%s", lerr.msg);
+		goto done;
+	}
+	while (rc == 0 && (more = corral_reader_next(&rd, err)) == 1) {
+		if (corral_json_record_parse(rd.line, rd.len, &r, NULL) < 0)
+			continue;
+		if (r.cached && (key = corral_json_record_cached(&r, "key")) &&
+		    fn(ctx, r.unit, key) < 0)
+			rc = corral_err_set(err, ENOMEM, "reading '%s'", path);
+		corral_json_record_release(&r);
+	}
+	if (rc == 0 && more < 0)
+		rc = -1;
+	corral_reader_close(&rd);
+done:
+	free(d);
+	free(out);
+	free(path);
+	return rc;
+}
+
+static int
+add_hit(void *ctx, const char *unit, const char *key)
+{
+	(void)key;
+	return corral_strv_add(ctx, unit) < 0 ? -1 : 0;
+}
+
 int
 corral_cache_verify(const char *dir, long long *removed,
     struct corral_strv *hits, struct corral_err *err)
@@ -261,7 +326,8 @@ corral_cache_verify(const char *dir, long long *removed,
 	int rc;
 
 	rc = walk(dir, "r", check_entry, &c, err) < 0 ||
-	    walk(dir, "why", hit_of, &c, err) < 0 ? -1 : 0;
+	    walk(dir, "why", hit_of, &c, err) < 0 ||
+	    each_recorded_hit(dir, add_hit, hits, err) < 0 ? -1 : 0;
 	*removed = c.removed;
 	if (rc == 0 && hits->n)
 		corral_strv_sort_unique(hits);
@@ -317,17 +383,46 @@ diff_parts(const cJSON *now, const cJSON *then, struct corral_buf *out)
 	return rc;
 }
 
+/* What explain is after in the records: unit, and the key it hit. */
+struct recorded {
+	const char *unit;
+	char *key;
+};
+
+static int
+hit_key(void *ctx, const char *unit, const char *key)
+{
+	struct recorded *h = ctx;
+
+	if (strcmp(unit, h->unit))
+		return 0;
+	free(h->key);
+	return (h->key = strdup(key)) ? 0 : -1;
+}
+
 int
 corral_cache_explain(const char *dir, const char *unit,
     struct corral_buf *out, struct corral_err *err)
 {
-	char *path = corral_cache_unit_path(dir, "why", unit);
-	cJSON *doc = path ? doc_at(path) : NULL, *now, *then;
-	const char *key = doc ? cj_get_str(doc, "key") : NULL;
+	struct recorded hit = { unit, NULL };
+	char *path;
+	cJSON *doc, *now, *then;
+	const char *key;
 	int rc = 0;
 
-	if (!path)
+	/* the run's record of a hit taken says it; a why file the rest */
+	if (each_recorded_hit(dir, hit_key, &hit, err) < 0)
+		return -1;
+	if (hit.key) {
+		rc = corral_buf_addf(out, "%s: a hit, key %.16s\n", unit,
+		    hit.key);
+		free(hit.key);
+		return rc < 0 ? corral_err_set(err, ENOMEM, "explain") : 0;
+	}
+	if (!(path = corral_cache_unit_path(dir, "why", unit)))
 		return corral_err_set(err, ENOMEM, "explain");
+	doc = doc_at(path);
+	key = doc ? cj_get_str(doc, "key") : NULL;
 	free(path);
 	if (!key) {
 		cJSON_Delete(doc);

@@ -177,9 +177,10 @@ int corral_cache_manifest_put_from(struct corral_cache_store *to,
     const struct corral_cache_store *from, const char *unit,
     const struct corral_strv *inputs, const struct corral_cache_key *k);
 /*
- * Why a unit hit or missed in the last run: its key now (k) and the one
- * its manifest had (old, may be NULL), at WHY/UNITDIGEST.json under the
- * store.  Best effort.
+ * Why a unit missed in the last run, or hit and was sampled to run again:
+ * its key now (k) and the one its manifest had (old, may be NULL), at
+ * why/UNITDIGEST.json under the store.  Best effort.  A hit taken has no
+ * why file: its record says it (corral_cache_explain).
  */
 void corral_cache_why_put(struct corral_cache_store *s, const char *unit,
     int hit, const struct corral_cache_key *k,
@@ -187,9 +188,8 @@ void corral_cache_why_put(struct corral_cache_store *s, const char *unit,
 /*
  * Why unit hit, in s, when the manifest of unit in from (s itself, or a
  * directory store the hit came from) holds the very key it hit (its parts
- * the key's): the why file is that manifest, hard-linked, for a hit of a
- * fully cached run would otherwise cost a new inode a unit.  0, or -1:
- * write it with corral_cache_why_put.
+ * the key's): the why file is that manifest, hard-linked, costing no new
+ * inode.  0, or -1: write it with corral_cache_why_put.
  */
 int corral_cache_why_link(struct corral_cache_store *s,
     const struct corral_cache_store *from, const char *unit);
@@ -228,16 +228,20 @@ int corral_cache_stats(const char *dir, struct corral_cache_stats *st,
 int corral_cache_prune(const char *dir, long long max, long long *removed,
     struct corral_err *err);
 /*
- * What made unit hit or miss in the last run, into out: one line per
- * part that differs from the key its stored result had.  0; 1 when the
- * store knows nothing of unit; -1 with err set.
+ * What made unit hit or miss in the last run, into out: a hit by its
+ * record in the results beside the local store dir (OUT/successes.jsonl
+ * for OUT/cache, marked cached with the key), else by its why file, one
+ * line per part that differs from the key its stored result had.  0; 1
+ * when the store knows nothing of unit; -1 with err set.
  */
 int corral_cache_explain(const char *dir, const char *unit,
     struct corral_buf *out, struct corral_err *err);
 /*
  * Check every result entry: one that does not parse or whose recorded
  * key is not its name is removed (*removed counts them); the units that
- * hit in the last run (their why files) go to hits.  0, or -1 with err.
+ * hit in the last run (their records marked cached beside the local
+ * store, and the why files of the hits sampled) go to hits.  0, or -1
+ * with err.
  */
 int corral_cache_verify(const char *dir, long long *removed,
     struct corral_strv *hits, struct corral_err *err);

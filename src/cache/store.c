@@ -2,7 +2,9 @@
 /*
  * store.c keeps entries under their key in a directory: r/AB/KEY.json a
  * result, m/AB/D.json the inputs a unit's key was computed from (D the
- * digest of the unit's name), why/AB/D.json what its last lookup found.
+ * digest of the unit's name), why/D.json (in the local store, one
+ * directory) what its last lookup that missed, or hit and was sampled,
+ * found.
  * Each is written to a temporary beside its name and renamed, so that
  * writers on one host or on a shared file system never tear one; a reader
  * trusts only an entry that parses and records the very key and unit it
