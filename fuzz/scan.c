@@ -3,7 +3,8 @@
  * scan.c fuzzes the merge's record scanner (record/scan.c) against
  * cJSON: a line the scanner takes (corral_record_scan_takes) must be one
  * corral_json_record_parse takes, with the same unit, ok, status, run,
- * at, inputs and cached; and corral_record_scan, scanner or not, must give
+ * at, inputs, note, output, duration_ms, cached and counts of tests; and
+ * corral_record_scan, scanner or not, must give
  * record.c's verdict and message for every line.
  */
 #include "fuzz.h"
@@ -38,7 +39,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	wrc = corral_json_record_parse(line, size, &want, &werr);
 	if (corral_record_scan_takes(line, size, &got, &scratch, hinted, &hint)) {
-		if (wrc < 0 || got.ok != want.ok || got.cached != want.cached)
+		if (wrc < 0 || got.ok != want.ok || got.cached != want.cached ||
+		    got.duration_ms != want.duration_ms ||
+		    got.tests != want.tests ||
+		    got.tests_failed != want.tests_failed ||
+		    got.tests_skipped != want.tests_skipped)
 			abort();
 		same(got.unit, hint.data);
 		same(got.unit, want.unit);
@@ -46,6 +51,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same(got.run, want.run);
 		same(got.at, want.at);
 		same(got.inputs, want.inputs);
+		same(got.note, want.note);
+		same(got.output, want.output);
 	}
 	corral_json_record_release(&got);
 	grc = corral_record_scan(line, size, &got, &scratch, NULL, NULL, &gerr);

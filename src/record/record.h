@@ -306,8 +306,10 @@ typedef void corral_record_hint_fn(void *ctx, const char *unit, size_t len);
 /*
  * corral_json_record_parse of line[0..len) (line[len] == '\0'), the same
  * verdict and message, but of the record's members only unit, ok, status,
- * run, at and inputs are read when the scanner takes the line: then they
- * are copies in scratch, good until its next use, and r->doc is NULL.
+ * run, at, inputs, note, output, duration_ms, cached and the counts of
+ * tests are read when the scanner takes the line: then the strings are
+ * copies in scratch, good until its next use, and r->doc is NULL (so
+ * no reads, failed names, or members of "cached").
  * hint (may be NULL) is called as said above.  Release r with
  * corral_json_record_release either way.
  */

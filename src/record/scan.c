@@ -2,10 +2,12 @@
 /*
  * scan.c reads a log line as a record without building a tree: a strict
  * JSON scanner, one pass over the bytes, checks that the line is exactly
- * one object and copies out the members the merge reads (unit, ok, status,
- * run, at, inputs; whether "cached" is an object).  It knows a subset of what cJSON reads: no \u escape,
- * no escape in a key or in a member it copies, nesting to SCAN_DEPTH,
- * numbers of up to SCAN_NUMBER bytes, only JSON's four whitespace bytes.
+ * one object and copies out the members the merge and the scoreboard read
+ * (unit, ok, status, run, at, inputs, note, output; duration_ms and the
+ * counts of "tests" when they are plain integers; whether "cached" is an
+ * object).  It knows a subset of what cJSON reads: no \u escape, no escape
+ * in a key or in a member it copies, nesting to SCAN_DEPTH, numbers of up
+ * to SCAN_NUMBER bytes, only JSON's four whitespace bytes.
  * A line outside that subset, or wrong in any way, goes to
  * corral_json_record_parse instead.  Its invariant: a line the scanner
  * takes is one cJSON takes, with the same members, so that every verdict
@@ -20,12 +22,23 @@
 #define SCAN_DEPTH	32	/* cJSON: 1000 */
 #define SCAN_NUMBER	32	/* cJSON: 63 bytes */
 
-enum { F_UNIT, F_OK, F_STATUS, F_RUN, F_AT, F_INPUTS, F_CACHED, NF };
-enum { T_STRING, T_TRUE, T_FALSE, T_OBJECT, T_OTHER };
+enum {
+	F_UNIT, F_OK, F_STATUS, F_RUN, F_AT, F_INPUTS, F_CACHED, F_NOTE,
+	F_OUTPUT, F_DURATION, F_TESTS, NF
+};
+enum { T_STRING, T_TRUE, T_FALSE, T_OBJECT, T_NUMBER, T_OTHER };
+/* The members of "tests" read, as record.c's read_tests reads them. */
+enum { TF_TOTAL, TF_FAILED, TF_SKIPPED, NTF };
 
 static const char *const fname[NF] = {
-	"unit", "ok", "status", "run", "at", "inputs", "cached"
+	"unit", "ok", "status", "run", "at", "inputs", "cached", "note",
+	"output", "duration_ms", "tests"
 };
+static const char *const tname[NTF] = { "total", "failed", "skipped" };
+
+/* The largest integer of digits alone read exactly: cj_int's 9e15 is
+   above it, and a double holds it. */
+#define PLAIN_DIGITS	15
 
 /* What the scan found of the top-level members it reads. */
 struct found {
@@ -36,6 +49,10 @@ struct found {
 	int str[NF];		/* the first is a string */
 	int ok;
 	int cached;		/* the first "cached" is an object */
+	int tests;		/* the first "tests" is an object */
+	long long duration;	/* the first "duration_ms", or -1 */
+	int tn[NTF];		/* members of the first "tests" so named */
+	long long tv[NTF];	/* the first of each, or -1 */
 };
 
 static int
@@ -175,11 +192,17 @@ field_of(const char *key, size_t len)
 		f = F_RUN;
 		break;
 	case 4:
-		f = F_UNIT;
+		f = key[0] == 'u' ? F_UNIT : key[0] == 'n' ? F_NOTE : -1;
+		break;
+	case 5:
+		f = F_TESTS;
 		break;
 	case 6:
 		f = key[0] == 's' ? F_STATUS : key[0] == 'i' ? F_INPUTS :
-		    key[0] == 'c' ? F_CACHED : -1;
+		    key[0] == 'c' ? F_CACHED : key[0] == 'o' ? F_OUTPUT : -1;
+		break;
+	case 11:
+		f = F_DURATION;
 		break;
 	default:
 		return -1;
@@ -187,11 +210,57 @@ field_of(const char *key, size_t len)
 	return f >= 0 && !memcmp(key, fname[f], len) ? f : -1;
 }
 
+/* The member of "tests" named key[0..len), or -1. */
+static int
+test_field_of(const char *key, size_t len)
+{
+	int f;
+
+	for (f = 0; f < NTF; f++)
+		if (strlen(tname[f]) == len && !memcmp(key, tname[f], len))
+			return f;
+	return -1;
+}
+
+/*
+ * The number s[b..e) as cj_int reads it, into *v: digits alone, up to
+ * PLAIN_DIGITS of them.  0, or -1 for any other number (a sign, a
+ * fraction, an exponent, more digits), which the scanner leaves to
+ * record.c rather than round as a double would.
+ */
+static int
+plain_int(const char *s, size_t b, size_t e, long long *v)
+{
+	size_t i;
+
+	if (e - b > PLAIN_DIGITS)
+		return -1;
+	*v = 0;
+	for (i = b; i < e; i++) {
+		if (!is_digit(s[i]))
+			return -1;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return 0;
+}
+
+/* A value of type t at s[b..e) read as cj_int reads it, into *v. */
+static int
+int_of(const char *s, int t, size_t b, size_t e, long long *v)
+{
+	if (t != T_NUMBER) {
+		*v = -1;
+		return 0;
+	}
+	return plain_int(s, b, e, v);
+}
+
 /*
  * Note the value of top-level member f, of type t (a string at s[b..e),
- * quotes left out).  As record.c reads it: "unit" a string, not empty,
- * and "ok" a boolean, each once; of the others the first counts, a string
- * or nothing ("cached": an object or nothing).  0, or -1 when the scanner
+ * quotes left out; a number at s[b..e)).  As record.c reads it: "unit" a
+ * string, not empty, and "ok" a boolean, each once; of the others the
+ * first counts, a string or nothing ("cached" and "tests": an object or
+ * nothing; "duration_ms": a number or -1).  0, or -1 when the scanner
  * leaves the line to record.c.
  */
 static int
@@ -204,10 +273,12 @@ note(const char *s, struct found *fd, int f, int t, size_t b, size_t e,
 		fd->ok = t == T_TRUE;
 		return t == T_TRUE || t == T_FALSE ? 0 : -1;
 	}
-	if (f == F_CACHED) {
-		fd->cached = t == T_OBJECT;
+	if (f == F_CACHED || f == F_TESTS) {
+		*(f == F_CACHED ? &fd->cached : &fd->tests) = t == T_OBJECT;
 		return 0;
 	}
+	if (f == F_DURATION)
+		return int_of(s, t, b, e, &fd->duration);
 	if (t != T_STRING)
 		return f == F_UNIT ? -1 : 0;
 	if (esc || (f == F_UNIT && e == b))
@@ -239,6 +310,7 @@ scalar_end(const char *s, size_t i, size_t n, int *t, int *esc)
 	case 'n':
 		return word_end(s, i, n, "null");
 	default:
+		*t = T_NUMBER;
 		return number_end(s, i, n);
 	}
 }
@@ -247,6 +319,19 @@ static char
 closer(char open)
 {
 	return open == '{' ? '}' : ']';
+}
+
+/*
+ * Note member tf of the first "tests" object, of type t at s[b..e), as
+ * read_tests reads it: the first of each name counts, a number or -1.
+ */
+static int
+note_test(const char *s, struct found *fd, int tf, int t, size_t b,
+    size_t e)
+{
+	if (tf < 0 || fd->tn[tf]++)
+		return 0;
+	return int_of(s, t, b, e, &fd->tv[tf]);
 }
 
 /*
@@ -259,7 +344,10 @@ item(const char *s, size_t i, size_t n, char *stack, int *depth, int *f,
     struct found *fd)
 {
 	size_t e, vb;
-	int t, esc;
+	int t, esc, tf = -1;
+	/* a member of the first top-level "tests", if it is an object */
+	int in_tests = *depth == 2 && stack[1] == '{' && *f == F_TESTS &&
+	    !fd->n[F_TESTS];
 
 	if (stack[*depth - 1] == '{') {
 		if (s[i] != '"' || !(e = string_end(s, i, n, &esc)))
@@ -268,6 +356,10 @@ item(const char *s, size_t i, size_t n, char *stack, int *depth, int *f,
 			if (esc)
 				return 0;
 			*f = field_of(s + i + 1, e - i - 2);
+		} else if (in_tests) {
+			if (esc)
+				return 0;
+			tf = test_field_of(s + i + 1, e - i - 2);
 		}
 		i = skip_ws(s, e, n);
 		if (i >= n || s[i] != ':')
@@ -278,13 +370,18 @@ item(const char *s, size_t i, size_t n, char *stack, int *depth, int *f,
 	if (s[i] == '{' || s[i] == '[') {
 		if (*depth == SCAN_DEPTH)
 			return 0;
+		(void)note_test(s, fd, tf, T_OTHER, 0, 0);
 		stack[(*depth)++] = s[i];
 		return i;
 	}
 	vb = i;
 	if (!(i = scalar_end(s, i, n, &t, &esc)))
 		return 0;
-	if (*depth == 1 && note(s, fd, *f, t, vb + 1, i - 1, esc) < 0)
+	if (t == T_STRING)	/* the quotes left out */
+		vb++;
+	if (*depth == 1 && note(s, fd, *f, t, vb, i - (t == T_STRING), esc) < 0)
+		return 0;
+	if (note_test(s, fd, tf, t, vb, i - (t == T_STRING)) < 0)
 		return 0;
 	return i;
 }
@@ -341,12 +438,14 @@ fill(const char *s, const struct found *fd, struct corral_json_record *r,
 	const char **to[NF];
 	size_t at[NF], f;
 
+	memset(to, 0, sizeof(to));
 	to[F_UNIT] = &r->unit;
-	to[F_OK] = NULL;
 	to[F_STATUS] = &r->status;
 	to[F_RUN] = &r->run;
 	to[F_AT] = &r->at;
 	to[F_INPUTS] = &r->inputs;
+	to[F_NOTE] = &r->note;
+	to[F_OUTPUT] = &r->output;
 	corral_buf_reset(scratch);
 	for (f = 0; f < NF; f++) {
 		at[f] = scratch->len;
@@ -359,8 +458,16 @@ fill(const char *s, const struct found *fd, struct corral_json_record *r,
 			*to[f] = scratch->data + at[f];
 	r->ok = fd->ok;
 	r->cached = fd->cached;
-	r->duration_ms = r->exit_code = r->attempt = -1;
+	r->duration_ms = fd->duration;
+	r->exit_code = r->attempt = -1;
+	/* read_tests: no counts but with a number "total" */
 	r->tests = r->tests_failed = r->tests_skipped = -1;
+	if (fd->tests && fd->tn[TF_TOTAL] && fd->tv[TF_TOTAL] >= 0) {
+		r->tests = fd->tv[TF_TOTAL];
+		r->tests_failed = fd->tn[TF_FAILED] ? fd->tv[TF_FAILED] : -1;
+		r->tests_skipped = fd->tn[TF_SKIPPED] ? fd->tv[TF_SKIPPED] :
+		    -1;
+	}
 	return 0;
 }
 
@@ -373,6 +480,7 @@ corral_record_scan_takes(const char *line, size_t len,
 
 	memset(r, 0, sizeof(*r));
 	memset(&fd, 0, sizeof(fd));
+	fd.duration = -1;
 	fd.hint = hint;
 	fd.ctx = ctx;
 	return scan(line, len, &fd) && fd.n[F_UNIT] == 1 &&

@@ -64,6 +64,9 @@ struct report_results {
 	void *ctx;
 	/* gets "NAME line N: why" for each line that is not a record */
 	struct corral_strv *unreadable;
+	/* row reads only what corral_record_scan reads: the line is not
+	   made a tree when the scanner takes it */
+	int scanned;
 };
 
 /*

@@ -287,7 +287,7 @@ int
 corral_report_read(struct corral_report *rep, const char *dir,
     struct corral_err *err)
 {
-	struct report_results m = { dir, add_row, rep, &rep->unreadable };
+	struct report_results m = { dir, add_row, rep, &rep->unreadable, 0 };
 
 	memset(rep, 0, sizeof(*rep));
 	rep->dir = dir;

@@ -13,7 +13,7 @@
 /* The line rd is at, as a record, to m->row; else named in m->unreadable. */
 static int
 result_line(const struct report_results *m, struct corral_reader *rd,
-    const char *name, int success)
+    const char *name, int success, struct corral_buf *scratch)
 {
 	struct corral_json_record r;
 	struct corral_buf why = CORRAL_BUF_INIT;
@@ -22,7 +22,9 @@ result_line(const struct report_results *m, struct corral_reader *rd,
 
 	if (corral_line_blank(rd->line, rd->len))
 		return 0;
-	if (corral_json_record_parse(rd->line, rd->len, &r, &lerr) == 0) {
+	if ((m->scanned ? corral_record_scan(rd->line, rd->len, &r, scratch,
+	    NULL, NULL, &lerr) : corral_json_record_parse(rd->line, rd->len,
+	    &r, &lerr)) == 0) {
 		rc = m->row(m->ctx, &r, success);
 		corral_json_record_release(&r);
 		return rc;
@@ -39,7 +41,7 @@ int
 report_results_read(const struct report_results *m, const char *name,
     int success, struct corral_err *err)
 {
-	struct corral_buf path = CORRAL_BUF_INIT;
+	struct corral_buf path = CORRAL_BUF_INIT, scratch = CORRAL_BUF_INIT;
 	struct corral_err lerr;
 	struct corral_reader rd;
 	int rc;
@@ -53,13 +55,14 @@ report_results_read(const struct report_results *m, const char *name,
 		return rc;
 	}
 	while ((rc = corral_reader_next(&rd, err)) == 1)
-		if (result_line(m, &rd, name, success) < 0) {
+		if (result_line(m, &rd, name, success, &scratch) < 0) {
 			rc = corral_err_set(err, ENOMEM, "reading '%s'",
 			    path.data);
 			break;
 		}
 	corral_reader_close(&rd);
 	corral_buf_release(&path);
+	corral_buf_release(&scratch);
 	return rc < 0 ? -1 : 1;
 }
 

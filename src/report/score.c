@@ -146,7 +146,7 @@ int
 corral_score_read(const char *dir, struct corral_score *s,
     struct corral_err *err)
 {
-	struct report_results m = { dir, add_row, s, &s->unreadable };
+	struct report_results m = { dir, add_row, s, &s->unreadable, 1 };
 	int i, rc;
 
 	memset(s, 0, sizeof(*s));

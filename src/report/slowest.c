@@ -45,6 +45,7 @@ static int
 read_results(const char *path, const char *run, size_t n,
     struct corral_slowest *s, struct corral_err *err)
 {
+	struct corral_buf scratch = CORRAL_BUF_INIT;
 	struct corral_json_record r;
 	char *line = NULL;
 	size_t cap = 0;
@@ -56,7 +57,8 @@ read_results(const char *path, const char *run, size_t n,
 		return err->errnum == ENOENT ? 0 : -1;
 	while (rc == 0 && (len = getline(&line, &cap, fp)) != -1) {
 		len = (ssize_t)corral_line_chomp(line, (size_t)len);
-		if (corral_json_record_parse(line, (size_t)len, &r, NULL) < 0)
+		if (corral_record_scan(line, (size_t)len, &r, &scratch, NULL,
+		    NULL, NULL) < 0)
 			continue;
 		if (r.duration_ms >= 0 && !r.cached && (!run || (r.run &&
 		    !strcmp(r.run, run))))
@@ -69,6 +71,7 @@ read_results(const char *path, const char *run, size_t n,
 		rc = corral_err_set(err, errno, "cannot read '%s'", path);
 	free(line);
 	fclose(fp);
+	corral_buf_release(&scratch);
 	return rc;
 }
 

@@ -442,6 +442,7 @@ corral_timeline_read(struct corral_timeline *t, const char *dir,
 	m.row = add_record;
 	m.ctx = &rd;
 	m.unreadable = &t->unreadable;
+	m.scanned = 0;
 	if (report_results_read(&m, "successes.jsonl", 1, err) < 0 ||
 	    report_results_read(&m, "failures.jsonl", 0, err) < 0)
 		goto out;
